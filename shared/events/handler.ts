@@ -1,0 +1,59 @@
+// Wraps a function's event handler as an HTTP function for the functions framework, so the HTTP
+// status tells the event system the truth (a cloudEvent-signature function can only say 204/500):
+//   2xx  done, including "nothing to do"          → never redelivered
+//   4xx  this event can never succeed (malformed)  → not retried, message in the body
+//   409/429/503  try again later (lost a race, backing off)
+//   500  unexpected failure                        → retried
+import type { Request, Response } from 'express';
+import { log } from '../log.ts';
+import { decodeEvent, EventDecodeError } from './decode.ts';
+import type { OperatorEvent } from './types.ts';
+
+export type HandlerOutcome =
+  | { result: 'done'; summary: string; details?: unknown }
+  | { result: 'retry'; reason: string; status?: 409 | 429 | 503 };
+
+export type EventHandler = (event: OperatorEvent) => Promise<HandlerOutcome>;
+export type HttpHandler = (req: Request, res: Response) => Promise<void>;
+
+export function eventFunction(name: string, handle: EventHandler): HttpHandler {
+  return async (req, res) => {
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      res.status(200).json({ function: name, ready: true });
+      return;
+    }
+    if (req.method !== 'POST') {
+      res.status(405).set('Allow', 'GET, POST').json({ error: `${req.method} is not supported; POST a CloudEvent` });
+      return;
+    }
+    let event: OperatorEvent;
+    try {
+      event = decodeEvent({ headers: req.headers, body: req.body });
+    } catch (err) {
+      const status = err instanceof EventDecodeError ? err.status : 400;
+      const message = err instanceof Error ? err.message : String(err);
+      log.warn({ function: name, status, err: message }, 'rejected event');
+      res.status(status).json({ error: message });
+      return;
+    }
+    await answer(name, event, handle, res);
+  };
+}
+
+async function answer(name: string, event: OperatorEvent, handle: EventHandler, res: Response): Promise<void> {
+  const about = { function: name, id: event.id, type: event.type, ...(event.kind === 'object' ? event.ref : {}) };
+  try {
+    const outcome = await handle(event);
+    if (outcome.result === 'done') {
+      log.info({ ...about, summary: outcome.summary }, 'handled event');
+      res.status(200).json({ ...about, result: 'done', summary: outcome.summary, details: outcome.details });
+    } else {
+      log.info({ ...about, reason: outcome.reason }, 'event to be retried');
+      res.status(outcome.status ?? 503).json({ ...about, result: 'retry', reason: outcome.reason });
+    }
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    log.error({ ...about, err }, 'event handler failed');
+    res.status(500).json({ ...about, result: 'error', error: message });
+  }
+}

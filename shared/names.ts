@@ -1,0 +1,94 @@
+// Names, labels, finalizers and URLs of everything etcdfn creates, in one place, so that the
+// functions, the sandbox and the tests can never disagree about them.
+
+export const LABEL_PREFIX = 'etcdfn.io/';
+export const CLUSTER_LABEL = 'etcdfn.io/cluster';
+export const MEMBER_LABEL = 'etcdfn.io/member';
+export const ROLE_LABEL = 'etcdfn.io/role';
+export const MEMBER_FINALIZER = 'etcdfn.io/member-cleanup';
+export const MANAGED_BY = 'etcdfn';
+
+export type MemberRole = 'voter' | 'learner';
+
+export const CLIENT_PORT = 2379;
+export const PEER_PORT = 2380;
+export const METRICS_PORT = 2381;
+
+/** Labels carried by every object that belongs to a cluster (selector of `kubectl get -l`). */
+export function clusterLabels(cluster: string): Record<string, string> {
+  return {
+    'app.kubernetes.io/name': 'etcd',
+    'app.kubernetes.io/instance': cluster,
+    'app.kubernetes.io/managed-by': MANAGED_BY,
+    [CLUSTER_LABEL]: cluster,
+  };
+}
+
+/** Labels of a member's Pod and PVC; the role label is added only once etcd says what it is. */
+export function memberLabels(cluster: string, member: string, role?: MemberRole): Record<string, string> {
+  const labels: Record<string, string> = { ...clusterLabels(cluster), [MEMBER_LABEL]: member };
+  if (role) labels[ROLE_LABEL] = role;
+  return labels;
+}
+
+/** The label selector written to status.selector (used by /scale and by `kubectl get -l`). */
+export function clusterSelector(cluster: string): string {
+  return `${CLUSTER_LABEL}=${cluster}`;
+}
+
+/** Merges user metadata under ours: operator keys win and the etcdfn.io/ prefix is reserved. */
+export function mergeMetadata(
+  user: Record<string, string> | undefined,
+  ours: Record<string, string>,
+): Record<string, string> {
+  const merged: Record<string, string> = {};
+  for (const [key, value] of Object.entries(user ?? {})) {
+    if (!key.startsWith(LABEL_PREFIX)) merged[key] = value;
+  }
+  return { ...merged, ...ours };
+}
+
+export const headlessServiceName = (cluster: string): string => cluster;
+export const clientServiceName = (cluster: string): string => `${cluster}-client`;
+export const podDisruptionBudgetName = (cluster: string): string => cluster;
+export const pvcName = (member: string): string => `data-${member}`;
+/** Members are named by the API server from this prefix (generateName). */
+export const memberNamePrefix = (cluster: string): string => `${cluster}-`;
+
+/** Cluster token: unique per incarnation of a cluster, so a recreated cluster never joins old peers. */
+export function clusterToken(namespace: string, cluster: string, uid: string): string {
+  return `${namespace}-${cluster}-${uid}`;
+}
+
+export interface UrlOptions {
+  namespace: string;
+  cluster: string;
+  member: string;
+  tls?: boolean;
+}
+
+/** A member's stable DNS name: `<member>.<headless service>.<namespace>.svc`. */
+export function memberHost(o: Omit<UrlOptions, 'tls'>): string {
+  return `${o.member}.${headlessServiceName(o.cluster)}.${o.namespace}.svc`;
+}
+
+export function peerUrl(o: UrlOptions): string {
+  return `${o.tls ? 'https' : 'http'}://${memberHost(o)}:${PEER_PORT}`;
+}
+
+export function clientUrl(o: UrlOptions): string {
+  return `${o.tls ? 'https' : 'http'}://${memberHost(o)}:${CLIENT_PORT}`;
+}
+
+/** The client Service's URL: the one endpoint clients (and the operator) use for the whole cluster. */
+export function clusterClientUrl(namespace: string, cluster: string, tls = false): string {
+  return `${tls ? 'https' : 'http'}://${clientServiceName(cluster)}.${namespace}.svc:${CLIENT_PORT}`;
+}
+
+/** `--initial-cluster` value: `name=peerURL` pairs in a stable order. */
+export function initialCluster(members: { name: string; peerUrl: string }[]): string {
+  return [...members]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map(m => `${m.name}=${m.peerUrl}`)
+    .join(',');
+}
