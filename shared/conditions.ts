@@ -14,7 +14,10 @@ export interface Condition {
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;
 
-export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+export function findCondition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
   return conditions?.find(c => c.type === type);
 }
 
@@ -35,8 +38,7 @@ export function setCondition(
   const list = conditions ?? [];
   const old = findCondition(list, input.type);
   if (old && sameCondition(old, input)) return list as Condition[];
-  const lastTransitionTime =
-    old && old.status === input.status ? old.lastTransitionTime : toKubeTime(now);
+  const lastTransitionTime = old && old.status === input.status ? old.lastTransitionTime : toKubeTime(now);
   const next: Condition = { ...input, lastTransitionTime };
   if (next.observedGeneration === undefined) delete next.observedGeneration;
   return old ? list.map(c => (c.type === input.type ? next : c)) : [...list, next];

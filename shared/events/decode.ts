@@ -53,12 +53,15 @@ function toCloudEvent(message: HttpMessage): CloudEventV1<unknown> {
     throw new EventDecodeError(`not a CloudEvent: missing ${missing.join(', ')} ${how}`);
   }
   if (attributes.specversion !== '1.0') {
-    throw new EventDecodeError(`unsupported CloudEvents specversion "${String(attributes.specversion)}"; expected 1.0`);
+    throw new EventDecodeError(
+      `unsupported CloudEvents specversion "${String(attributes.specversion)}"; expected 1.0`,
+    );
   }
   try {
     const parsed = HTTP.toEvent({ headers, body });
-    if (Array.isArray(parsed)) throw new EventDecodeError('batched CloudEvents are not supported; send one event per request');
-    return parsed as CloudEventV1<unknown>;
+    if (Array.isArray(parsed))
+      throw new EventDecodeError('batched CloudEvents are not supported; send one event per request');
+    return parsed;
   } catch (err) {
     if (err instanceof EventDecodeError) throw err;
     throw new EventDecodeError(`malformed CloudEvent: ${err instanceof Error ? err.message : String(err)}`);
@@ -85,7 +88,8 @@ function parseStructured(body: string | Record<string, unknown>): Record<string,
   if (typeof body !== 'string') return body;
   try {
     const parsed: unknown = JSON.parse(body);
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+      return parsed as Record<string, unknown>;
   } catch {
     // fall through to the error below
   }
@@ -126,7 +130,9 @@ function parseData(data: unknown): Record<string, unknown> {
     }
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw new EventDecodeError('malformed ApiServerSource event: data must be a JSON object naming a Kubernetes object');
+    throw new EventDecodeError(
+      'malformed ApiServerSource event: data must be a JSON object naming a Kubernetes object',
+    );
   }
   return value as Record<string, unknown>;
 }
@@ -151,7 +157,9 @@ function refFromObject(data: Record<string, unknown>): ObjectRef {
 }
 
 function requireRef(ref: Record<keyof ObjectRef, unknown>): ObjectRef {
-  const missing = (['apiVersion', 'kind', 'name'] as const).filter(k => typeof ref[k] !== 'string' || ref[k] === '');
+  const missing = (['apiVersion', 'kind', 'name'] as const).filter(
+    k => typeof ref[k] !== 'string' || ref[k] === '',
+  );
   if (missing.length > 0 || typeof ref.namespace !== 'string') {
     throw new EventDecodeError(
       `malformed ApiServerSource event: data does not name an object (missing ${missing.join(', ') || 'namespace'})`,

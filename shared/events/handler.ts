@@ -23,7 +23,10 @@ export function eventFunction(name: string, handle: EventHandler): HttpHandler {
       return;
     }
     if (req.method !== 'POST') {
-      res.status(405).set('Allow', 'GET, POST').json({ error: `${req.method} is not supported; POST a CloudEvent` });
+      res
+        .status(405)
+        .set('Allow', 'GET, POST')
+        .json({ error: `${req.method} is not supported; POST a CloudEvent` });
       return;
     }
     let event: OperatorEvent;
@@ -40,8 +43,18 @@ export function eventFunction(name: string, handle: EventHandler): HttpHandler {
   };
 }
 
-async function answer(name: string, event: OperatorEvent, handle: EventHandler, res: Response): Promise<void> {
-  const about = { function: name, id: event.id, type: event.type, ...(event.kind === 'object' ? event.ref : {}) };
+async function answer(
+  name: string,
+  event: OperatorEvent,
+  handle: EventHandler,
+  res: Response,
+): Promise<void> {
+  const about = {
+    function: name,
+    id: event.id,
+    type: event.type,
+    ...(event.kind === 'object' ? event.ref : {}),
+  };
   try {
     const outcome = await handle(event);
     if (outcome.result === 'done') {

@@ -14,24 +14,25 @@ export function apiStatusOf(err: unknown): ApiStatus | undefined {
   if (!(err instanceof ApiException)) return undefined;
   const code = (err as ApiException<unknown>).code;
   const body = parseBody((err as ApiException<unknown>).body);
+  const causes = (body.details as { causes?: unknown } | undefined)?.causes;
   return {
     code,
     reason: typeof body.reason === 'string' ? body.reason : '',
     message: typeof body.message === 'string' ? body.message : `HTTP ${code}`,
-    causes: Array.isArray(body.details?.causes) ? body.details.causes : [],
+    causes: Array.isArray(causes) ? (causes as ApiStatus['causes']) : [],
   };
 }
 
-function parseBody(body: unknown): Record<string, any> {
+function parseBody(body: unknown): Record<string, unknown> {
   if (typeof body === 'string') {
     try {
       const parsed: unknown = JSON.parse(body);
-      return parsed && typeof parsed === 'object' ? (parsed as Record<string, any>) : {};
+      return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
     } catch {
       return { message: body };
     }
   }
-  return body && typeof body === 'object' ? (body as Record<string, any>) : {};
+  return body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
 }
 
 /** An API call failed for a reason the caller cannot handle (5xx, 403, network): retry later. */

@@ -24,9 +24,7 @@ export type KubeObject = KubernetesObject & { metadata: NonNullable<KubernetesOb
 
 export type ReadResult<T> = { kind: 'found'; object: T } | { kind: 'not-found' };
 export type CreateResult<T> =
-  | { kind: 'created'; object: T }
-  | { kind: 'already-exists' }
-  | { kind: 'invalid'; message: string };
+  { kind: 'created'; object: T } | { kind: 'already-exists' } | { kind: 'invalid'; message: string };
 export type WriteResult<T> =
   | { kind: 'written'; object: T }
   | { kind: 'conflict'; message: string }
@@ -83,7 +81,10 @@ export class KubeObjects {
 
   async create<T extends KubeObject>(object: T): Promise<CreateResult<T>> {
     try {
-      return { kind: 'created', object: await this.objects.create(object, undefined, undefined, FIELD_MANAGER) };
+      return {
+        kind: 'created',
+        object: await this.objects.create(object, undefined, undefined, FIELD_MANAGER),
+      };
     } catch (err) {
       const status = apiStatusOf(err);
       if (status?.code === 409 && status.reason === 'AlreadyExists') return { kind: 'already-exists' };
@@ -96,7 +97,10 @@ export class KubeObjects {
   async replace<T extends KubeObject>(object: T): Promise<WriteResult<T>> {
     requireResourceVersion(object);
     try {
-      return { kind: 'written', object: await this.objects.replace(object, undefined, undefined, FIELD_MANAGER) };
+      return {
+        kind: 'written',
+        object: await this.objects.replace(object, undefined, undefined, FIELD_MANAGER),
+      };
     } catch (err) {
       return writeFailure(err, `replace ${describe(refOf(object))}`);
     }
@@ -125,7 +129,10 @@ export class KubeObjects {
    * RFC 7396 merge patch. Put metadata.resourceVersion in the patch to make it conditional
    * (the API server then answers a stale version with a conflict).
    */
-  async mergePatch<T extends KubeObject>(ref: ObjectRef, patch: Record<string, unknown>): Promise<WriteResult<T>> {
+  async mergePatch<T extends KubeObject>(
+    ref: ObjectRef,
+    patch: Record<string, unknown>,
+  ): Promise<WriteResult<T>> {
     const body = {
       ...patch,
       apiVersion: ref.apiVersion,
@@ -134,7 +141,14 @@ export class KubeObjects {
     } as T;
     try {
       const strategy = PatchStrategy.MergePatch;
-      const written = await this.objects.patch(body, undefined, undefined, FIELD_MANAGER, undefined, strategy);
+      const written = await this.objects.patch(
+        body,
+        undefined,
+        undefined,
+        FIELD_MANAGER,
+        undefined,
+        strategy,
+      );
       return { kind: 'written', object: written };
     } catch (err) {
       return writeFailure(err, `patch ${describe(ref)}`);
@@ -143,7 +157,11 @@ export class KubeObjects {
 
   async delete(ref: ObjectRef, options: DeleteOptions = {}): Promise<DeleteResult> {
     try {
-      const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } };
+      const spec = {
+        apiVersion: ref.apiVersion,
+        kind: ref.kind,
+        metadata: { name: ref.name, namespace: ref.namespace },
+      };
       await this.objects.delete(
         spec,
         undefined,
@@ -176,7 +194,9 @@ function describe(ref: ObjectRef): string {
 function requireResourceVersion(object: KubeObject): void {
   // Without a resourceVersion a replace is unconditional and could erase a concurrent write.
   if (!object.metadata.resourceVersion) {
-    throw new Error(`refusing an unconditional write of ${describe(refOf(object))}: no metadata.resourceVersion`);
+    throw new Error(
+      `refusing an unconditional write of ${describe(refOf(object))}: no metadata.resourceVersion`,
+    );
   }
 }
 
@@ -188,7 +208,13 @@ function writeFailure<T>(err: unknown, operation: string): WriteResult<T> {
   throw new KubeApiError(operation, err);
 }
 
-function customPath(ref: ObjectRef): { group: string; version: string; namespace: string; plural: string; name: string } {
+function customPath(ref: ObjectRef): {
+  group: string;
+  version: string;
+  namespace: string;
+  plural: string;
+  name: string;
+} {
   const [group, version] = ref.apiVersion.split('/');
   const resource = RESOURCES.find(r => r.kind === ref.kind);
   if (group !== GROUP || !version || !resource) {

@@ -6,7 +6,9 @@ import type { Server } from 'node:http';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import type { NextFunction, Request, Response } from 'express';
 
-type ExpressLike = { use(handler: (err: unknown, req: Request, res: Response, next: NextFunction) => void): void };
+type ExpressLike = {
+  use(handler: (err: unknown, req: Request, res: Response, next: NextFunction) => void): void;
+};
 
 export function functionServer(name: string): Server {
   // getTestServer is the framework's getServer() with the registered signature type.
@@ -18,7 +20,9 @@ export function functionServer(name: string): Server {
       next(err);
       return;
     }
-    res.status(status).json({ error: `unreadable request body: ${err instanceof Error ? err.message : String(err)}` });
+    res
+      .status(status)
+      .json({ error: `unreadable request body: ${err instanceof Error ? err.message : String(err)}` });
   });
   return server;
 }

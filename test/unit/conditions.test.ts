@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { findCondition, removeCondition, setCondition, toKubeTime, type Condition } from '../../shared/conditions.ts';
+import {
+  findCondition,
+  removeCondition,
+  setCondition,
+  toKubeTime,
+  type Condition,
+} from '../../shared/conditions.ts';
 
 const t0 = new Date('2026-11-22T10:00:00.123Z');
 const t1 = new Date('2026-11-22T10:05:00.000Z');
@@ -40,7 +46,11 @@ describe('setCondition', () => {
       { type: 'Progressing', status: 'False', reason: 'Idle', message: '', lastTransitionTime: 'x' },
       { ...available('True'), lastTransitionTime: 'y' },
     ];
-    const next = setCondition(list, { type: 'Progressing', status: 'True', reason: 'ScalingUp', message: '' }, t1);
+    const next = setCondition(
+      list,
+      { type: 'Progressing', status: 'True', reason: 'ScalingUp', message: '' },
+      t1,
+    );
     assert.deepEqual(
       next.map(c => [c.type, c.status]),
       [

@@ -71,6 +71,9 @@ describe('decodeEvent: what an ApiServerSource event says', () => {
   });
 
   it('an empty body is a clear error, not a crash', () => {
-    assert.throws(() => decodeEvent({ headers: {}, body: undefined }), /not a CloudEvent: missing id, source, type/);
+    assert.throws(
+      () => decodeEvent({ headers: {}, body: undefined }),
+      /not a CloudEvent: missing id, source, type/,
+    );
   });
 });
