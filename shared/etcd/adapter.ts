@@ -1,0 +1,35 @@
+// The adapter as one object bound to connection options, so callers can take an `EtcdAdapter` and
+// tests can hand them a fake.
+import type { EtcdConnectionOptions } from './connection.ts';
+import { moveLeader } from './leader.ts';
+import type { MoveLeaderResult } from './leader.ts';
+import { addLearner, listMembers, promote, remove } from './members.ts';
+import type { AddLearnerResult, ListMembersResult, PromoteResult, RemoveResult } from './members.ts';
+import { snapshot } from './snapshot.ts';
+import type { SnapshotResult } from './snapshot.ts';
+import { clusterStatus, memberStatus } from './status.ts';
+import type { EndpointStatus, MemberStatusResult } from './status.ts';
+
+export interface EtcdAdapter {
+  listMembers(endpoints: readonly string[]): Promise<ListMembersResult>;
+  addLearner(endpoints: readonly string[], peerURL: string): Promise<AddLearnerResult>;
+  promote(endpoints: readonly string[], id: string): Promise<PromoteResult>;
+  remove(endpoints: readonly string[], id: string): Promise<RemoveResult>;
+  moveLeader(endpoints: readonly string[], toId: string): Promise<MoveLeaderResult>;
+  memberStatus(endpoint: string): Promise<MemberStatusResult>;
+  clusterStatus(endpoints: readonly string[]): Promise<EndpointStatus[]>;
+  snapshot(endpoint: string): Promise<SnapshotResult>;
+}
+
+export function createEtcdAdapter(options: EtcdConnectionOptions = {}): EtcdAdapter {
+  return {
+    listMembers: endpoints => listMembers(endpoints, options),
+    addLearner: (endpoints, peerURL) => addLearner(endpoints, peerURL, options),
+    promote: (endpoints, id) => promote(endpoints, id, options),
+    remove: (endpoints, id) => remove(endpoints, id, options),
+    moveLeader: (endpoints, toId) => moveLeader(endpoints, toId, options),
+    memberStatus: endpoint => memberStatus(endpoint, options),
+    clusterStatus: endpoints => clusterStatus(endpoints, options),
+    snapshot: endpoint => snapshot(endpoint, options),
+  };
+}

@@ -1,0 +1,87 @@
+// Locates the real etcd releases the tests run against, one per supported minor version.
+//
+// Lookup order for a minor version M (e.g. '3.5'):
+//   1. $ETCD_3_5_BIN (dots become underscores): the etcd binary itself, or the folder holding it;
+//      etcdctl and etcdutl are looked up next to it;
+//   2. .cache/etcd/3.5/usr/bin/, where `npm run setup` (scripts/install-etcd.sh) unpacks it.
+// The version is read from `etcd --version` at run time, never assumed from the folder name.
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type EtcdMinor = '3.4' | '3.5';
+
+/** Every minor version the project supports, oldest first: loop over it to run a suite per version. */
+export const ETCD_MINORS: readonly EtcdMinor[] = ['3.4', '3.5'];
+
+export interface EtcdBinaries {
+  minor: EtcdMinor;
+  /** Exact release read from `etcd --version`, e.g. "3.5.16". */
+  version: string;
+  etcd: string;
+  etcdctl: string;
+  /** Present from 3.5 on; 3.4 restores snapshots with etcdctl. */
+  etcdutl: string | undefined;
+}
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const found = new Map<EtcdMinor, EtcdBinaries>();
+
+/** Name of the environment variable that overrides the binary of a minor version. */
+export function binEnvVar(minor: EtcdMinor): string {
+  return `ETCD_${minor.replace('.', '_')}_BIN`;
+}
+
+/**
+ * Finds etcd, etcdctl (and etcdutl from 3.5) for a minor version and checks that the binary really
+ * is that minor version. Throws an error that says how to install them when they are missing.
+ */
+export function etcdBinaries(minor: EtcdMinor): EtcdBinaries {
+  const cached = found.get(minor);
+  if (cached) return cached;
+  const etcd = locateEtcd(minor);
+  const dir = dirname(etcd);
+  const etcdctl = join(dir, 'etcdctl');
+  if (!existsSync(etcdctl)) throw missing(minor, `etcdctl not found next to ${etcd}`);
+  const etcdutl = existsSync(join(dir, 'etcdutl')) ? join(dir, 'etcdutl') : undefined;
+  const version = etcdVersion(etcd);
+  if (!version.startsWith(`${minor}.`)) {
+    throw new Error(`${etcd} is etcd ${version}, not ${minor}.x (check $${binEnvVar(minor)})`);
+  }
+  const bins: EtcdBinaries = { minor, version, etcd, etcdctl, etcdutl };
+  found.set(minor, bins);
+  return bins;
+}
+
+/** Reads the release of an etcd binary from `etcd --version` ("etcd Version: 3.4.23"). */
+export function etcdVersion(etcdPath: string): string {
+  const out = execFileSync(etcdPath, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  const match = /etcd Version:\s*(\d+\.\d+\.\d+\S*)/.exec(out);
+  if (!match?.[1]) throw new Error(`cannot read the version of ${etcdPath} from: ${out.trim()}`);
+  return match[1];
+}
+
+function locateEtcd(minor: EtcdMinor): string {
+  const override = process.env[binEnvVar(minor)];
+  if (override) {
+    const path = isDirectory(override) ? join(override, 'etcd') : override;
+    if (!existsSync(path))
+      throw missing(minor, `$${binEnvVar(minor)} points to ${path}, which does not exist`);
+    return path;
+  }
+  const path = join(repoRoot, '.cache', 'etcd', minor, 'usr', 'bin', 'etcd');
+  if (!existsSync(path)) throw missing(minor, `${path} does not exist`);
+  return path;
+}
+
+function isDirectory(path: string): boolean {
+  return existsSync(path) && statSync(path).isDirectory();
+}
+
+function missing(minor: EtcdMinor, why: string): Error {
+  return new Error(
+    `etcd ${minor} is not installed: ${why}. Run \`npm run setup\` (or \`bash scripts/install-etcd.sh\`) ` +
+      `to fetch it into .cache/etcd/${minor}/, or set $${binEnvVar(minor)} to an etcd ${minor}.x binary.`,
+  );
+}
