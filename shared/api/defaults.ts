@@ -1,0 +1,20 @@
+// Values the CRD schemas default or enforce, for code that reads objects the API server has not
+// defaulted (fixtures, tests). test/unit/crd-rules.test.ts checks they agree with crds/.
+import type { IssuerKind } from './etcd-cluster.ts';
+import type { StorageMedium } from './common.ts';
+
+export const DEFAULT_REPLICAS = 3;
+export const DEFAULT_STORAGE_SIZE = '1Gi';
+export const DEFAULT_STORAGE_MEDIUM: StorageMedium = '';
+export const DEFAULT_PROGRESS_DEADLINE_SECONDS = 600;
+export const DEFAULT_ISSUER_KIND: IssuerKind = 'Issuer';
+export const DEFAULT_SNAPSHOT_KEEP_LAST = 7;
+export const DEFAULT_SCHEDULE_SUSPEND = false;
+
+/** etcd minor releases the operator runs; spec.version must be one of their patch releases. */
+export const SUPPORTED_ETCD_MINORS = ['3.4', '3.5', '3.6'] as const;
+
+/** Not schema defaults: what the operator uses when the spec leaves these unset. */
+export const DEFAULT_RESOURCE_REQUESTS = { cpu: '100m', memory: '128Mi' } as const;
+export const DEFAULT_S3_REGION = 'us-east-1';
+export const DEFAULT_TIME_ZONE = 'UTC';

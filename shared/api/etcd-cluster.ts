@@ -1,0 +1,120 @@
+// EtcdCluster (crds/etcdfn.io_etcdclusters.yaml): the resource users write.
+import type { V1Affinity, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import type { MemberRole } from '../names.ts';
+import type {
+  AdditionalMetadata,
+  Condition,
+  EtcdfnObject,
+  EtcdOptions,
+  IntOrString,
+  LocalObjectReference,
+  ObjectList,
+  ResourceRequirements,
+  RestoreSpec,
+  StorageSpec,
+} from './common.ts';
+
+export type IssuerKind = 'Issuer' | 'ClusterIssuer';
+
+/** A cert-manager Issuer or ClusterIssuer (group cert-manager.io). */
+export interface IssuerReference {
+  name: string;
+  kind?: IssuerKind;
+}
+
+/** Operator-issued certificates; an empty object turns the mode on. */
+export type AutoTLS = Record<string, never>;
+
+/** Exactly one of serverSecretRef, certManager or auto. */
+export interface ClientTLS {
+  serverSecretRef?: LocalObjectReference;
+  operatorClientSecretRef?: LocalObjectReference;
+  certManager?: { serverIssuerRef: IssuerReference; operatorClientIssuerRef?: IssuerReference };
+  auto?: AutoTLS;
+}
+
+/** Exactly one of secretRef, certManager or auto. */
+export interface PeerTLS {
+  secretRef?: LocalObjectReference;
+  certManager?: { issuerRef: IssuerReference };
+  auto?: AutoTLS;
+}
+
+export interface EtcdClusterTLS {
+  client?: ClientTLS;
+  peer?: PeerTLS;
+}
+
+export interface AuthSpec {
+  enabled?: boolean;
+  rootCredentialsSecretRef?: LocalObjectReference;
+}
+
+export interface BootstrapSpec {
+  restore?: RestoreSpec;
+}
+
+/** Fields with a schema default are optional here; see defaults.ts for their values. */
+export interface EtcdClusterSpec {
+  replicas?: number;
+  version: string;
+  storage?: StorageSpec;
+  progressDeadlineSeconds?: number;
+  tls?: EtcdClusterTLS;
+  auth?: AuthSpec;
+  bootstrap?: BootstrapSpec;
+  resources?: ResourceRequirements;
+  additionalMetadata?: AdditionalMetadata;
+  affinity?: V1Affinity;
+  topologySpreadConstraints?: V1TopologySpreadConstraint[];
+  options?: EtcdOptions;
+  imagePullSecrets?: LocalObjectReference[];
+}
+
+export type ClusterPhase =
+  'Pending' | 'Bootstrapping' | 'Running' | 'Scaling' | 'Upgrading' | 'Paused' | 'Degraded' | 'Failed';
+
+export interface ClusterMemberStatus {
+  name: string;
+  /** etcd member ID in hex. */
+  id?: string;
+  role?: MemberRole;
+  ready?: boolean;
+  version?: string;
+  leader?: boolean;
+}
+
+/** The target locked from spec while the operator works towards it. */
+export interface ObservedClusterSpec {
+  replicas: number;
+  version: string;
+  storage: { size?: IntOrString; medium?: string; storageClassName?: string };
+  resources?: ResourceRequirements;
+  affinity?: V1Affinity;
+  topologySpreadConstraints?: V1TopologySpreadConstraint[];
+  additionalMetadata?: AdditionalMetadata;
+  options?: EtcdOptions;
+  imagePullSecrets?: LocalObjectReference[];
+}
+
+export interface EtcdClusterStatus {
+  phase?: ClusterPhase;
+  /** "ready/desired", e.g. "3/3", for kubectl get. */
+  ready?: string;
+  readyMembers?: number;
+  selector?: string;
+  clusterID?: string;
+  clusterToken?: string;
+  authEnabled?: boolean;
+  observedGeneration?: number;
+  observed?: ObservedClusterSpec;
+  /** RFC 3339 time. */
+  progressDeadline?: string;
+  members?: ClusterMemberStatus[];
+  /** The step claimed by the operator; its shape belongs to the planner. */
+  operation?: Record<string, unknown>;
+  conditions?: Condition[];
+}
+
+export type EtcdCluster = EtcdfnObject<'EtcdCluster', EtcdClusterSpec, EtcdClusterStatus>;
+export type EtcdClusterList = ObjectList<EtcdCluster>;

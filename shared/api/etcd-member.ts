@@ -1,0 +1,58 @@
+// EtcdMember (crds/etcdfn.io_etcdmembers.yaml): one etcd member, created by the operator.
+import type { V1Affinity, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import type { MemberRole } from '../names.ts';
+import type {
+  AdditionalMetadata,
+  Condition,
+  EtcdfnObject,
+  EtcdOptions,
+  LocalObjectReference,
+  ObjectList,
+  ResourceRequirements,
+  RestoreSpec,
+  StorageSpec,
+} from './common.ts';
+
+/** The TLS material the member mounts, resolved from the cluster's spec.tls. */
+export interface EtcdMemberTLS {
+  clientServerSecretRef?: LocalObjectReference;
+  clientMTLS?: boolean;
+  peerSecretRef?: LocalObjectReference;
+}
+
+export interface EtcdMemberSpec {
+  clusterName: string;
+  version: string;
+  storage: StorageSpec;
+  resources?: ResourceRequirements;
+  additionalMetadata?: AdditionalMetadata;
+  affinity?: V1Affinity;
+  topologySpreadConstraints?: V1TopologySpreadConstraint[];
+  options?: EtcdOptions;
+  imagePullSecrets?: LocalObjectReference[];
+  bootstrap?: boolean;
+  /** Empty until the member has been added to etcd. */
+  initialCluster: string;
+  clusterToken: string;
+  dormant?: boolean;
+  tls?: EtcdMemberTLS;
+  restore?: RestoreSpec;
+}
+
+export interface EtcdMemberStatus {
+  /** etcd member ID in hex. */
+  memberID?: string;
+  role?: MemberRole;
+  isVoter?: boolean;
+  podName?: string;
+  podUID?: string;
+  pvcName?: string;
+  version?: string;
+  peerURL?: string;
+  clientURL?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export type EtcdMember = EtcdfnObject<'EtcdMember', EtcdMemberSpec, EtcdMemberStatus>;
+export type EtcdMemberList = ObjectList<EtcdMember>;
