@@ -20,12 +20,7 @@ import {
 import type { EtcdCluster } from '../../shared/api/types.ts';
 import { compileRule } from '../../shared/validation/cel.ts';
 import type { Crd } from '../../shared/validation/crd-rules.ts';
-import {
-  CRDS_DIR,
-  crdSchema,
-  loadCrds,
-  validateObject,
-} from '../../shared/validation/crd-rules.ts';
+import { CRDS_DIR, crdSchema, loadCrds, validateObject } from '../../shared/validation/crd-rules.ts';
 import type { OpenApiSchema } from '../../shared/validation/schema.ts';
 
 const crds = loadCrds();
@@ -499,5 +494,4 @@ describe('realistic manifests pass the schema and every CEL rule', () => {
       errors.join('; '),
     );
   });
-
 });
