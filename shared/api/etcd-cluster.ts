@@ -105,6 +105,8 @@ export interface EtcdClusterStatus {
   selector?: string;
   clusterID?: string;
   clusterToken?: string;
+  /** Members are named `<cluster>-<ordinal>`; ordinals are never reused. */
+  nextMemberOrdinal?: number;
   authEnabled?: boolean;
   observedGeneration?: number;
   observed?: ObservedClusterSpec;

@@ -6,6 +6,7 @@ import {
   CustomObjectsApi,
   KubernetesObjectApi,
   PatchStrategy,
+  setHeaderOptions,
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
@@ -152,6 +153,20 @@ export class KubeObjects {
       return { kind: 'written', object: written };
     } catch (err) {
       return writeFailure(err, `patch ${describe(ref)}`);
+    }
+  }
+
+  /** RFC 7396 merge patch of the status of an etcdfn custom resource. */
+  async mergePatchStatus<T extends KubeObject>(ref: ObjectRef, status: Record<string, unknown>): Promise<WriteResult<T>> {
+    try {
+      const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+      const written = (await this.custom.patchNamespacedCustomObjectStatus(
+        { ...customPath(ref), body: { status }, fieldManager: FIELD_MANAGER },
+        options,
+      )) as T;
+      return { kind: 'written', object: written };
+    } catch (err) {
+      return writeFailure(err, `patch status of ${describe(ref)}`);
     }
   }
 

@@ -1,0 +1,32 @@
+// reconcile-cluster's event handler: map the event to clusters, reconcile each one step.
+import { API_VERSION, ETCD_CLUSTER } from '../../shared/api/group.ts';
+import type { EventHandler, HandlerOutcome } from '../../shared/events/handler.ts';
+import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
+import { defaultContext, type Context } from '../../shared/runtime/context.ts';
+import { clusterTarget } from './targets.ts';
+
+export function clusterHandler(context: () => Context = defaultContext): EventHandler {
+  return async event => {
+    const target = clusterTarget(event);
+    const ctx = context();
+    if (target.kind === 'ignore') return { result: 'done', summary: target.why };
+    if (target.kind === 'cluster') return reconcileCluster(ctx, target);
+    return resyncAll(ctx);
+  };
+}
+
+/** The tick: every cluster gets one step, so a cluster whose events were lost still converges. */
+async function resyncAll(ctx: Context): Promise<HandlerOutcome> {
+  const clusters = await ctx.kube.list(API_VERSION, ETCD_CLUSTER.kind, '');
+  const summaries: string[] = [];
+  for (const cluster of clusters) {
+    const ref = { namespace: cluster.metadata.namespace ?? '', name: cluster.metadata.name ?? '' };
+    const outcome = await reconcileCluster(ctx, ref);
+    summaries.push(
+      `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`,
+    );
+  }
+  return { result: 'done', summary: `resync of ${clusters.length} cluster(s)`, details: summaries };
+}
+
+export const handler: EventHandler = clusterHandler();

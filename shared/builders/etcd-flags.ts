@@ -1,0 +1,139 @@
+// The etcd command line of a member's Pod, for the etcd minor release it runs. Everything a
+// member needs to know is in its EtcdMember (copied from the cluster's locked target) plus two
+// facts only the caller can read: whether the cluster has formed and the member's etcd ID.
+import type { EtcdMember } from '../api/etcd-member.ts';
+import { SUPPORTED_ETCD_MINORS } from '../api/defaults.ts';
+import { CLIENT_PORT, clientUrl, METRICS_PORT, PEER_PORT, peerUrl } from '../names.ts';
+import { storageBytes } from './storage.ts';
+
+export type EtcdMinor = (typeof SUPPORTED_ETCD_MINORS)[number];
+
+export const DATA_DIR = '/var/lib/etcd';
+export const CLIENT_TLS_DIR = '/etc/etcd/tls/client';
+export const PEER_TLS_DIR = '/etc/etcd/tls/peer';
+
+/** etcd's own backend quota when --quota-backend-bytes is 0 or absent. */
+export const ETCD_DEFAULT_QUOTA_BYTES = 2n * 1024n ** 3n;
+
+export interface EtcdFlagOptions {
+  namespace: string;
+  /** The cluster's ID is recorded in status: a cluster already exists for this member to join. */
+  clusterFormed: boolean;
+  /** The member's etcd ID, once recorded; falls back to member.status.memberID. */
+  memberID?: string;
+}
+
+/** "3.5.16" → "3.5"; throws for a release the operator does not know how to run. */
+export function etcdMinor(version: string): EtcdMinor {
+  const match = /^(\d+)\.(\d+)\.(\d+)$/.exec(version);
+  const minor = match ? `${match[1]}.${match[2]}` : undefined;
+  const known = SUPPORTED_ETCD_MINORS.find(m => m === minor);
+  if (!known) {
+    throw new Error(
+      `etcd version "${version}" is not supported: use a ${SUPPORTED_ETCD_MINORS.join(', ')} release ` +
+        'written MAJOR.MINOR.PATCH',
+    );
+  }
+  return known;
+}
+
+/**
+ * The quota etcd runs with when the user sets none: half the volume, at most etcd's 2 GiB default.
+ *
+ * The volume holds more than the backend file the quota bounds: up to --max-wals (5) retained WAL
+ * segments of 64 MB plus one preallocated, the raft snapshots, and — when recovering from the
+ * NOSPACE alarm — the temporary copy a defragmentation writes. With etcd's 2 GiB default on the
+ * default 1 GiB volume the disk fills first and etcd crashes instead of raising its alarm; with half
+ * the volume the alarm fires while there is still room to compact and defragment. Volumes of 4 GiB
+ * and more keep etcd's own default. An explicit options.quotaBackendBytes always wins.
+ */
+export function defaultQuotaBackendBytes(member: EtcdMember): bigint {
+  const half = storageBytes(member.spec.storage) / 2n;
+  return half < ETCD_DEFAULT_QUOTA_BYTES ? half : ETCD_DEFAULT_QUOTA_BYTES;
+}
+
+/**
+ * `new` only for the seed, only while no member ID is recorded and the cluster has not formed.
+ * In every other case `existing`: a seed whose data directory was lost must fail to start rather
+ * than silently found a fresh, empty cluster under the old name (and pass its health check).
+ */
+export function initialClusterState(member: EtcdMember, opts: EtcdFlagOptions): 'new' | 'existing' {
+  const memberID = opts.memberID ?? member.status?.memberID;
+  return member.spec.bootstrap === true && !memberID && !opts.clusterFormed ? 'new' : 'existing';
+}
+
+/** The flags after argv[0] (`etcd`), in a stable order. */
+export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
+  const name = member.metadata.name;
+  if (!name) throw new Error('etcdFlags: the member has no name yet (build its Pod after creating it)');
+  if (!member.spec.initialCluster) {
+    throw new Error(
+      `etcdFlags: EtcdMember ${name} has no initialCluster; it must be added to etcd (or be the seed ` +
+        'with itself as initial cluster) before its Pod is built',
+    );
+  }
+  const minor = etcdMinor(member.spec.version);
+  const clientTls = member.spec.tls?.clientServerSecretRef !== undefined;
+  const peerTls = member.spec.tls?.peerSecretRef !== undefined;
+  const where = { namespace: opts.namespace, cluster: member.spec.clusterName, member: name };
+  const scheme = (tls: boolean): string => (tls ? 'https' : 'http');
+
+  return [
+    `--name=${name}`,
+    `--data-dir=${DATA_DIR}`,
+    `--listen-peer-urls=${scheme(peerTls)}://0.0.0.0:${PEER_PORT}`,
+    `--listen-client-urls=${scheme(clientTls)}://0.0.0.0:${CLIENT_PORT}`,
+    `--advertise-client-urls=${clientUrl({ ...where, tls: clientTls })}`,
+    `--initial-advertise-peer-urls=${peerUrl({ ...where, tls: peerTls })}`,
+    `--initial-cluster=${member.spec.initialCluster}`,
+    `--initial-cluster-token=${member.spec.clusterToken}`,
+    `--initial-cluster-state=${initialClusterState(member, opts)}`,
+    // Always plaintext: /health for the readiness probe and /metrics for scrapers.
+    `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
+    ...optionFlags(member),
+    ...(clientTls ? clientTlsFlags(member.spec.tls?.clientMTLS === true) : []),
+    ...(peerTls ? peerTlsFlags() : []),
+    ...VERSION_FLAGS[minor],
+  ];
+}
+
+function optionFlags(member: EtcdMember): string[] {
+  const o = member.spec.options ?? {};
+  const quota = o.quotaBackendBytes ? BigInt(o.quotaBackendBytes) : defaultQuotaBackendBytes(member);
+  const flags = [`--quota-backend-bytes=${quota}`];
+  if (o.autoCompactionMode) flags.push(`--auto-compaction-mode=${o.autoCompactionMode}`);
+  if (o.autoCompactionRetention) flags.push(`--auto-compaction-retention=${o.autoCompactionRetention}`);
+  if (o.snapshotCount) flags.push(`--snapshot-count=${o.snapshotCount}`);
+  return flags;
+}
+
+function clientTlsFlags(mutual: boolean): string[] {
+  const flags = [`--cert-file=${CLIENT_TLS_DIR}/tls.crt`, `--key-file=${CLIENT_TLS_DIR}/tls.key`];
+  if (mutual) flags.push('--client-cert-auth=true', `--trusted-ca-file=${CLIENT_TLS_DIR}/ca.crt`);
+  return flags;
+}
+
+function peerTlsFlags(): string[] {
+  return [
+    `--peer-cert-file=${PEER_TLS_DIR}/tls.crt`,
+    `--peer-key-file=${PEER_TLS_DIR}/tls.key`,
+    `--peer-trusted-ca-file=${PEER_TLS_DIR}/ca.crt`,
+    '--peer-client-cert-auth=true',
+  ];
+}
+
+/**
+ * What differs between minors. All three check the data against the peers' before serving
+ * (the initial corruption check), each with the spelling it understands:
+ * - 3.4: its default logger (capnslog) is deprecated, so zap is asked for explicitly. The
+ *   experimental check flag exists (since 3.3; verified against etcd 3.4.23).
+ * - 3.5: zap is the default; the check is the --experimental-initial-corrupt-check flag.
+ * - 3.6: experimental flags moved behind --feature-gates; the old spelling only logs a
+ *   deprecation warning in 3.6 and is removed in 3.7, so the gate is used instead.
+ * None passes --enable-v2 (the v2 API is gone in 3.6) or --unsafe-no-fsync (absent in 3.4, and unsafe).
+ */
+const VERSION_FLAGS: Record<EtcdMinor, readonly string[]> = {
+  '3.4': ['--logger=zap', '--experimental-initial-corrupt-check=true'],
+  '3.5': ['--experimental-initial-corrupt-check=true'],
+  '3.6': ['--feature-gates=InitialCorruptCheck=true'],
+};

@@ -1,0 +1,261 @@
+// The Pod of one etcd member: the etcd container with the flags of its minor release, stable DNS
+// through the headless Service, the restricted Pod Security profile, and probes that let Ready
+// follow etcd's own view of its health without ever restarting a member that only lost quorum.
+import type {
+  V1Affinity,
+  V1Container,
+  V1EnvVar,
+  V1Pod,
+  V1PodSecurityContext,
+  V1ResourceRequirements,
+  V1SecurityContext,
+  V1Volume,
+  V1VolumeMount,
+} from '@kubernetes/client-node';
+import type { ResourceRequirements } from '../api/common.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import { DEFAULT_RESOURCE_REQUESTS } from '../api/defaults.ts';
+import {
+  CLIENT_PORT,
+  CLUSTER_LABEL,
+  headlessServiceName,
+  memberLabels,
+  METRICS_PORT,
+  PEER_PORT,
+  pvcName,
+  type MemberRole,
+} from '../names.ts';
+import { parseQuantity, quantityCeil, type Quantity } from '../validation/quantity.ts';
+import { CLIENT_TLS_DIR, DATA_DIR, etcdFlags, PEER_TLS_DIR } from './etcd-flags.ts';
+import { objectMetadata } from './metadata.ts';
+import { controllerRef } from './owner.ts';
+import { isMemoryMedium, storageBytes, storageSize } from './storage.ts';
+
+export const DEFAULT_ETCD_IMAGE_REPOSITORY = 'quay.io/coreos/etcd';
+export const ETCD_CONTAINER = 'etcd';
+/** The non-root user and group of the etcd images (distroless "nonroot"). */
+export const ETCD_UID = 65532;
+
+export interface BuildMemberPodOptions {
+  namespace: string;
+  /** The cluster's ID is recorded in status (see etcdFlags: decides `new` vs `existing`). */
+  clusterFormed: boolean;
+  /** etcd counts the member as a voter; a member known to etcd but not a voter is a learner. */
+  isVoter: boolean;
+  /** Repository of the etcd images for the whole operator; the tag is `v<version>`. */
+  etcdImageRepository?: string;
+}
+
+export function etcdImage(version: string, repository = DEFAULT_ETCD_IMAGE_REPOSITORY): string {
+  return `${repository}:v${version}`;
+}
+
+export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions): V1Pod {
+  const name = member.metadata.name;
+  if (!name) throw new Error('buildMemberPod: the member has no name yet (create it first)');
+  const cluster = member.spec.clusterName;
+  // The member ID, once recorded, comes from member.status (see initialClusterState).
+  const flags = etcdFlags(member, { namespace: opts.namespace, clusterFormed: opts.clusterFormed });
+  const initContainers = restoreInitContainers(member);
+  const spec = member.spec;
+
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: opts.namespace,
+      ...objectMetadata(spec.additionalMetadata, memberLabels(cluster, name, podRole(member, opts.isVoter))),
+      ownerReferences: [controllerRef(member)],
+    },
+    spec: {
+      hostname: name,
+      subdomain: headlessServiceName(cluster),
+      affinity: hasAffinity(spec.affinity) ? structuredClone(spec.affinity) : defaultAffinity(cluster),
+      ...(spec.topologySpreadConstraints?.length && {
+        topologySpreadConstraints: structuredClone(spec.topologySpreadConstraints),
+      }),
+      ...(spec.imagePullSecrets?.length && {
+        imagePullSecrets: spec.imagePullSecrets.map(s => ({ name: s.name })),
+      }),
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      securityContext: podSecurityContext(),
+      terminationGracePeriodSeconds: 30,
+      ...(initContainers.length > 0 && { initContainers }),
+      containers: [etcdContainer(member, flags, opts.etcdImageRepository)],
+      volumes: volumes(member),
+    },
+  };
+}
+
+/** Learners carry `learner`, voters `voter`; a member not yet in etcd carries no role label. */
+function podRole(member: EtcdMember, isVoter: boolean): MemberRole | undefined {
+  if (isVoter) return 'voter';
+  return member.status?.role === 'learner' || member.status?.memberID ? 'learner' : undefined;
+}
+
+function hasAffinity(affinity: V1Affinity | undefined): affinity is V1Affinity {
+  return !!(affinity?.nodeAffinity || affinity?.podAffinity || affinity?.podAntiAffinity);
+}
+
+/** Spread members over nodes when possible, without ever leaving a member unschedulable for it. */
+export function defaultAffinity(cluster: string): V1Affinity {
+  return {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          podAffinityTerm: {
+            topologyKey: 'kubernetes.io/hostname',
+            labelSelector: { matchLabels: { [CLUSTER_LABEL]: cluster } },
+          },
+        },
+      ],
+    },
+  };
+}
+
+function podSecurityContext(): V1PodSecurityContext {
+  return {
+    runAsNonRoot: true,
+    runAsUser: ETCD_UID,
+    runAsGroup: ETCD_UID,
+    fsGroup: ETCD_UID,
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+function containerSecurityContext(): V1SecurityContext {
+  return {
+    runAsNonRoot: true,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+    // etcd writes only to its data directory (a volume); everything else can be read-only.
+    readOnlyRootFilesystem: true,
+  };
+}
+
+function etcdContainer(member: EtcdMember, flags: string[], repository: string | undefined): V1Container {
+  const resources = containerResources(member.spec.resources);
+  const env = goRuntimeEnv(
+    resources,
+    isMemoryMedium(member.spec.storage) ? storageBytes(member.spec.storage) : 0n,
+  );
+  return {
+    name: ETCD_CONTAINER,
+    image: etcdImage(member.spec.version, repository),
+    command: ['etcd', ...flags],
+    ports: [
+      { name: 'client', containerPort: CLIENT_PORT, protocol: 'TCP' },
+      { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP' },
+      { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+    ],
+    ...(env.length > 0 && { env }),
+    resources,
+    volumeMounts: volumeMounts(member),
+    // Ready follows etcd's own /health (leader known, no alarm) within a few seconds.
+    readinessProbe: {
+      httpGet: { path: '/health', port: METRICS_PORT, scheme: 'HTTP' },
+      periodSeconds: 2,
+      timeoutSeconds: 2,
+      failureThreshold: 3,
+    },
+    // Deliberately not quorum-aware: a member of a cluster that lost quorum is alive and must be
+    // left running to rejoin; restarting it would only turn an outage into a crash loop.
+    livenessProbe: {
+      tcpSocket: { port: PEER_PORT },
+      initialDelaySeconds: 15,
+      periodSeconds: 10,
+      failureThreshold: 3,
+    },
+    // A crashing etcd's last log lines end up in the Pod's status, where `kubectl describe` shows them.
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+    securityContext: containerSecurityContext(),
+  };
+}
+
+/** spec.resources when it says anything, else modest requests and no limits. */
+export function containerResources(resources: ResourceRequirements | undefined): V1ResourceRequirements {
+  const strings = (m: Record<string, string | number> | undefined): Record<string, string> | undefined =>
+    m && Object.keys(m).length > 0
+      ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)]))
+      : undefined;
+  const limits = strings(resources?.limits);
+  const requests = strings(resources?.requests);
+  const claims = resources?.claims?.length ? structuredClone(resources.claims) : undefined;
+  if (!limits && !requests && !claims) return { requests: { ...DEFAULT_RESOURCE_REQUESTS } };
+  return { ...(limits && { limits }), ...(requests && { requests }), ...(claims && { claims }) };
+}
+
+/**
+ * Tell the Go runtime what the container may use; it otherwise sizes itself from the node.
+ * - GOMAXPROCS: the CPU limit rounded up (at least 1), so etcd does not run one thread per node
+ *   core and get throttled by its CFS quota in the middle of a heartbeat.
+ * - GOMEMLIMIT: 90% of the memory the Go heap may use, so the garbage collector works harder as
+ *   the limit nears instead of the kernel OOM-killing the member. A Memory-medium data volume is
+ *   charged to the same cgroup, so its size is taken off first; the 10% is room for what is not
+ *   Go heap (stacks, the bbolt mmap's dirty pages). Go before 1.19 ignores it.
+ */
+export function goRuntimeEnv(resources: V1ResourceRequirements, memoryVolumeBytes = 0n): V1EnvVar[] {
+  const env: V1EnvVar[] = [];
+  const cpu = quantityOf(resources.limits?.cpu);
+  if (cpu) {
+    const cores = quantityCeil(cpu);
+    env.push({ name: 'GOMAXPROCS', value: String(cores < 1n ? 1n : cores) });
+  }
+  const memory = quantityOf(resources.limits?.memory);
+  if (memory) {
+    const forGo = quantityCeil(memory) - memoryVolumeBytes;
+    if (forGo > 0n) env.push({ name: 'GOMEMLIMIT', value: String((forGo * 9n) / 10n) });
+  }
+  return env;
+}
+
+function quantityOf(value: string | undefined): Quantity | undefined {
+  return value === undefined ? undefined : parseQuantity(value);
+}
+
+function volumes(member: EtcdMember): V1Volume[] {
+  const name = member.metadata.name ?? '';
+  const storage = member.spec.storage;
+  const list: V1Volume[] = [
+    isMemoryMedium(storage)
+      ? { name: 'data', emptyDir: { medium: 'Memory', sizeLimit: storageSize(storage) } }
+      : { name: 'data', persistentVolumeClaim: { claimName: pvcName(name) } },
+  ];
+  const tls = member.spec.tls;
+  // 0440: readable by the fsGroup (etcd's group) only, never by other users.
+  if (tls?.clientServerSecretRef) {
+    list.push({
+      name: 'tls-client',
+      secret: { secretName: tls.clientServerSecretRef.name, defaultMode: 0o440 },
+    });
+  }
+  if (tls?.peerSecretRef) {
+    list.push({ name: 'tls-peer', secret: { secretName: tls.peerSecretRef.name, defaultMode: 0o440 } });
+  }
+  return list;
+}
+
+function volumeMounts(member: EtcdMember): V1VolumeMount[] {
+  const mounts: V1VolumeMount[] = [{ name: 'data', mountPath: DATA_DIR }];
+  const tls = member.spec.tls;
+  if (tls?.clientServerSecretRef)
+    mounts.push({ name: 'tls-client', mountPath: CLIENT_TLS_DIR, readOnly: true });
+  if (tls?.peerSecretRef) mounts.push({ name: 'tls-peer', mountPath: PEER_TLS_DIR, readOnly: true });
+  return mounts;
+}
+
+/**
+ * Hook for restoring the seed's data directory from a snapshot before etcd starts (spec.restore).
+ * Restore is not built yet: rather than let a restoring seed start empty and found a new cluster
+ * that looks healthy, building its Pod fails loudly.
+ */
+function restoreInitContainers(member: EtcdMember): V1Container[] {
+  if (!member.spec.restore) return [];
+  throw new Error(
+    `EtcdMember ${member.metadata.name} asks to restore from a snapshot (spec.restore), which this ` +
+      'version of etcdfn cannot do yet; its Pod is not created so that no empty cluster is formed instead',
+  );
+}

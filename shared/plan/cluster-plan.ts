@@ -1,0 +1,400 @@
+// reconcile-cluster's decision: given everything observed, the single next step toward the locked
+// target, and the status that describes the world after deciding it. Pure: no I/O, no clock (the
+// time is part of the state), so every branch is a row in a table test.
+import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { EtcdClusterStatus } from '../api/etcd-cluster.ts';
+import { buildPdb, pdbDrift } from '../builders/pdb.ts';
+import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import { clusterToken } from '../names.ts';
+import type { ClusterState } from './cluster-state.ts';
+import { computeStatus, type Progress } from './cluster-status.ts';
+import {
+  activeMembers,
+  isDeleting,
+  isMemberReady,
+  memberName,
+  membershipOf,
+  memberUrls,
+  newestFirst,
+  runningMembers,
+} from './members.ts';
+import { deadlineFrom, deadlinePassed, observedFromSpec, specDiffersFromObserved } from './target.ts';
+
+/** A step that changes membership or creates a member: claimed in status before it starts. */
+export interface AddMemberOperation {
+  type: 'add-member';
+  member: string;
+  bootstrap: boolean;
+  startedAt: string;
+}
+
+export type ClusterAction =
+  /** Nothing to do but (maybe) write the status. */
+  | { kind: 'none' }
+  /** Waiting for something outside this invocation (a Pod to start, a finalizer to run). */
+  | { kind: 'wait'; reason: string }
+  | { kind: 'ensure-services' }
+  | { kind: 'ensure-pdb' }
+  /** Write status (with the operation) first; only the winner of that write runs it. */
+  | { kind: 'claim'; operation: AddMemberOperation }
+  /** An operation is recorded in status: carry it on (every part of it is idempotent). */
+  | { kind: 'resume'; operation: AddMemberOperation }
+  | { kind: 'set-dormant'; member: string; dormant: boolean }
+  | { kind: 'promote'; member: string; id: string }
+  | { kind: 'move-leader'; from: string; toId: string }
+  | { kind: 'delete-member'; member: string }
+  | { kind: 'remove-orphan'; id: string; peerURL: string };
+
+export interface ClusterEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export interface ClusterPlan {
+  action: ClusterAction;
+  /** The status to hold after this step; written only if it differs from the current one. */
+  status: EtcdClusterStatus;
+  events: ClusterEvent[];
+}
+
+export function planCluster(state: ClusterState): ClusterPlan {
+  const cluster = state.cluster;
+  const current = cluster.status ?? {};
+  if (isDeleting(cluster)) return { action: { kind: 'none' }, status: current, events: [] };
+  if (!current.clusterToken || !current.observed) return initialTarget(state);
+  if (current.operation) {
+    const operation = current.operation as unknown as AddMemberOperation;
+    const progress = { active: true, reason: 'AddingMember', message: `adding member ${operation.member}` };
+    return {
+      action: { kind: 'resume', operation },
+      status: computeStatus(state, current, progress),
+      events: [],
+    };
+  }
+  const complete = isComplete(state);
+  if (specDiffersFromObserved(cluster) && (complete || deadlinePassed(cluster, state.now))) {
+    return adoptSpec(state, complete ? 'NewTarget' : 'RetryAfterDeadline');
+  }
+  if (!complete && deadlinePassed(cluster, state.now)) return deadlineExceeded(state);
+  return planTowardTarget(state, complete);
+}
+
+function initialTarget(state: ClusterState): ClusterPlan {
+  const cluster = state.cluster;
+  const current = cluster.status ?? {};
+  const observed = observedFromSpec(cluster);
+  const base: EtcdClusterStatus = {
+    ...current,
+    clusterToken:
+      current.clusterToken ??
+      clusterToken(cluster.metadata.namespace ?? '', cluster.metadata.name ?? '', cluster.metadata.uid ?? ''),
+    observed,
+    progressDeadline: deadlineFrom(cluster, state.now),
+    nextMemberOrdinal: current.nextMemberOrdinal ?? 0,
+  };
+  const progress = {
+    active: true,
+    reason: 'NewTarget',
+    message: targetMessage(observed.replicas, observed.version),
+  };
+  return { action: { kind: 'none' }, status: computeStatus(state, base, progress), events: [] };
+}
+
+function adoptSpec(state: ClusterState, reason: 'NewTarget' | 'RetryAfterDeadline'): ClusterPlan {
+  const observed = observedFromSpec(state.cluster);
+  const base = {
+    ...state.cluster.status,
+    observed,
+    progressDeadline: deadlineFrom(state.cluster, state.now),
+  };
+  const message =
+    reason === 'NewTarget'
+      ? targetMessage(observed.replicas, observed.version)
+      : `the previous target missed its deadline; now ${targetMessage(observed.replicas, observed.version)}`;
+  const events: ClusterEvent[] = [{ type: 'Normal', reason, message }];
+  return {
+    action: { kind: 'none' },
+    status: computeStatus(state, base, { active: true, reason, message }),
+    events,
+  };
+}
+
+function deadlineExceeded(state: ClusterState): ClusterPlan {
+  const current = state.cluster.status ?? {};
+  const observed = current.observed!;
+  const seconds = state.cluster.spec.progressDeadlineSeconds ?? 600;
+  const progress: Progress = current.clusterID
+    ? {
+        active: false,
+        reason: 'DeadlineExceeded',
+        message: `could not reach ${targetMessage(observed.replicas, observed.version)} within ${seconds}s; see the members' conditions and Pods, then edit the spec to retry or delete the cluster`,
+      }
+    : {
+        active: false,
+        reason: 'BootstrapFailed',
+        message: `the cluster did not form within ${seconds}s; check the seed member's Pod, then delete and recreate the cluster`,
+      };
+  // The deadline stays in status so the failure is stable until the user acts.
+  const status = { ...computeStatus(state, current, progress), progressDeadline: current.progressDeadline };
+  const already = current.conditions?.some(c => c.type === 'Progressing' && c.reason === progress.reason);
+  const events: ClusterEvent[] = already
+    ? []
+    : [{ type: 'Warning', reason: progress.reason, message: progress.message }];
+  return { action: { kind: 'none' }, status, events };
+}
+
+function planTowardTarget(state: ClusterState, complete: boolean): ClusterPlan {
+  const current = state.cluster.status ?? {};
+  const desired = current.observed!.replicas;
+  const plan = (
+    action: ClusterAction,
+    progress: Progress,
+    base: EtcdClusterStatus = current,
+    events: ClusterEvent[] = [],
+  ) => ({
+    action,
+    status: computeStatus(state, base, progress),
+    events,
+  });
+  const done: Progress = {
+    active: false,
+    reason: desired === 0 ? 'Paused' : 'Reconciled',
+    message: desired === 0 ? 'paused' : `${targetMessage(desired, current.observed!.version)}: reached`,
+  };
+
+  if (needsServices(state))
+    return plan(
+      { kind: 'ensure-services' },
+      complete ? done : working('CreatingServices', 'creating Services'),
+    );
+  if (!current.clusterID) return planBootstrap(state, plan);
+  const membership = planMembership(state, desired);
+  if (membership)
+    return plan(membership.action, membership.progress, membership.base ?? current, membership.events);
+  if (needsPdb(state)) return plan({ kind: 'ensure-pdb' }, done);
+  return plan({ kind: 'none' }, done);
+}
+
+type PlanFn = (
+  action: ClusterAction,
+  progress: Progress,
+  base?: EtcdClusterStatus,
+  events?: ClusterEvent[],
+) => ClusterPlan;
+
+function planBootstrap(state: ClusterState, plan: PlanFn): ClusterPlan {
+  const current = state.cluster.status ?? {};
+  const desired = current.observed!.replicas;
+  if (desired === 0)
+    return plan({ kind: 'none' }, { active: false, reason: 'Paused', message: 'paused before bootstrap' });
+  const seed = activeMembers(state).find(m => m.spec.bootstrap === true);
+  if (!seed) {
+    const claim = newMemberClaim(state, true);
+    return plan(
+      { kind: 'claim', operation: claim.operation },
+      working('Bootstrapping', claim.why),
+      claim.base,
+    );
+  }
+  const name = seed.metadata.name ?? '';
+  const etcd = state.etcd;
+  if (etcd?.reachable) {
+    const only = etcd.members.length === 1 ? etcd.members[0] : undefined;
+    if (only && (only.name === name || only.peerURLs.includes(memberUrls(state.cluster, name).peer))) {
+      const base = { ...current, clusterID: etcd.clusterId };
+      const message = `etcd cluster ${etcd.clusterId} formed with seed member ${name}`;
+      return plan({ kind: 'none' }, working('Bootstrapped', message), base, [
+        { type: 'Normal', reason: 'ClusterFormed', message },
+      ]);
+    }
+  }
+  const why = !isMemberReady(state, seed)
+    ? `waiting for the seed member ${name} to start`
+    : `waiting for the seed member ${name} to answer: ${etcd && !etcd.reachable ? etcd.error : 'no answer yet'}`;
+  return plan({ kind: 'wait', reason: why }, working('WaitingForSeed', why));
+}
+
+interface MembershipStep {
+  action: ClusterAction;
+  progress: Progress;
+  base?: EtcdClusterStatus;
+  events?: ClusterEvent[];
+}
+
+function planMembership(state: ClusterState, desired: number): MembershipStep | undefined {
+  const deleting = state.members.find(isDeleting);
+  if (deleting) {
+    const why = `removing member ${deleting.metadata.name} from etcd`;
+    return { action: { kind: 'wait', reason: why }, progress: working('ScalingDown', why) };
+  }
+  const etcd = state.etcd?.reachable ? state.etcd : undefined;
+  if (etcd) {
+    const orphan = etcd.members.find(e => !state.members.some(m => membershipOf(state.cluster, m, [e])));
+    if (orphan) {
+      const why = `removing etcd member ${orphan.id} (${orphan.peerURLs[0] ?? 'no peer URL'}), which no EtcdMember stands for`;
+      const peerURL = orphan.peerURLs[0] ?? '';
+      return {
+        action: { kind: 'remove-orphan', id: orphan.id, peerURL },
+        progress: working('RemovingOrphan', why),
+      };
+    }
+    const learnerStep = planLearner(state, etcd.members);
+    if (learnerStep) return learnerStep;
+  }
+  const running = runningMembers(state);
+  if (running.length < desired) return planScaleUp(state, running);
+  if (running.length > desired) return planScaleDown(state, running, desired);
+  return undefined;
+}
+
+function planLearner(
+  state: ClusterState,
+  etcdMembers: NonNullable<Extract<ClusterState['etcd'], { reachable: true }>>['members'],
+): MembershipStep | undefined {
+  const learner = etcdMembers.find(e => e.isLearner);
+  if (!learner) return undefined;
+  const member = state.members.find(m => membershipOf(state.cluster, m, [learner]));
+  const name = member?.metadata.name ?? learner.name;
+  if (member && learner.started && isMemberReady(state, member)) {
+    const why = `promoting learner ${name} to voter`;
+    return { action: { kind: 'promote', member: name, id: learner.id }, progress: working('ScalingUp', why) };
+  }
+  const why = `waiting for learner ${name} to start and catch up`;
+  return { action: { kind: 'wait', reason: why }, progress: working('ScalingUp', why) };
+}
+
+function planScaleUp(state: ClusterState, running: EtcdMember[]): MembershipStep {
+  const dormant = activeMembers(state).find(m => m.spec.dormant === true);
+  if (dormant) {
+    const name = dormant.metadata.name ?? '';
+    const why = `resuming: starting member ${name} again on its kept data`;
+    return {
+      action: { kind: 'set-dormant', member: name, dormant: false },
+      progress: working('Resuming', why),
+      events: [{ type: 'Normal', reason: 'Resuming', message: why }],
+    };
+  }
+  const unready = running.find(m => !isMemberReady(state, m));
+  if (unready) {
+    const why = `waiting for member ${unready.metadata.name} to be ready before adding the next one`;
+    return { action: { kind: 'wait', reason: why }, progress: working('ScalingUp', why) };
+  }
+  const claim = newMemberClaim(state, false);
+  return {
+    action: { kind: 'claim', operation: claim.operation },
+    progress: working('ScalingUp', claim.why),
+    base: claim.base,
+  };
+}
+
+function planScaleDown(state: ClusterState, running: EtcdMember[], desired: number): MembershipStep {
+  const [victim] = newestFirst(running);
+  const name = victim?.metadata.name ?? '';
+  if (desired === 0 && running.length === 1) {
+    const why = `pausing: stopping member ${name} and keeping its data`;
+    return {
+      action: { kind: 'set-dormant', member: name, dormant: true },
+      progress: working('Pausing', why),
+      events: [{ type: 'Normal', reason: 'Pausing', message: why }],
+    };
+  }
+  const etcd = state.etcd?.reachable ? state.etcd : undefined;
+  const membership = etcd && victim ? membershipOf(state.cluster, victim, etcd.members) : undefined;
+  if (etcd?.leaderId && membership?.id === etcd.leaderId) {
+    const successor = etcd.members.find(
+      e =>
+        !e.isLearner &&
+        e.started &&
+        e.id !== membership.id &&
+        running.some(m => membershipOf(state.cluster, m, [e]) && isMemberReady(state, m)),
+    );
+    if (successor) {
+      const why = `moving leadership off ${name} before removing it`;
+      return {
+        action: { kind: 'move-leader', from: name, toId: successor.id },
+        progress: working('ScalingDown', why),
+      };
+    }
+  }
+  const why = `removing member ${name} (${running.length} → ${desired})`;
+  return {
+    action: { kind: 'delete-member', member: name },
+    progress: working('ScalingDown', why),
+    events: [{ type: 'Normal', reason: 'ScalingDown', message: why }],
+  };
+}
+
+/** The next member's name comes from a counter in status, so a name is never used twice. */
+function newMemberClaim(
+  state: ClusterState,
+  bootstrap: boolean,
+): { operation: AddMemberOperation; base: EtcdClusterStatus; why: string } {
+  const current = state.cluster.status ?? {};
+  const ordinal = current.nextMemberOrdinal ?? 0;
+  const operation: AddMemberOperation = {
+    type: 'add-member',
+    member: memberName(state.cluster.metadata.name ?? '', ordinal),
+    bootstrap,
+    startedAt: state.now.toISOString(),
+  };
+  const base: EtcdClusterStatus = {
+    ...current,
+    nextMemberOrdinal: ordinal + 1,
+    operation: operation as unknown as Record<string, unknown>,
+  };
+  const why = bootstrap
+    ? `creating the seed member ${operation.member}`
+    : `adding member ${operation.member}`;
+  return { operation, base, why };
+}
+
+/** The locked target is reached: the members etcd has are the members asked for, all ready. */
+export function isComplete(state: ClusterState): boolean {
+  const current = state.cluster.status ?? {};
+  const desired = current.observed?.replicas ?? -1;
+  const running = runningMembers(state);
+  if (current.operation || running.length !== desired) return false;
+  if (state.members.some(isDeleting)) return false;
+  if (desired === 0) return true;
+  if (!current.clusterID || !running.every(m => isMemberReady(state, m))) return false;
+  const etcd = state.etcd;
+  if (!etcd?.reachable) return false;
+  return etcd.members.length === desired && etcd.members.every(e => !e.isLearner);
+}
+
+function needsServices(state: ClusterState): boolean {
+  const { headless, client } = state.services;
+  if (!headless || !client) return true;
+  return (
+    serviceDrift(headless, buildHeadlessService(state.cluster)) !== undefined ||
+    serviceDrift(client, buildClientService(state.cluster)) !== undefined
+  );
+}
+
+/** Voters as etcd counts them; as the members last recorded when etcd did not answer. */
+export function voterCount(state: ClusterState): number {
+  if (state.etcd?.reachable) return state.etcd.members.filter(e => !e.isLearner).length;
+  return runningMembers(state).filter(m => m.status?.isVoter === true).length;
+}
+
+export function desiredPdb(state: ClusterState): V1PodDisruptionBudget | undefined {
+  return buildPdb(state.cluster, { voters: voterCount(state) });
+}
+
+function needsPdb(state: ClusterState): boolean {
+  const desired = desiredPdb(state);
+  if (!desired) return state.pdb !== undefined;
+  return !state.pdb || pdbDrift(state.pdb, desired) !== undefined;
+}
+
+function working(reason: string, message: string): Progress {
+  return { active: true, reason, message };
+}
+
+function targetMessage(replicas: number, version: string): string {
+  return replicas === 0
+    ? 'pause the cluster (0 members)'
+    : `${replicas} member${replicas === 1 ? '' : 's'} of etcd ${version}`;
+}

@@ -1,0 +1,30 @@
+// What reconcile-cluster observes before it decides: the cluster, its members and their Pods, the
+// objects it owns, and etcd's own view of the membership. Gathered fresh on every invocation.
+import type { V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
+
+export interface PodFacts {
+  name: string;
+  ready: boolean;
+  phase: string;
+  deleting: boolean;
+}
+
+/** etcd's membership as seen through the members' client URLs. */
+export type EtcdView =
+  | { reachable: true; members: EtcdMembership[]; clusterId: string; leaderId?: string }
+  | { reachable: false; error: string };
+
+export interface ClusterState {
+  now: Date;
+  cluster: EtcdCluster;
+  /** EtcdMembers labelled with this cluster, including those being deleted. */
+  members: EtcdMember[];
+  pods: PodFacts[];
+  /** Undefined when there was no member to ask. */
+  etcd?: EtcdView;
+  services: { headless?: V1Service; client?: V1Service };
+  pdb?: V1PodDisruptionBudget;
+}

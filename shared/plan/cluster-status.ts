@@ -1,0 +1,156 @@
+// The status a person reads: ready count, members, phase and the three conditions. Computed from
+// observed state alone, so two invocations looking at the same world write the same status.
+import type { ClusterMemberStatus, ClusterPhase, EtcdClusterStatus } from '../api/etcd-cluster.ts';
+import { setCondition, type Condition, type ConditionInput } from '../conditions.ts';
+import { clusterSelector, pvcName } from '../names.ts';
+import type { ClusterState } from './cluster-state.ts';
+import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
+
+export interface Progress {
+  /** True while the operator still has work toward the locked target. */
+  active: boolean;
+  reason: string;
+  message: string;
+}
+
+export function computeStatus(
+  state: ClusterState,
+  base: EtcdClusterStatus,
+  progress: Progress,
+): EtcdClusterStatus {
+  const cluster = state.cluster;
+  const desired = base.observed?.replicas ?? 0;
+  const running = runningMembers(state);
+  const ready = running.filter(m => isMemberReady(state, m)).length;
+  const generation = cluster.metadata.generation;
+  const status: EtcdClusterStatus = {
+    ...base,
+    readyMembers: ready,
+    ready: `${ready}/${desired}`,
+    selector: clusterSelector(cluster.metadata.name ?? ''),
+    members: memberStatuses(state),
+  };
+  if (generation !== undefined) status.observedGeneration = generation;
+  let conditions = base.conditions ?? [];
+  const set = (c: ConditionInput) => {
+    conditions = setCondition(
+      conditions,
+      generation === undefined ? c : { ...c, observedGeneration: generation },
+      state.now,
+    );
+  };
+  for (const c of healthConditions(state, desired, ready, base)) set(c);
+  set({
+    type: 'Progressing',
+    status: progress.active ? 'True' : 'False',
+    reason: progress.reason,
+    message: progress.message,
+  });
+  status.conditions = conditions;
+  status.phase = phaseOf(status, desired, ready, progress);
+  if (!progress.active) delete status.progressDeadline;
+  return status;
+}
+
+function healthConditions(
+  state: ClusterState,
+  desired: number,
+  ready: number,
+  base: EtcdClusterStatus,
+): ConditionInput[] {
+  if (desired === 0) {
+    const message = pausedMessage(state);
+    return [
+      { type: 'Available', status: 'False', reason: 'Paused', message },
+      { type: 'Degraded', status: 'False', reason: 'Paused', message: '' },
+    ];
+  }
+  if (!base.clusterID) {
+    return [
+      {
+        type: 'Available',
+        status: 'False',
+        reason: 'Bootstrapping',
+        message: 'the cluster has not formed yet',
+      },
+      { type: 'Degraded', status: 'False', reason: 'Bootstrapping', message: '' },
+    ];
+  }
+  if (state.etcd && !state.etcd.reachable && ready > 0) {
+    const message = `etcd did not answer through any ready member: ${stableError(state.etcd.error)}`;
+    return [
+      { type: 'Available', status: 'False', reason: 'ClusterUnreachable', message },
+      { type: 'Degraded', status: 'True', reason: 'ClusterUnreachable', message },
+    ];
+  }
+  if (ready >= desired) {
+    const message = `all ${desired} members ready`;
+    return [
+      { type: 'Available', status: 'True', reason: 'QuorumHealthy', message },
+      { type: 'Degraded', status: 'False', reason: 'QuorumHealthy', message: '' },
+    ];
+  }
+  if (ready > Math.floor(desired / 2)) {
+    const message = `${ready}/${desired} members ready`;
+    return [
+      { type: 'Available', status: 'True', reason: 'QuorumAvailable', message },
+      { type: 'Degraded', status: 'True', reason: 'MembersUnhealthy', message },
+    ];
+  }
+  const message = `${ready}/${desired} members ready: quorum lost, writes fail until a majority is back`;
+  return [
+    { type: 'Available', status: 'False', reason: 'QuorumLost', message },
+    { type: 'Degraded', status: 'True', reason: 'QuorumLost', message },
+  ];
+}
+
+function pausedMessage(state: ClusterState): string {
+  const dormant = activeMembers(state).find(m => m.spec.dormant === true);
+  if (!dormant) return 'paused (spec.replicas=0); the cluster never bootstrapped, so there is no data';
+  if (dormant.spec.storage.medium === 'Memory') {
+    return 'paused (spec.replicas=0); the data was in memory and is gone: delete and recreate the cluster';
+  }
+  return `paused (spec.replicas=0); the data is kept on PersistentVolumeClaim ${pvcName(dormant.metadata.name ?? '')}; scale up to resume`;
+}
+
+function phaseOf(
+  status: EtcdClusterStatus,
+  desired: number,
+  ready: number,
+  progress: Progress,
+): ClusterPhase {
+  if (progress.reason === 'DeadlineExceeded' || progress.reason === 'BootstrapFailed') return 'Failed';
+  if (desired === 0 && !progress.active) return 'Paused';
+  if (!status.clusterID) return desired === 0 ? 'Paused' : 'Bootstrapping';
+  if (progress.active) return 'Scaling';
+  return ready >= desired ? 'Running' : 'Degraded';
+}
+
+function memberStatuses(state: ClusterState): ClusterMemberStatus[] {
+  const etcd = state.etcd?.reachable ? state.etcd : undefined;
+  return activeMembers(state)
+    .filter(m => m.spec.dormant !== true)
+    .map(member => {
+      const entry: ClusterMemberStatus = {
+        name: member.metadata.name ?? '',
+        ready: isMemberReady(state, member),
+      };
+      const membership = etcd ? membershipOf(state.cluster, member, etcd.members) : undefined;
+      const id = membership?.id ?? member.status?.memberID;
+      if (id) entry.id = id;
+      if (membership) entry.role = membership.isLearner ? 'learner' : 'voter';
+      if (etcd?.leaderId && id === etcd.leaderId) entry.leader = true;
+      if (member.status?.version) entry.version = member.status.version;
+      return entry;
+    })
+    .sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }));
+}
+
+/** Drops parts of network errors that change on every attempt, so the message stays put. */
+export function stableError(message: string): string {
+  return message.replace(/ on [0-9.:[\]]+/g, '').replace(/\s+\(after \d+ms\)/g, '');
+}
+
+export function conditionsEqual(a: Condition[] | undefined, b: Condition[] | undefined): boolean {
+  return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+}

@@ -1,0 +1,245 @@
+// Carries out the one step planCluster chose. Every side effect is idempotent or detectable, so a
+// crash between any two of them converges on the next invocation.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER } from '../api/group.ts';
+import { buildMember } from '../builders/member.ts';
+import { isControlledBy } from '../builders/owner.ts';
+import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
+import { pdbDrift } from '../builders/pdb.ts';
+import type { HandlerOutcome } from '../events/handler.ts';
+import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
+import { podDisruptionBudgetName } from '../names.ts';
+import type { ClusterState } from '../plan/cluster-state.ts';
+import { desiredPdb, type AddMemberOperation, type ClusterAction } from '../plan/cluster-plan.ts';
+import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/members.ts';
+import type { Context } from '../runtime/context.ts';
+
+type Cluster = EtcdCluster & KubeObject;
+export type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
+
+const retry = (reason: string, status: 409 | 429 | 503 = 503): ActResult => ({
+  ok: false,
+  outcome: { result: 'retry', reason, status },
+});
+
+export async function act(ctx: Context, state: ClusterState, action: ClusterAction): Promise<ActResult> {
+  switch (action.kind) {
+    case 'none':
+      return { ok: true, summary: 'nothing to do' };
+    case 'wait':
+      // Every wait ends with an event this function receives (a member's status or deletion).
+      return { ok: true, summary: action.reason };
+    case 'ensure-services':
+      return ensureServices(ctx, state);
+    case 'ensure-pdb':
+      return ensurePdb(ctx, state);
+    case 'claim':
+    case 'resume':
+      return addMember(ctx, state, action.operation);
+    case 'set-dormant':
+      return setDormant(ctx, state, action.member, action.dormant);
+    case 'promote':
+      return promote(ctx, state, action.member, action.id);
+    case 'move-leader': {
+      const moved = await ctx.etcd.moveLeader(etcdEndpoints(state, state.cluster), action.toId);
+      return moved.kind === 'ok'
+        ? { ok: true, summary: `moved leadership from ${action.from} to ${action.toId}` }
+        : retry(`moving leadership off ${action.from}: ${moved.message}`);
+    }
+    case 'delete-member': {
+      await ctx.kube.delete(memberRef(state, action.member));
+      return { ok: true, summary: `deleting member ${action.member}` };
+    }
+    case 'remove-orphan': {
+      const removed = await ctx.etcd.remove(etcdEndpoints(state, state.cluster), action.id);
+      if (removed.kind === 'ok' || removed.kind === 'member-not-found') {
+        return {
+          ok: true,
+          summary: `removed etcd member ${action.id} (${action.peerURL}) that no EtcdMember stood for`,
+        };
+      }
+      return retry(`removing orphan etcd member ${action.id}: ${removed.message}`);
+    }
+  }
+}
+
+function memberRef(state: ClusterState, name: string): ObjectRef {
+  return {
+    apiVersion: API_VERSION,
+    kind: ETCD_MEMBER.kind,
+    namespace: state.cluster.metadata.namespace ?? '',
+    name,
+  };
+}
+
+async function ensureServices(ctx: Context, state: ClusterState): Promise<ActResult> {
+  const wanted = [
+    [state.services.headless, buildHeadlessService(state.cluster)],
+    [state.services.client, buildClientService(state.cluster)],
+  ] as const;
+  for (const [existing, desired] of wanted) {
+    if (!existing) {
+      await ctx.kube.create(desired as KubeObject);
+      continue;
+    }
+    const patch = serviceDrift(existing, desired);
+    if (patch)
+      await ctx.kube.mergePatch(refOfObject(desired, state), patch as unknown as Record<string, unknown>);
+  }
+  return { ok: true, summary: 'Services in place' };
+}
+
+async function ensurePdb(ctx: Context, state: ClusterState): Promise<ActResult> {
+  const desired = desiredPdb(state);
+  const ref = {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    namespace: state.cluster.metadata.namespace ?? '',
+    name: podDisruptionBudgetName(state.cluster.metadata.name ?? ''),
+  };
+  if (!desired) {
+    await ctx.kube.delete(ref);
+    return { ok: true, summary: 'no voters: PodDisruptionBudget removed' };
+  }
+  if (!state.pdb) {
+    await ctx.kube.create(desired as KubeObject);
+    return {
+      ok: true,
+      summary: `PodDisruptionBudget created (minAvailable ${String(desired.spec?.minAvailable)})`,
+    };
+  }
+  const patch = pdbDrift(state.pdb, desired);
+  if (patch) await ctx.kube.mergePatch(ref, patch as unknown as Record<string, unknown>);
+  return { ok: true, summary: `PodDisruptionBudget minAvailable ${String(desired.spec?.minAvailable)}` };
+}
+
+function refOfObject(
+  object: { apiVersion?: string; kind?: string; metadata?: { name?: string } },
+  state: ClusterState,
+): ObjectRef {
+  return {
+    apiVersion: object.apiVersion ?? 'v1',
+    kind: object.kind ?? '',
+    namespace: state.cluster.metadata.namespace ?? '',
+    name: object.metadata?.name ?? '',
+  };
+}
+
+/**
+ * The add-member operation, resumable from any point: create the EtcdMember (AlreadyExists is
+ * fine), add it to etcd as a learner unless its peer URL is already there (adopt), wire its
+ * --initial-cluster, then clear the operation from status.
+ */
+async function addMember(ctx: Context, state: ClusterState, op: AddMemberOperation): Promise<ActResult> {
+  const cluster = state.cluster;
+  const ref = memberRef(state, op.member);
+  const member = await ensureMemberObject(ctx, cluster, op);
+  if (!member.ok) return member.result;
+  if (!member.object.spec.initialCluster) {
+    const wired = await wireLearner(ctx, state, member.object);
+    if (!wired.ok) return wired;
+  }
+  await clearOperation(ctx, cluster, op);
+  await ctx.kube.get(ref);
+  return {
+    ok: true,
+    summary: op.bootstrap ? `created seed member ${op.member}` : `added learner ${op.member}`,
+  };
+}
+
+async function ensureMemberObject(
+  ctx: Context,
+  cluster: Cluster,
+  op: AddMemberOperation,
+): Promise<{ ok: true; object: EtcdMember } | { ok: false; result: ActResult }> {
+  const member = buildMember(cluster, { bootstrap: op.bootstrap, name: op.member });
+  if (op.bootstrap) {
+    // The seed knows its whole initial cluster: itself.
+    member.spec.initialCluster = `${op.member}=${memberUrls(cluster, op.member).peer}`;
+  }
+  const created = await ctx.kube.create(member);
+  if (created.kind === 'created') return { ok: true, object: created.object };
+  if (created.kind === 'invalid')
+    return { ok: false, result: retry(`creating member ${op.member}: ${created.message}`) };
+  const existing = await ctx.kube.get<EtcdMember & KubeObject>({
+    apiVersion: API_VERSION,
+    kind: ETCD_MEMBER.kind,
+    namespace: cluster.metadata.namespace ?? '',
+    name: op.member,
+  });
+  if (existing.kind === 'not-found')
+    return { ok: false, result: retry(`member ${op.member} vanished while being created`) };
+  if (!isControlledBy(existing.object, cluster)) {
+    const why = `EtcdMember ${op.member} exists but belongs to another EtcdCluster (an earlier one of the same name, still being deleted?)`;
+    return { ok: false, result: retry(why) };
+  }
+  return { ok: true, object: existing.object };
+}
+
+async function wireLearner(ctx: Context, state: ClusterState, member: EtcdMember): Promise<ActResult> {
+  const name = member.metadata.name ?? '';
+  const endpoints = etcdEndpoints(state, state.cluster);
+  const peer = memberUrls(state.cluster, name).peer;
+  const listed = await ctx.etcd.listMembers(endpoints);
+  if (listed.kind !== 'ok') return retry(`adding ${name}: etcd did not answer: ${listed.message}`);
+  let members = listed.members;
+  if (!members.some(m => m.peerURLs.includes(peer))) {
+    const added = await ctx.etcd.addLearner(endpoints, peer);
+    if (added.kind === 'ok') members = added.members;
+    else if (added.kind === 'peer-url-exists') {
+      const again = await ctx.etcd.listMembers(endpoints);
+      if (again.kind !== 'ok') return retry(`adding ${name}: etcd did not answer: ${again.message}`);
+      members = again.members;
+    } else return retry(`adding ${name} as a learner: ${added.message}`);
+  }
+  const initialCluster = initialClusterFrom(members);
+  const patched = await ctx.kube.mergePatch(memberRef(state, name), { spec: { initialCluster } });
+  if (patched.kind !== 'written') return retry(`wiring ${name}: ${patched.kind}`);
+  return { ok: true, summary: `learner ${name} added` };
+}
+
+async function clearOperation(ctx: Context, cluster: Cluster, op: AddMemberOperation): Promise<void> {
+  const ref = {
+    apiVersion: API_VERSION,
+    kind: ETCD_CLUSTER.kind,
+    namespace: cluster.metadata.namespace ?? '',
+    name: cluster.metadata.name ?? '',
+  };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const read = await ctx.kube.get<Cluster>(ref);
+    if (read.kind === 'not-found') return;
+    const status = { ...read.object.status };
+    if ((status.operation as { member?: string } | undefined)?.member !== op.member) return;
+    delete status.operation;
+    const written = await ctx.kube.replaceStatus({ ...read.object, status });
+    if (written.kind !== 'conflict') return;
+  }
+}
+
+async function setDormant(
+  ctx: Context,
+  state: ClusterState,
+  name: string,
+  dormant: boolean,
+): Promise<ActResult> {
+  const patched = await ctx.kube.mergePatch(memberRef(state, name), { spec: { dormant } });
+  if (patched.kind !== 'written') return retry(`marking ${name} dormant=${dormant}: ${patched.kind}`);
+  return { ok: true, summary: dormant ? `paused: member ${name} is dormant` : `resuming member ${name}` };
+}
+
+/** Promotion is retried briefly in the request: a learner with little data catches up in moments. */
+async function promote(ctx: Context, state: ClusterState, name: string, id: string): Promise<ActResult> {
+  const endpoints = etcdEndpoints(state, state.cluster);
+  for (let attempt = 0; attempt < ctx.settings.promoteAttempts; attempt++) {
+    const result = await ctx.etcd.promote(endpoints, id);
+    if (result.kind === 'ok' || result.kind === 'not-a-learner') {
+      await ctx.kube.mergePatchStatus(memberRef(state, name), { isVoter: true, role: 'voter' });
+      return { ok: true, summary: `promoted ${name} to voter` };
+    }
+    if (result.kind !== 'learner-not-in-sync') return retry(`promoting ${name}: ${result.message}`);
+    await sleep(ctx.settings.promoteIntervalMs);
+  }
+  return retry(`learner ${name} is still catching up with the leader`);
+}

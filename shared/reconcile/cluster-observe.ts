@@ -1,0 +1,85 @@
+// Gathers a ClusterState: one read of each kind of object, then etcd's view through the members.
+import type { V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER } from '../api/group.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import {
+  clientServiceName,
+  clusterSelector,
+  headlessServiceName,
+  podDisruptionBudgetName,
+} from '../names.ts';
+import type { ClusterState, EtcdView, PodFacts } from '../plan/cluster-state.ts';
+import { etcdEndpoints } from '../plan/members.ts';
+import type { Context } from '../runtime/context.ts';
+
+export interface ClusterRef {
+  namespace: string;
+  name: string;
+}
+
+export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<ClusterState | undefined> {
+  const read = await ctx.kube.get<EtcdCluster & KubeObject>({
+    apiVersion: API_VERSION,
+    kind: ETCD_CLUSTER.kind,
+    ...ref,
+  });
+  if (read.kind === 'not-found') return undefined;
+  const cluster = read.object;
+  const selector = clusterSelector(ref.name);
+  const [members, pods, headless, client, pdb] = await Promise.all([
+    ctx.kube.list<EtcdMember & KubeObject>(API_VERSION, ETCD_MEMBER.kind, ref.namespace, selector),
+    ctx.kube.list<V1Pod & KubeObject>('v1', 'Pod', ref.namespace, selector),
+    optional<V1Service>(ctx, 'v1', 'Service', ref.namespace, headlessServiceName(ref.name)),
+    optional<V1Service>(ctx, 'v1', 'Service', ref.namespace, clientServiceName(ref.name)),
+    optional<V1PodDisruptionBudget>(
+      ctx,
+      'policy/v1',
+      'PodDisruptionBudget',
+      ref.namespace,
+      podDisruptionBudgetName(ref.name),
+    ),
+  ]);
+  const state: ClusterState = {
+    now: ctx.now(),
+    cluster,
+    members,
+    pods: pods.map(podFacts),
+    services: { headless, client },
+    pdb,
+  };
+  const endpoints = etcdEndpoints(state, cluster);
+  if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
+  return state;
+}
+
+async function optional<T>(
+  ctx: Context,
+  apiVersion: string,
+  kind: string,
+  namespace: string,
+  name: string,
+): Promise<T | undefined> {
+  const read = await ctx.kube.get({ apiVersion, kind, namespace, name });
+  return read.kind === 'found' ? (read.object as T) : undefined;
+}
+
+export function podFacts(pod: V1Pod): PodFacts {
+  const ready = pod.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True') ?? false;
+  return {
+    name: pod.metadata?.name ?? '',
+    ready,
+    phase: pod.status?.phase ?? 'Pending',
+    deleting: pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null,
+  };
+}
+
+async function etcdView(ctx: Context, endpoints: string[]): Promise<EtcdView> {
+  const list = await ctx.etcd.listMembers(endpoints);
+  if (list.kind !== 'ok') return { reachable: false, error: list.message };
+  const view: EtcdView = { reachable: true, members: list.members, clusterId: list.clusterId };
+  const status = await ctx.etcd.memberStatus(list.endpoint);
+  if (status.kind === 'ok' && status.status.leaderId) view.leaderId = status.status.leaderId;
+  return view;
+}

@@ -1,0 +1,97 @@
+// reconcile-cluster, end to end: observe → plan → (claim) → act → status. One step per invocation.
+import { isDeepStrictEqual } from 'node:util';
+import type { EtcdCluster, EtcdClusterStatus } from '../api/etcd-cluster.ts';
+import { setCondition } from '../conditions.ts';
+import type { HandlerOutcome } from '../events/handler.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
+import type { Context } from '../runtime/context.ts';
+import { act } from './cluster-act.ts';
+import { observeCluster, type ClusterRef } from './cluster-observe.ts';
+import { recordEvent } from './record-event.ts';
+
+const FUNCTION = 'reconcile-cluster';
+type Cluster = EtcdCluster & KubeObject;
+
+export async function reconcileCluster(ctx: Context, ref: ClusterRef): Promise<HandlerOutcome> {
+  const state = await observeCluster(ctx, ref);
+  if (!state) return { result: 'done', summary: `EtcdCluster ${ref.namespace}/${ref.name} is gone` };
+  const plan = planCluster(state);
+  let cluster = state.cluster as Cluster;
+  if (plan.action.kind === 'claim') {
+    // Claim before acting: only the invocation whose status write wins carries the step out.
+    const claimed = await ctx.kube.replaceStatus({ ...cluster, status: plan.status });
+    if (claimed.kind !== 'written') return lostRace(ref, claimed.kind);
+    cluster = claimed.object;
+    state.cluster = cluster;
+  }
+  const result = await act(ctx, state, plan.action);
+  if (plan.action.kind !== 'claim') {
+    const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
+    const written = await writeStatusIfChanged(ctx, cluster, status);
+    if (written === 'conflict') return lostRace(ref, 'conflict');
+  }
+  await recordPlanEvents(ctx, cluster, plan, result.ok);
+  if (!result.ok) return result.outcome;
+  return { result: 'done', summary: result.summary, details: { action: plan.action.kind } };
+}
+
+async function writeStatusIfChanged(
+  ctx: Context,
+  cluster: Cluster,
+  status: EtcdClusterStatus,
+): Promise<'unchanged' | 'written' | 'conflict'> {
+  if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), JSON.parse(JSON.stringify(cluster.status ?? {}))))
+    return 'unchanged';
+  const written = await ctx.kube.replaceStatus({ ...cluster, status });
+  return written.kind === 'written' ? 'written' : written.kind === 'conflict' ? 'conflict' : 'unchanged';
+}
+
+/** A step that could not finish says so in Progressing, with what the operator is waiting for. */
+function withFailure(status: EtcdClusterStatus, outcome: HandlerOutcome, now: Date): EtcdClusterStatus {
+  if (outcome.result !== 'retry') return status;
+  const progressing = status.conditions?.find(c => c.type === 'Progressing');
+  if (!progressing) return status;
+  const conditions = setCondition(
+    status.conditions,
+    { ...progressing, message: `${progressing.message}; retrying: ${outcome.reason}` },
+    now,
+  );
+  return { ...status, conditions };
+}
+
+async function recordPlanEvents(
+  ctx: Context,
+  cluster: Cluster,
+  plan: ClusterPlan,
+  succeeded: boolean,
+): Promise<void> {
+  for (const event of plan.events) await recordEvent(ctx, cluster, event, FUNCTION);
+  if (!succeeded) return;
+  const action = plan.action;
+  if (action.kind === 'claim' || action.kind === 'resume') {
+    const what = action.operation.bootstrap ? 'SeedCreated' : 'MemberAdded';
+    const message = action.operation.bootstrap
+      ? `created seed member ${action.operation.member}`
+      : `added ${action.operation.member} to etcd as a learner`;
+    await recordEvent(ctx, cluster, { type: 'Normal', reason: what, message }, FUNCTION);
+  } else if (action.kind === 'promote') {
+    await recordEvent(
+      ctx,
+      cluster,
+      { type: 'Normal', reason: 'MemberPromoted', message: `promoted ${action.member} to voter` },
+      FUNCTION,
+    );
+  } else if (action.kind === 'remove-orphan') {
+    const message = `removed etcd member ${action.id} (${action.peerURL}): no EtcdMember stood for it`;
+    await recordEvent(ctx, cluster, { type: 'Warning', reason: 'OrphanRemoved', message }, FUNCTION);
+  }
+}
+
+function lostRace(ref: ClusterRef, why: string): HandlerOutcome {
+  // Another invocation wrote first; its write triggers the next event, which re-plans from there.
+  return {
+    result: 'done',
+    summary: `EtcdCluster ${ref.namespace}/${ref.name} changed underneath (${why}); the next event continues`,
+  };
+}

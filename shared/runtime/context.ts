@@ -1,0 +1,47 @@
+// What every function invocation works with: the Kubernetes adapter, the etcd adapter, the clock
+// and the operator's settings. Built once per process (module scope = cold start only); tests
+// build their own.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
+import { loadKubeConfig } from '../k8s/client.ts';
+import { KubeObjects } from '../k8s/objects.ts';
+
+export interface OperatorSettings {
+  /** Repository of etcd images; the tag is v<version>. */
+  etcdImageRepository: string;
+  /** How long a member may take to catch up before promotion is retried by a later event. */
+  promoteAttempts: number;
+  promoteIntervalMs: number;
+}
+
+export interface Context {
+  kube: KubeObjects;
+  etcd: EtcdAdapter;
+  now: () => Date;
+  settings: OperatorSettings;
+}
+
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorSettings {
+  return {
+    etcdImageRepository: env.ETCD_IMAGE_REPOSITORY || 'quay.io/coreos/etcd',
+    promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 20),
+    promoteIntervalMs: Number(env.ETCDFN_PROMOTE_INTERVAL_MS ?? 250),
+  };
+}
+
+export function createContext(kc: KubeConfig = loadKubeConfig(), env: NodeJS.ProcessEnv = process.env): Context {
+  return {
+    kube: new KubeObjects(kc),
+    etcd: createEtcdAdapter({ timeoutMs: Number(env.ETCDFN_ETCD_TIMEOUT_MS ?? 5000) }),
+    now: () => new Date(),
+    settings: settingsFromEnv(env),
+  };
+}
+
+let shared: Context | undefined;
+
+/** The process-wide context, created on first use so that importing a function has no side effects. */
+export function defaultContext(): Context {
+  shared ??= createContext();
+  return shared;
+}

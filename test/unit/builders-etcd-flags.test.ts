@@ -1,0 +1,252 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import type { EtcdMember, EtcdMemberSpec } from '../../shared/api/etcd-member.ts';
+import {
+  defaultQuotaBackendBytes,
+  etcdFlags,
+  etcdMinor,
+  initialClusterState,
+} from '../../shared/builders/index.ts';
+import { etcdBinaries, type EtcdMinor } from '../support/etcd-binaries.ts';
+
+const NS = 'prod';
+
+function member(spec: Partial<EtcdMemberSpec> = {}, memberID?: string): EtcdMember {
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdMember',
+    metadata: { name: 'demo-abcde', namespace: NS, uid: 'member-uid' },
+    spec: {
+      clusterName: 'demo',
+      version: '3.5.16',
+      storage: { size: '1Gi' },
+      initialCluster: 'demo-abcde=http://demo-abcde.demo.prod.svc:2380',
+      clusterToken: 'prod-demo-uid',
+      bootstrap: false,
+      ...spec,
+    },
+    ...(memberID && { status: { memberID } }),
+  };
+}
+
+/** The flags as a map; asserts no flag appears twice (etcd would take the last one silently). */
+function flagMap(flags: string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const f of flags) {
+    const [key, ...value] = f.split('=');
+    assert.ok(key?.startsWith('--'), `not a flag: ${f}`);
+    assert.ok(!map.has(key), `duplicate flag ${key}`);
+    map.set(key, value.join('='));
+  }
+  return map;
+}
+
+const flagsOf = (m: EtcdMember, clusterFormed = false): Map<string, string> =>
+  flagMap(etcdFlags(m, { namespace: NS, clusterFormed }));
+
+describe('etcd flags: identity and URLs', () => {
+  it('name, data dir, listen on every interface, advertise the stable DNS name', () => {
+    const f = flagsOf(member());
+    assert.equal(f.get('--name'), 'demo-abcde');
+    assert.equal(f.get('--data-dir'), '/var/lib/etcd');
+    assert.equal(f.get('--listen-peer-urls'), 'http://0.0.0.0:2380');
+    assert.equal(f.get('--listen-client-urls'), 'http://0.0.0.0:2379');
+    assert.equal(f.get('--advertise-client-urls'), 'http://demo-abcde.demo.prod.svc:2379');
+    assert.equal(f.get('--initial-advertise-peer-urls'), 'http://demo-abcde.demo.prod.svc:2380');
+    assert.equal(f.get('--initial-cluster'), 'demo-abcde=http://demo-abcde.demo.prod.svc:2380');
+    assert.equal(f.get('--initial-cluster-token'), 'prod-demo-uid');
+    assert.equal(f.get('--listen-metrics-urls'), 'http://0.0.0.0:2381');
+  });
+
+  it('a member that has not been added to etcd yet has no command line (a caller bug)', () => {
+    assert.throws(
+      () => etcdFlags(member({ initialCluster: '' }), { namespace: NS, clusterFormed: true }),
+      /initialCluster/,
+    );
+  });
+});
+
+describe('etcd flags: --initial-cluster-state', () => {
+  // Only a seed that has never been seen by etcd, in a cluster that never formed, starts a new one.
+  const cases: { bootstrap: boolean; memberID?: string; clusterFormed: boolean; want: 'new' | 'existing' }[] =
+    [
+      { bootstrap: true, clusterFormed: false, want: 'new' },
+      { bootstrap: true, memberID: '8e9e05c52164694d', clusterFormed: false, want: 'existing' },
+      { bootstrap: true, clusterFormed: true, want: 'existing' },
+      { bootstrap: true, memberID: '8e9e05c52164694d', clusterFormed: true, want: 'existing' },
+      { bootstrap: false, clusterFormed: false, want: 'existing' },
+      { bootstrap: false, clusterFormed: true, want: 'existing' },
+      { bootstrap: false, memberID: '1', clusterFormed: true, want: 'existing' },
+    ];
+  for (const c of cases) {
+    it(`seed=${c.bootstrap} memberID=${c.memberID ?? '-'} clusterFormed=${c.clusterFormed} → ${c.want}`, () => {
+      const m = member({ bootstrap: c.bootstrap });
+      const opts = {
+        namespace: NS,
+        clusterFormed: c.clusterFormed,
+        ...(c.memberID && { memberID: c.memberID }),
+      };
+      assert.equal(flagMap(etcdFlags(m, opts)).get('--initial-cluster-state'), c.want);
+    });
+  }
+
+  it('a member ID recorded in the member status counts even when the caller does not pass it', () => {
+    const seed = member({ bootstrap: true }, '8e9e05c52164694d');
+    assert.equal(initialClusterState(seed, { namespace: NS, clusterFormed: false }), 'existing');
+  });
+});
+
+describe('etcd flags per minor release', () => {
+  const table: { version: string; has: string[]; lacks: string[] }[] = [
+    {
+      version: '3.4.23',
+      has: ['--logger=zap', '--experimental-initial-corrupt-check=true'],
+      lacks: ['--feature-gates', '--enable-v2', '--unsafe-no-fsync'],
+    },
+    {
+      version: '3.5.16',
+      has: ['--experimental-initial-corrupt-check=true'],
+      lacks: ['--logger', '--feature-gates', '--enable-v2', '--unsafe-no-fsync'],
+    },
+    {
+      version: '3.6.4',
+      has: ['--feature-gates=InitialCorruptCheck=true'],
+      lacks: ['--logger', '--experimental-initial-corrupt-check', '--enable-v2', '--unsafe-no-fsync'],
+    },
+  ];
+  for (const row of table) {
+    it(`${row.version}: ${row.has.join(' ')}`, () => {
+      const flags = etcdFlags(member({ version: row.version }), { namespace: NS, clusterFormed: true });
+      flagMap(flags);
+      for (const want of row.has) assert.ok(flags.includes(want), `${row.version} should have ${want}`);
+      for (const not of row.lacks) {
+        assert.ok(
+          !flags.some(f => f === not || f.startsWith(`${not}=`)),
+          `${row.version} must not have ${not}`,
+        );
+      }
+    });
+  }
+
+  it('3.6 uses no experimental flag at all (they are deprecated in 3.6 and gone in 3.7)', () => {
+    const flags = etcdFlags(member({ version: '3.6.0' }), { namespace: NS, clusterFormed: true });
+    assert.deepEqual(
+      flags.filter(f => f.startsWith('--experimental-')),
+      [],
+    );
+  });
+
+  it('versions outside 3.4–3.6 are refused with a message naming the supported ones', () => {
+    for (const v of ['3.3.27', '3.7.0', '4.0.0', '3.5', 'v3.5.16', '']) {
+      assert.throws(() => etcdMinor(v), /3\.4, 3\.5, 3\.6/, v);
+    }
+    assert.equal(etcdMinor('3.6.10'), '3.6');
+  });
+
+  // Every flag must exist in the real binary: etcd refuses to start on an unknown flag.
+  for (const minor of ['3.4', '3.5'] as EtcdMinor[]) {
+    let help = '';
+    try {
+      const bins = etcdBinaries(minor);
+      // etcd prints its help on stderr (3.4) or stdout: read both.
+      const out = spawnSync(bins.etcd, ['--help'], { encoding: 'utf8', timeout: 10_000 });
+      help = `${out.stdout}${out.stderr}`;
+    } catch {
+      help = '';
+    }
+    it(
+      `every flag for ${minor} is one the real etcd ${minor} knows`,
+      { skip: !help && 'etcd binary not installed' },
+      () => {
+        const m = member({
+          version: `${minor}.0`,
+          options: { autoCompactionMode: 'periodic', autoCompactionRetention: '1h', snapshotCount: 10000 },
+          tls: { clientServerSecretRef: { name: 's' }, clientMTLS: true, peerSecretRef: { name: 'p' } },
+        });
+        for (const key of flagMap(etcdFlags(m, { namespace: NS, clusterFormed: false })).keys()) {
+          assert.match(help, new RegExp(`\\s${key}\\s`), `etcd ${minor} does not know ${key}`);
+        }
+      },
+    );
+  }
+});
+
+describe('etcd flags: options', () => {
+  it('compaction and snapshot count pass through', () => {
+    const f = flagsOf(
+      member({
+        options: { autoCompactionMode: 'revision', autoCompactionRetention: '10000', snapshotCount: 5000 },
+      }),
+    );
+    assert.equal(f.get('--auto-compaction-mode'), 'revision');
+    assert.equal(f.get('--auto-compaction-retention'), '10000');
+    assert.equal(f.get('--snapshot-count'), '5000');
+  });
+
+  it('unset options add no compaction or snapshot flags', () => {
+    const f = flagsOf(member());
+    assert.equal(f.has('--auto-compaction-mode'), false);
+    assert.equal(f.has('--auto-compaction-retention'), false);
+    assert.equal(f.has('--snapshot-count'), false);
+  });
+
+  // The quota alarm must fire before the volume is full: half the volume, at most etcd's 2 GiB.
+  const quota: { storage: EtcdMemberSpec['storage']; quota?: number; want: bigint }[] = [
+    { storage: { size: '1Gi' }, want: 512n * 1024n ** 2n },
+    { storage: {}, want: 512n * 1024n ** 2n },
+    { storage: { size: '3Gi' }, want: 1536n * 1024n ** 2n },
+    { storage: { size: '4Gi' }, want: 2n * 1024n ** 3n },
+    { storage: { size: '100Gi' }, want: 2n * 1024n ** 3n },
+    { storage: { size: '256Mi', medium: 'Memory' }, want: 128n * 1024n ** 2n },
+    { storage: { size: 1000 }, want: 500n },
+    { storage: { size: '1Gi' }, quota: 900 * 1024 ** 2, want: 900n * 1024n ** 2n },
+    { storage: { size: '1Gi' }, quota: 0, want: 512n * 1024n ** 2n },
+  ];
+  for (const q of quota) {
+    it(`quota for storage ${JSON.stringify(q.storage)}${q.quota !== undefined ? ` with ${q.quota}` : ''} is ${q.want}`, () => {
+      const m = member({
+        storage: q.storage,
+        ...(q.quota !== undefined && { options: { quotaBackendBytes: q.quota } }),
+      });
+      assert.equal(flagsOf(m).get('--quota-backend-bytes'), String(q.want));
+      if (q.quota === undefined) assert.equal(defaultQuotaBackendBytes(m), q.want);
+    });
+  }
+});
+
+describe('etcd flags: TLS', () => {
+  it('plaintext members use http everywhere and no certificate flags', () => {
+    const flags = etcdFlags(member(), { namespace: NS, clusterFormed: true });
+    assert.ok(!flags.some(f => f.includes('https') || f.includes('cert') || f.includes('/etc/etcd/tls')));
+  });
+
+  it('server TLS without client certificates', () => {
+    const f = flagsOf(member({ tls: { clientServerSecretRef: { name: 's' }, clientMTLS: false } }));
+    assert.equal(f.get('--listen-client-urls'), 'https://0.0.0.0:2379');
+    assert.equal(f.get('--advertise-client-urls'), 'https://demo-abcde.demo.prod.svc:2379');
+    assert.equal(f.get('--cert-file'), '/etc/etcd/tls/client/tls.crt');
+    assert.equal(f.get('--key-file'), '/etc/etcd/tls/client/tls.key');
+    assert.equal(f.has('--client-cert-auth'), false);
+    assert.equal(f.has('--trusted-ca-file'), false);
+    assert.equal(f.get('--listen-peer-urls'), 'http://0.0.0.0:2380');
+    assert.equal(f.get('--listen-metrics-urls'), 'http://0.0.0.0:2381');
+  });
+
+  it('mutual client TLS requires client certificates signed by the CA', () => {
+    const f = flagsOf(member({ tls: { clientServerSecretRef: { name: 's' }, clientMTLS: true } }));
+    assert.equal(f.get('--client-cert-auth'), 'true');
+    assert.equal(f.get('--trusted-ca-file'), '/etc/etcd/tls/client/ca.crt');
+  });
+
+  it('peer TLS is always mutual', () => {
+    const f = flagsOf(member({ tls: { peerSecretRef: { name: 'p' } } }));
+    assert.equal(f.get('--listen-peer-urls'), 'https://0.0.0.0:2380');
+    assert.equal(f.get('--initial-advertise-peer-urls'), 'https://demo-abcde.demo.prod.svc:2380');
+    assert.equal(f.get('--peer-cert-file'), '/etc/etcd/tls/peer/tls.crt');
+    assert.equal(f.get('--peer-key-file'), '/etc/etcd/tls/peer/tls.key');
+    assert.equal(f.get('--peer-trusted-ca-file'), '/etc/etcd/tls/peer/ca.crt');
+    assert.equal(f.get('--peer-client-cert-auth'), 'true');
+    assert.equal(f.get('--listen-client-urls'), 'http://0.0.0.0:2379');
+  });
+});

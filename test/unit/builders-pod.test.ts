@@ -1,0 +1,356 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdMember, EtcdMemberSpec } from '../../shared/api/etcd-member.ts';
+import {
+  buildMember,
+  buildMemberPod,
+  buildMemberPvc,
+  goRuntimeEnv,
+  isControlledBy,
+  type BuildMemberPodOptions,
+} from '../../shared/builders/index.ts';
+
+const NS = 'prod';
+
+const cluster: EtcdCluster = {
+  apiVersion: 'etcdfn.io/v1alpha1',
+  kind: 'EtcdCluster',
+  metadata: { name: 'demo', namespace: NS, uid: 'cluster-uid' },
+  spec: { version: '3.5.16' },
+  status: {
+    clusterToken: 'prod-demo-cluster-uid',
+    observed: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' } },
+  },
+};
+
+/** A member as it is after creation (named by the API server) and after being added to etcd. */
+function member(spec: Partial<EtcdMemberSpec> = {}, status: EtcdMember['status'] = undefined): EtcdMember {
+  const m = buildMember(cluster, { bootstrap: false });
+  m.metadata = { ...m.metadata, name: 'demo-abcde', uid: 'member-uid' };
+  delete m.metadata.generateName;
+  m.spec = { ...m.spec, initialCluster: 'demo-abcde=http://demo-abcde.demo.prod.svc:2380', ...spec };
+  if (status) m.status = status;
+  return m;
+}
+
+const OPTS: BuildMemberPodOptions = { namespace: NS, clusterFormed: true, isVoter: true };
+const pod = (m: EtcdMember = member(), opts: Partial<BuildMemberPodOptions> = {}): V1Pod =>
+  buildMemberPod(m, { ...OPTS, ...opts });
+const etcd = (p: V1Pod): V1Container => p.spec!.containers.find(c => c.name === 'etcd')!;
+const env = (p: V1Pod): Record<string, string> =>
+  Object.fromEntries((etcd(p).env ?? []).map(e => [e.name, e.value ?? '']));
+
+/**
+ * The rules of the "restricted" Pod Security Standard (as of Kubernetes 1.29) that a Pod spec
+ * can break; returns what it breaks, empty when it passes.
+ */
+function restrictedViolations(p: V1Pod): string[] {
+  const out: string[] = [];
+  const spec = p.spec!;
+  const podSc = spec.securityContext ?? {};
+  if (spec.hostNetwork || spec.hostPID || spec.hostIPC) out.push('host namespaces');
+  const allowedVolumes = [
+    'configMap',
+    'csi',
+    'downwardAPI',
+    'emptyDir',
+    'ephemeral',
+    'persistentVolumeClaim',
+    'projected',
+    'secret',
+  ];
+  for (const v of spec.volumes ?? []) {
+    const kinds = Object.keys(v).filter(k => k !== 'name');
+    if (kinds.some(k => !allowedVolumes.includes(k))) out.push(`volume ${v.name} of type ${kinds.join(',')}`);
+  }
+  if (podSc.runAsUser === 0) out.push('pod runAsUser 0');
+  if (
+    podSc.seccompProfile &&
+    podSc.seccompProfile.type !== 'RuntimeDefault' &&
+    podSc.seccompProfile.type !== 'Localhost'
+  ) {
+    out.push('pod seccomp');
+  }
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+    const sc = c.securityContext ?? {};
+    if (sc.privileged) out.push(`${c.name}: privileged`);
+    if (sc.allowPrivilegeEscalation !== false) out.push(`${c.name}: allowPrivilegeEscalation must be false`);
+    if (!(sc.capabilities?.drop ?? []).includes('ALL')) out.push(`${c.name}: must drop ALL capabilities`);
+    if ((sc.capabilities?.add ?? []).some(cap => cap !== 'NET_BIND_SERVICE'))
+      out.push(`${c.name}: adds capabilities`);
+    if ((sc.runAsNonRoot ?? podSc.runAsNonRoot) !== true) out.push(`${c.name}: runAsNonRoot`);
+    if ((sc.runAsUser ?? podSc.runAsUser) === 0) out.push(`${c.name}: runs as root`);
+    const seccomp = sc.seccompProfile?.type ?? podSc.seccompProfile?.type;
+    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') out.push(`${c.name}: seccomp`);
+    if ((c.ports ?? []).some(port => port.hostPort)) out.push(`${c.name}: hostPort`);
+  }
+  return out;
+}
+
+describe('member Pod', () => {
+  it('passes the restricted Pod Security profile and mounts no service-account token', () => {
+    for (const p of [
+      pod(),
+      pod(member({ storage: { size: '1Gi', medium: 'Memory' } })),
+      pod(
+        member({
+          tls: { clientServerSecretRef: { name: 's' }, clientMTLS: true, peerSecretRef: { name: 'p' } },
+        }),
+      ),
+    ]) {
+      assert.deepEqual(restrictedViolations(p), []);
+      assert.equal(p.spec!.automountServiceAccountToken, false);
+      assert.equal(p.spec!.enableServiceLinks, false);
+      assert.equal(etcd(p).securityContext?.readOnlyRootFilesystem, true);
+      assert.equal(p.spec!.securityContext?.runAsUser, 65532);
+      assert.equal(p.spec!.securityContext?.fsGroup, 65532);
+    }
+  });
+
+  it('the restricted checker itself catches what it claims to', () => {
+    const bad = pod();
+    bad.spec!.hostNetwork = true;
+    bad.spec!.volumes!.push({ name: 'host', hostPath: { path: '/' } });
+    etcd(bad).securityContext = { privileged: true };
+    const violations = restrictedViolations(bad).join('; ');
+    for (const rule of [
+      'host namespaces',
+      'hostPath',
+      'privileged',
+      'allowPrivilegeEscalation',
+      'drop ALL',
+    ]) {
+      assert.match(violations, new RegExp(rule));
+    }
+  });
+
+  it('is named after its member, owned by it, and resolvable through the headless Service', () => {
+    const p = pod();
+    assert.equal(p.metadata?.name, 'demo-abcde');
+    assert.equal(p.metadata?.namespace, NS);
+    assert.equal(isControlledBy(p, member()), true);
+    assert.equal(p.spec!.hostname, 'demo-abcde');
+    assert.equal(p.spec!.subdomain, 'demo');
+  });
+
+  it('labels say cluster, member and role; a member not yet in etcd has no role', () => {
+    assert.equal(pod().metadata?.labels?.['etcdfn.io/role'], 'voter');
+    assert.equal(pod().metadata?.labels?.['etcdfn.io/member'], 'demo-abcde');
+    assert.equal(pod().metadata?.labels?.['etcdfn.io/cluster'], 'demo');
+    const learner = member({}, { memberID: 'abc', role: 'learner' });
+    assert.equal(pod(learner, { isVoter: false }).metadata?.labels?.['etcdfn.io/role'], 'learner');
+    assert.equal(pod(member(), { isVoter: false }).metadata?.labels?.['etcdfn.io/role'], undefined);
+  });
+
+  it('additionalMetadata lands on the Pod but cannot claim a role or another cluster', () => {
+    const m = member({
+      additionalMetadata: {
+        labels: { team: 'db', 'etcdfn.io/role': 'voter', 'etcdfn.io/cluster': 'x' },
+        annotations: { 'prometheus.io/scrape': 'true' },
+      },
+    });
+    const p = pod(m, { isVoter: false });
+    assert.equal(p.metadata?.labels?.team, 'db');
+    assert.equal(p.metadata?.labels?.['etcdfn.io/role'], undefined);
+    assert.equal(p.metadata?.labels?.['etcdfn.io/cluster'], 'demo');
+    assert.deepEqual(p.metadata?.annotations, { 'prometheus.io/scrape': 'true' });
+  });
+
+  it('runs the etcd image of the member version, from the configured repository', () => {
+    assert.equal(etcd(pod()).image, 'quay.io/coreos/etcd:v3.5.16');
+    assert.equal(
+      etcd(pod(member(), { etcdImageRepository: 'registry.local/etcd' })).image,
+      'registry.local/etcd:v3.5.16',
+    );
+    assert.equal(etcd(pod()).command?.[0], 'etcd');
+  });
+
+  it('the seed says --initial-cluster-state=new only before the cluster ID and its member ID are recorded', () => {
+    const state = (p: V1Pod): string | undefined =>
+      etcd(p)
+        .command?.find(a => a.startsWith('--initial-cluster-state='))
+        ?.split('=')[1];
+    const seed = member({ bootstrap: true });
+    assert.equal(state(pod(seed, { clusterFormed: false })), 'new');
+    assert.equal(state(pod(seed, { clusterFormed: true })), 'existing');
+    const seedWithID = member({ bootstrap: true }, { memberID: '8e9e05c52164694d' });
+    assert.equal(state(pod(seedWithID, { clusterFormed: false })), 'existing');
+  });
+
+  it('exposes client, peer and metrics ports; Ready follows /health, liveness is only a TCP check', () => {
+    const c = etcd(pod());
+    assert.deepEqual(
+      c.ports?.map(p => [p.name, p.containerPort]),
+      [
+        ['client', 2379],
+        ['peer', 2380],
+        ['metrics', 2381],
+      ],
+    );
+    assert.deepEqual(c.readinessProbe?.httpGet, { path: '/health', port: 2381, scheme: 'HTTP' });
+    assert.equal(c.readinessProbe?.periodSeconds, 2);
+    assert.deepEqual(c.livenessProbe?.tcpSocket, { port: 2380 });
+    assert.equal(c.livenessProbe?.httpGet, undefined);
+    assert.equal(pod().spec!.terminationGracePeriodSeconds, 30);
+  });
+
+  it('a user affinity passes through; without one, members prefer different nodes', () => {
+    const p = pod();
+    const term = p.spec!.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0];
+    assert.equal(term?.weight, 100);
+    assert.equal(term?.podAffinityTerm.topologyKey, 'kubernetes.io/hostname');
+    assert.deepEqual(term?.podAffinityTerm.labelSelector?.matchLabels, { 'etcdfn.io/cluster': 'demo' });
+    assert.equal(
+      p.spec!.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution,
+      undefined,
+    );
+
+    const zone = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }],
+        },
+      },
+    };
+    assert.deepEqual(pod(member({ affinity: zone })).spec!.affinity, zone);
+    assert.ok(pod(member({ affinity: {} })).spec!.affinity?.podAntiAffinity);
+  });
+
+  it('topology spread and pull secrets pass through', () => {
+    const spread = [
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' },
+    ];
+    const p = pod(member({ topologySpreadConstraints: spread, imagePullSecrets: [{ name: 'regcred' }] }));
+    assert.deepEqual(p.spec!.topologySpreadConstraints, spread);
+    assert.deepEqual(p.spec!.imagePullSecrets, [{ name: 'regcred' }]);
+    assert.equal(pod().spec!.imagePullSecrets, undefined);
+  });
+});
+
+describe('member Pod resources and Go runtime', () => {
+  it('defaults to modest requests and no limits', () => {
+    assert.deepEqual(etcd(pod()).resources, { requests: { cpu: '100m', memory: '128Mi' } });
+    assert.deepEqual(env(pod()), {});
+  });
+
+  it('uses the user resources as given', () => {
+    const resources = { requests: { cpu: '500m' }, limits: { cpu: 2, memory: '1Gi' } };
+    assert.deepEqual(etcd(pod(member({ resources }))).resources, {
+      requests: { cpu: '500m' },
+      limits: { cpu: '2', memory: '1Gi' },
+    });
+  });
+
+  const cpu: [string, string][] = [
+    ['1500m', '2'],
+    ['1', '1'],
+    ['100m', '1'],
+    ['2', '2'],
+    ['2.1', '3'],
+  ];
+  for (const [limit, want] of cpu) {
+    it(`GOMAXPROCS ${want} for a CPU limit of ${limit}`, () => {
+      assert.equal(env(pod(member({ resources: { limits: { cpu: limit } } }))).GOMAXPROCS, want);
+    });
+  }
+
+  it('no GOMAXPROCS from a CPU request alone (requests do not throttle)', () => {
+    assert.equal(env(pod(member({ resources: { requests: { cpu: '4' } } }))).GOMAXPROCS, undefined);
+  });
+
+  it('GOMEMLIMIT is 90% of the memory limit, less a Memory-medium volume charged to the same cgroup', () => {
+    assert.equal(
+      env(pod(member({ resources: { limits: { memory: '1000Mi' } } }))).GOMEMLIMIT,
+      String(900 * 1024 ** 2),
+    );
+    const inMemory = member({
+      storage: { size: '512Mi', medium: 'Memory' },
+      resources: { limits: { memory: '1536Mi' } },
+    });
+    assert.equal(env(pod(inMemory)).GOMEMLIMIT, String(Math.floor((1024 * 1024 ** 2 * 9) / 10)));
+    assert.deepEqual(goRuntimeEnv({ limits: { memory: '256Mi' } }, 512n * 1024n ** 2n), []);
+  });
+});
+
+describe('member data volume', () => {
+  it('a disk member mounts its own PVC at /var/lib/etcd', () => {
+    const p = pod();
+    assert.deepEqual(p.spec!.volumes, [
+      { name: 'data', persistentVolumeClaim: { claimName: 'data-demo-abcde' } },
+    ]);
+    assert.deepEqual(etcd(p).volumeMounts, [{ name: 'data', mountPath: '/var/lib/etcd' }]);
+  });
+
+  it('a Memory member has no PVC and an emptyDir in memory limited to the storage size', () => {
+    const m = member({ storage: { size: '256Mi', medium: 'Memory' } });
+    assert.equal(buildMemberPvc(m, NS), undefined);
+    assert.deepEqual(pod(m).spec!.volumes, [
+      { name: 'data', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
+    ]);
+  });
+
+  it('TLS Secrets are mounted read-only where the flags point', () => {
+    const p = pod(
+      member({
+        tls: { clientServerSecretRef: { name: 's' }, clientMTLS: true, peerSecretRef: { name: 'p' } },
+      }),
+    );
+    assert.deepEqual(
+      p.spec!.volumes?.filter(v => v.secret).map(v => [v.name, v.secret?.secretName]),
+      [
+        ['tls-client', 's'],
+        ['tls-peer', 'p'],
+      ],
+    );
+    const mounts = etcd(p).volumeMounts?.filter(v => v.name.startsWith('tls-'));
+    assert.deepEqual(mounts, [
+      { name: 'tls-client', mountPath: '/etc/etcd/tls/client', readOnly: true },
+      { name: 'tls-peer', mountPath: '/etc/etcd/tls/peer', readOnly: true },
+    ]);
+  });
+
+  it('a restoring seed gets no Pod rather than an empty one (restore is not built yet)', () => {
+    const m = member({ bootstrap: true, restore: { source: { pvc: { claimName: 'b' } } } });
+    assert.throws(() => pod(m, { clusterFormed: false }), /restore/);
+  });
+});
+
+describe('member PVC', () => {
+  it('is data-<member>, ReadWriteOnce, sized like the storage, owned by the member', () => {
+    const pvc = buildMemberPvc(member(), NS)!;
+    assert.equal(pvc.metadata?.name, 'data-demo-abcde');
+    assert.equal(pvc.metadata?.namespace, NS);
+    assert.equal(isControlledBy(pvc, member()), true);
+    assert.equal(pvc.metadata?.labels?.['etcdfn.io/cluster'], 'demo');
+    assert.equal(pvc.metadata?.labels?.['etcdfn.io/member'], 'demo-abcde');
+    assert.deepEqual(pvc.spec?.accessModes, ['ReadWriteOnce']);
+    assert.deepEqual(pvc.spec?.resources?.requests, { storage: '1Gi' });
+    assert.equal('storageClassName' in pvc.spec, false);
+  });
+
+  it('passes a storage class through, including "" (no dynamic provisioning)', () => {
+    assert.equal(
+      buildMemberPvc(member({ storage: { size: '1Gi', storageClassName: 'fast' } }), NS)?.spec
+        ?.storageClassName,
+      'fast',
+    );
+    assert.equal(
+      buildMemberPvc(member({ storage: { size: '1Gi', storageClassName: '' } }), NS)?.spec?.storageClassName,
+      '',
+    );
+  });
+
+  it('carries additionalMetadata under the operator labels', () => {
+    const pvc = buildMemberPvc(
+      member({
+        additionalMetadata: { labels: { team: 'db', 'etcdfn.io/member': 'x' }, annotations: { a: 'b' } },
+      }),
+      NS,
+    )!;
+    assert.equal(pvc.metadata?.labels?.team, 'db');
+    assert.equal(pvc.metadata?.labels?.['etcdfn.io/member'], 'demo-abcde');
+    assert.deepEqual(pvc.metadata?.annotations, { a: 'b' });
+  });
+});

@@ -1,0 +1,307 @@
+// planCluster over observed states: every branch of reconcile-cluster's decision, as a table of
+// worlds and the one step each must lead to.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdMember } from '../../shared/api/etcd-member.ts';
+import { buildPdb } from '../../shared/builders/pdb.ts';
+import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
+import { findCondition } from '../../shared/conditions.ts';
+import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
+import { planCluster } from '../../shared/plan/cluster-plan.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
+
+const NOW = new Date('2026-11-22T10:00:00Z');
+const LATER = new Date('2026-11-22T10:30:00Z');
+
+function cluster(spec: Partial<EtcdCluster['spec']> = {}, status?: EtcdClusterStatus): EtcdCluster {
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdCluster',
+    metadata: { name: 'demo', namespace: 'prod', uid: 'uid-1', generation: 1, resourceVersion: '10' },
+    spec: {
+      replicas: 3,
+      version: '3.5.16',
+      storage: { size: '1Gi', medium: '' },
+      progressDeadlineSeconds: 600,
+      ...spec,
+    },
+    ...(status && { status }),
+  };
+}
+
+const observed = (replicas: number) => ({
+  replicas,
+  version: '3.5.16',
+  storage: { size: '1Gi', medium: '' },
+});
+const locked = (replicas: number, extra: EtcdClusterStatus = {}): EtcdClusterStatus => ({
+  clusterToken: 'prod-demo-uid-1',
+  observed: observed(replicas),
+  progressDeadline: '2026-11-22T10:10:00Z',
+  nextMemberOrdinal: replicas,
+  ...extra,
+});
+
+function member(
+  ordinal: number,
+  opts: { bootstrap?: boolean; dormant?: boolean; wired?: boolean; deleting?: boolean; voter?: boolean } = {},
+): EtcdMember {
+  const name = `demo-${ordinal}`;
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdMember',
+    metadata: {
+      name,
+      namespace: 'prod',
+      ...(opts.deleting && { deletionTimestamp: NOW }),
+    },
+    spec: {
+      clusterName: 'demo',
+      version: '3.5.16',
+      storage: { size: '1Gi' },
+      bootstrap: opts.bootstrap ?? ordinal === 0,
+      initialCluster: opts.wired === false ? '' : `${name}=http://${name}.demo.prod.svc:2380`,
+      clusterToken: 'prod-demo-uid-1',
+      ...(opts.dormant && { dormant: true }),
+    },
+    status: { isVoter: opts.voter ?? true },
+  };
+}
+
+const membership = (ordinal: number, opts: { learner?: boolean; started?: boolean } = {}): Membership => ({
+  id: (0x1000 + ordinal).toString(16).padStart(16, '0'),
+  name: opts.started === false ? '' : `demo-${ordinal}`,
+  peerURLs: [`http://demo-${ordinal}.demo.prod.svc:2380`],
+  clientURLs: opts.started === false ? [] : [`http://demo-${ordinal}.demo.prod.svc:2379`],
+  isLearner: opts.learner ?? false,
+  started: opts.started ?? true,
+});
+
+function state(
+  c: EtcdCluster,
+  members: EtcdMember[],
+  opts: { ready?: number[]; etcd?: EtcdView; services?: boolean; pdb?: boolean; now?: Date } = {},
+): ClusterState {
+  const ready = opts.ready ?? members.map((_, i) => i);
+  const s: ClusterState = {
+    now: opts.now ?? NOW,
+    cluster: c,
+    members,
+    pods: members
+      .filter(m => !m.spec.dormant)
+      .map(m => ({
+        name: m.metadata.name ?? '',
+        ready: ready.includes(Number(m.metadata.name?.split('-')[1])),
+        phase: 'Running',
+        deleting: false,
+      })),
+    services:
+      opts.services === false
+        ? {}
+        : { headless: buildHeadlessService(c), client: buildClientService(c) },
+  };
+  if (opts.etcd) s.etcd = opts.etcd;
+  if (opts.pdb !== false) {
+    const voters = opts.etcd?.reachable ? opts.etcd.members.filter(m => !m.isLearner).length : 0;
+    const pdb = buildPdb(c, { voters });
+    if (pdb) s.pdb = pdb;
+  }
+  return s;
+}
+
+const etcdOf = (members: Membership[], leader = 0): EtcdView => ({
+  reachable: true,
+  members,
+  clusterId: 'c0ffee0000000001',
+  leaderId: members.find(m => m.name === `demo-${leader}`)?.id ?? members[0]?.id,
+});
+
+describe('planCluster', () => {
+  it('a new cluster locks its target, token and deadline before anything else', () => {
+    const plan = planCluster(state(cluster(), []));
+    assert.equal(plan.action.kind, 'none');
+    assert.equal(plan.status.clusterToken, 'prod-demo-uid-1');
+    assert.deepEqual(plan.status.observed?.replicas, 3);
+    assert.equal(plan.status.progressDeadline, '2026-11-22T10:10:00Z');
+    assert.equal(findCondition(plan.status.conditions, 'Progressing')?.status, 'True');
+  });
+
+  it('creates the Services before any member', () => {
+    const plan = planCluster(
+      state(cluster({}, locked(3, { nextMemberOrdinal: 0 })), [], { services: false }),
+    );
+    assert.equal(plan.action.kind, 'ensure-services');
+  });
+
+  it('claims the seed as member demo-0 and advances the ordinal in the same write', () => {
+    const plan = planCluster(state(cluster({}, locked(3, { nextMemberOrdinal: 0 })), []));
+    assert.equal(plan.action.kind, 'claim');
+    if (plan.action.kind !== 'claim') return;
+    assert.deepEqual([plan.action.operation.member, plan.action.operation.bootstrap], ['demo-0', true]);
+    assert.equal(plan.status.nextMemberOrdinal, 1);
+    assert.equal((plan.status.operation as { member: string }).member, 'demo-0');
+  });
+
+  it('an operation in status is resumed, whatever else the world says', () => {
+    const op = { type: 'add-member', member: 'demo-1', bootstrap: false, startedAt: NOW.toISOString() };
+    const plan = planCluster(state(cluster({}, locked(3, { clusterID: 'c', operation: op })), [member(0)]));
+    assert.deepEqual(plan.action, { kind: 'resume', operation: op });
+  });
+
+  it('waits for the seed, then latches the cluster ID from etcd', () => {
+    const c = cluster({}, locked(3, { nextMemberOrdinal: 1 }));
+    const waiting = planCluster(state(c, [member(0)], { ready: [] }));
+    assert.equal(waiting.action.kind, 'wait');
+    assert.equal(findCondition(waiting.status.conditions, 'Progressing')?.reason, 'WaitingForSeed');
+    const formed = planCluster(state(c, [member(0)], { etcd: etcdOf([membership(0)]) }));
+    assert.equal(formed.status.clusterID, 'c0ffee0000000001');
+    assert.ok(formed.events.some(e => e.reason === 'ClusterFormed'));
+  });
+
+  it('does not latch a cluster ID from an ambiguous answer', () => {
+    const c = cluster({}, locked(3, { nextMemberOrdinal: 1 }));
+    const plan = planCluster(state(c, [member(0)], { etcd: etcdOf([membership(0), membership(7)]) }));
+    assert.equal(plan.status.clusterID, undefined);
+  });
+
+  it('adds one learner at a time, only when every running member is ready', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 2 }));
+    const members = [member(0), member(1)];
+    const unready = planCluster(
+      state(c, members, { ready: [0], etcd: etcdOf([membership(0), membership(1)]) }),
+    );
+    assert.equal(unready.action.kind, 'wait');
+    const ready = planCluster(state(c, members, { etcd: etcdOf([membership(0), membership(1)]) }));
+    assert.equal(ready.action.kind, 'claim');
+    if (ready.action.kind === 'claim') assert.equal(ready.action.operation.member, 'demo-2');
+  });
+
+  it('promotes a started learner whose Pod is ready, and waits for one that is not', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 2 }));
+    const members = [member(0), member(1, { voter: false })];
+    const etcd = etcdOf([membership(0), membership(1, { learner: true })]);
+    const plan = planCluster(state(c, members, { etcd }));
+    assert.deepEqual(plan.action, { kind: 'promote', member: 'demo-1', id: membership(1).id });
+    const notStarted = etcdOf([membership(0), membership(1, { learner: true, started: false })]);
+    assert.equal(planCluster(state(c, members, { etcd: notStarted, ready: [0] })).action.kind, 'wait');
+  });
+
+  it('scales down the newest member, moving leadership off it first', () => {
+    const c = cluster({ replicas: 1 }, locked(1, { clusterID: 'c', nextMemberOrdinal: 3 }));
+    const members = [member(0), member(1), member(2)];
+    const all = [membership(0), membership(1), membership(2)];
+    const leaderIsVictim = planCluster(state(c, members, { etcd: etcdOf(all, 2) }));
+    assert.equal(leaderIsVictim.action.kind, 'move-leader');
+    const otherLeader = planCluster(state(c, members, { etcd: etcdOf(all, 0) }));
+    assert.deepEqual(otherLeader.action, { kind: 'delete-member', member: 'demo-2' });
+  });
+
+  it('waits while a member is being removed (one membership change at a time)', () => {
+    const c = cluster({ replicas: 1 }, locked(1, { clusterID: 'c', nextMemberOrdinal: 3 }));
+    const members = [member(0), member(1), member(2, { deleting: true })];
+    const plan = planCluster(
+      state(c, members, { etcd: etcdOf([membership(0), membership(1), membership(2)]) }),
+    );
+    assert.equal(plan.action.kind, 'wait');
+  });
+
+  it('pauses by making the last member dormant, and resumes the same member', () => {
+    const pausing = cluster({ replicas: 0 }, locked(0, { clusterID: 'c', nextMemberOrdinal: 1 }));
+    const plan = planCluster(state(pausing, [member(0)], { etcd: etcdOf([membership(0)]) }));
+    assert.deepEqual(plan.action, { kind: 'set-dormant', member: 'demo-0', dormant: true });
+    const paused = planCluster(state(pausing, [member(0, { dormant: true })], { pdb: false }));
+    assert.equal(paused.action.kind, 'none');
+    assert.match(findCondition(paused.status.conditions, 'Available')?.message ?? '', /data-demo-0/);
+    assert.equal(paused.status.phase, 'Paused');
+    const resuming = cluster({ replicas: 1 }, locked(1, { clusterID: 'c', nextMemberOrdinal: 1 }));
+    const resume = planCluster(state(resuming, [member(0, { dormant: true })], { pdb: false }));
+    assert.deepEqual(resume.action, { kind: 'set-dormant', member: 'demo-0', dormant: false });
+  });
+
+  it('removes an etcd member that no EtcdMember stands for', () => {
+    const c = cluster({}, locked(1, { clusterID: 'c', nextMemberOrdinal: 1 }));
+    const plan = planCluster(
+      state(c, [member(0)], {
+        etcd: etcdOf([membership(0), membership(9, { learner: true, started: false })]),
+      }),
+    );
+    assert.equal(plan.action.kind, 'remove-orphan');
+  });
+
+  it('a reached target writes nothing: planning twice gives the same status', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 3 }));
+    const members = [member(0), member(1), member(2)];
+    const etcd = etcdOf([membership(0), membership(1), membership(2)]);
+    const first = planCluster(state(c, members, { etcd }));
+    assert.equal(first.action.kind, 'none');
+    assert.equal(first.status.ready, '3/3');
+    assert.equal(first.status.phase, 'Running');
+    assert.equal(first.status.progressDeadline, undefined, 'the deadline is cleared once reached');
+    assert.equal(findCondition(first.status.conditions, 'Available')?.reason, 'QuorumHealthy');
+    const again = planCluster(state({ ...c, status: first.status }, members, { etcd, now: LATER }));
+    assert.deepEqual(again.status, first.status);
+  });
+
+  it('a spec edit mid-flight waits; once the target is reached it is adopted', () => {
+    const midFlight = cluster({ replicas: 5 }, locked(3, { clusterID: 'c', nextMemberOrdinal: 2 }));
+    const plan = planCluster(
+      state(midFlight, [member(0), member(1)], { etcd: etcdOf([membership(0), membership(1)]) }),
+    );
+    assert.equal(plan.status.observed?.replicas, 3, 'still working toward 3');
+    const reached = cluster({ replicas: 5 }, locked(3, { clusterID: 'c', nextMemberOrdinal: 3 }));
+    const members = [member(0), member(1), member(2)];
+    const adopt = planCluster(
+      state(reached, members, { etcd: etcdOf([membership(0), membership(1), membership(2)]) }),
+    );
+    assert.equal(adopt.status.observed?.replicas, 5);
+  });
+
+  it('a missed deadline is terminal and says what to do, until the spec changes', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 2 }));
+    const members = [member(0), member(1)];
+    const plan = planCluster(state(c, members, { now: LATER, etcd: etcdOf([membership(0), membership(1)]) }));
+    const progressing = findCondition(plan.status.conditions, 'Progressing');
+    assert.equal(progressing?.reason, 'DeadlineExceeded');
+    assert.match(progressing?.message ?? '', /edit the spec to retry/);
+    assert.equal(plan.status.phase, 'Failed');
+    const edited = cluster({ replicas: 2 }, c.status);
+    const retry = planCluster(
+      state(edited, members, { now: LATER, etcd: etcdOf([membership(0), membership(1)]) }),
+    );
+    assert.equal(retry.status.observed?.replicas, 2);
+    assert.equal(findCondition(retry.status.conditions, 'Progressing')?.reason, 'RetryAfterDeadline');
+  });
+
+  it('a cluster that never formed reports BootstrapFailed', () => {
+    const c = cluster({}, locked(3, { nextMemberOrdinal: 1 }));
+    const plan = planCluster(state(c, [member(0)], { now: LATER, ready: [] }));
+    assert.equal(findCondition(plan.status.conditions, 'Progressing')?.reason, 'BootstrapFailed');
+  });
+
+  it('reports lost quorum with the count', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 3 }));
+    const members = [member(0), member(1), member(2)];
+    const plan = planCluster(
+      state(c, members, { ready: [0], etcd: etcdOf([membership(0), membership(1), membership(2)]) }),
+    );
+    const available = findCondition(plan.status.conditions, 'Available');
+    assert.equal(available?.reason, 'QuorumLost');
+    assert.match(available?.message ?? '', /1\/3/);
+  });
+
+  it('keeps the PodDisruptionBudget in step with the voters', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 3 }));
+    const members = [member(0), member(1), member(2)];
+    const plan = planCluster(
+      state(c, members, { pdb: false, etcd: etcdOf([membership(0), membership(1), membership(2)]) }),
+    );
+    assert.equal(plan.action.kind, 'ensure-pdb');
+  });
+
+  it('a cluster being deleted is left to garbage collection', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c' }));
+    c.metadata.deletionTimestamp = NOW;
+    assert.equal(planCluster(state(c, [member(0)])).action.kind, 'none');
+  });
+});
