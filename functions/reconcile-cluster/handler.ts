@@ -10,7 +10,8 @@ export function clusterHandler(context: () => Context = defaultContext): EventHa
     const target = clusterTarget(event);
     const ctx = context();
     if (target.kind === 'ignore') return { result: 'done', summary: target.why };
-    if (target.kind === 'cluster') return reconcileCluster(ctx, target);
+    if (target.kind === 'cluster')
+      return reconcileCluster(ctx, { namespace: target.namespace, name: target.name });
     return resyncAll(ctx);
   };
 }

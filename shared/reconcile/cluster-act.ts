@@ -186,7 +186,7 @@ async function wireLearner(ctx: Context, state: ClusterState, member: EtcdMember
   if (listed.kind !== 'ok') return retry(`adding ${name}: etcd did not answer: ${listed.message}`);
   let members = listed.members;
   if (!members.some(m => m.peerURLs.includes(peer))) {
-    const added = await ctx.etcd.addLearner(endpoints, peer);
+    const added = await addLearnerPatiently(ctx, endpoints, peer);
     if (added.kind === 'ok') members = added.members;
     else if (added.kind === 'peer-url-exists') {
       const again = await ctx.etcd.listMembers(endpoints);
@@ -198,6 +198,20 @@ async function wireLearner(ctx: Context, state: ClusterState, member: EtcdMember
   const patched = await ctx.kube.mergePatch(memberRef(state, name), { spec: { initialCluster } });
   if (patched.kind !== 'written') return retry(`wiring ${name}: ${patched.kind}`);
   return { ok: true, summary: `learner ${name} added` };
+}
+
+/**
+ * etcd refuses a membership change until every voter has been connected for 5 s (its strict
+ * reconfiguration check), which right after a start or a promotion is always the case: wait
+ * inside the request rather than bounce the event through the retry back-off.
+ */
+async function addLearnerPatiently(ctx: Context, endpoints: string[], peer: string) {
+  const deadline = Date.now() + ctx.settings.unhealthyWaitMs;
+  for (;;) {
+    const added = await ctx.etcd.addLearner(endpoints, peer);
+    if (added.kind !== 'unhealthy-cluster' || Date.now() >= deadline) return added;
+    await sleep(250);
+  }
 }
 
 async function clearOperation(ctx: Context, cluster: Cluster, op: AddMemberOperation): Promise<void> {

@@ -23,7 +23,8 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   const read = await ctx.kube.get<EtcdCluster & KubeObject>({
     apiVersion: API_VERSION,
     kind: ETCD_CLUSTER.kind,
-    ...ref,
+    namespace: ref.namespace,
+    name: ref.name,
   });
   if (read.kind === 'not-found') return undefined;
   const cluster = read.object;

@@ -12,6 +12,8 @@ export interface OperatorSettings {
   /** How long a member may take to catch up before promotion is retried by a later event. */
   promoteAttempts: number;
   promoteIntervalMs: number;
+  /** How long a membership change waits inside a request for etcd to call the cluster healthy. */
+  unhealthyWaitMs: number;
 }
 
 export interface Context {
@@ -26,10 +28,14 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     etcdImageRepository: env.ETCD_IMAGE_REPOSITORY || 'quay.io/coreos/etcd',
     promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 20),
     promoteIntervalMs: Number(env.ETCDFN_PROMOTE_INTERVAL_MS ?? 250),
+    unhealthyWaitMs: Number(env.ETCDFN_UNHEALTHY_WAIT_MS ?? 8000),
   };
 }
 
-export function createContext(kc: KubeConfig = loadKubeConfig(), env: NodeJS.ProcessEnv = process.env): Context {
+export function createContext(
+  kc: KubeConfig = loadKubeConfig(),
+  env: NodeJS.ProcessEnv = process.env,
+): Context {
   return {
     kube: new KubeObjects(kc),
     etcd: createEtcdAdapter({ timeoutMs: Number(env.ETCDFN_ETCD_TIMEOUT_MS ?? 5000) }),

@@ -1,0 +1,168 @@
+// The process kubelet's pure parts: $(VAR) expansion, path and address rewriting, image
+// resolution, etcd defaults, Pod IP allocation, hosts file rendering and in-place rewriting.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { EtcdBinaries } from '../support/etcd-binaries.ts';
+import { HostsFile, MANAGED_BEGIN, renderHosts } from '../sandbox/hosts.ts';
+import { dnsEntries } from '../sandbox/kubelet/dns.ts';
+import { etcdServerDefaults } from '../sandbox/kubelet/etcd-defaults.ts';
+import { expand } from '../sandbox/kubelet/expand.ts';
+import { ImagePullError, containerArgv, resolveImage } from '../sandbox/kubelet/images.ts';
+import type { ImageConfig } from '../sandbox/kubelet/images.ts';
+import { PodIpAllocator } from '../sandbox/kubelet/ipam.ts';
+import { addressRewriter, pathRewriter } from '../sandbox/kubelet/rewrite.ts';
+
+const bins = (minor: '3.4' | '3.5', version: string): EtcdBinaries => ({
+  minor,
+  version,
+  etcd: `/opt/etcd-${minor}/etcd`,
+  etcdctl: `/opt/etcd-${minor}/etcdctl`,
+  etcdutl: minor === '3.5' ? `/opt/etcd-${minor}/etcdutl` : undefined,
+});
+
+const images: ImageConfig = {
+  etcd: new Map([
+    ['3.4', bins('3.4', '3.4.23')],
+    ['3.5', bins('3.5', '3.5.16')],
+  ]),
+  agentImages: ['ghcr.io/etcdfn/etcdfn'],
+  agentCommand: ['node', 'agent.ts'],
+  hostImages: ['busybox'],
+};
+
+describe('kubelet units', () => {
+  it('expands $(VAR) like Kubernetes', () => {
+    const vars: Record<string, string> = { A: 'x', B: 'y' };
+    const lookup = (n: string): string | undefined => vars[n];
+    assert.equal(expand('$(A)-$(B)', lookup), 'x-y');
+    assert.equal(expand('$(MISSING) $$(A) $A $$ $', lookup), '$(MISSING) $(A) $A $ $');
+    assert.equal(expand('$(A', lookup), '$(A');
+  });
+
+  it('rewrites mount paths (longest first, once) and wildcard/loopback addresses', () => {
+    const paths = pathRewriter([
+      { containerPath: '/var/lib/etcd', hostPath: '/tmp/pvc' },
+      { containerPath: '/var/lib/etcd/wal', hostPath: '/tmp/wal' },
+      { containerPath: '/tmp', hostPath: '/nope' },
+    ]);
+    assert.equal(paths('--data-dir=/var/lib/etcd'), '--data-dir=/tmp/pvc');
+    assert.equal(paths('/var/lib/etcd/data'), '/tmp/pvc/data');
+    assert.equal(paths('--wal-dir /var/lib/etcd/wal/x'), '--wal-dir /tmp/wal/x');
+    assert.equal(paths('ls /var/lib/etcdX; cat "/var/lib/etcd"'), 'ls /var/lib/etcdX; cat "/tmp/pvc"');
+    const addr = addressRewriter('127.66.0.2', ['127.0.0.1:6443']);
+    assert.equal(
+      addr('--listen-client-urls=http://0.0.0.0:2379,http://127.0.0.1:2379'),
+      '--listen-client-urls=http://127.66.0.2:2379,http://127.66.0.2:2379',
+    );
+    assert.equal(addr('http://[::]:2380'), 'http://127.66.0.2:2380');
+    assert.equal(addr('--metrics-addr=:2381'), '--metrics-addr=127.66.0.2:2381');
+    assert.equal(addr('https://localhost:2379'), 'https://127.66.0.2:2379');
+    assert.equal(addr('--server=http://127.0.0.1:6443'), '--server=http://127.0.0.1:6443', 'kept address');
+    assert.equal(addr('etcd-0.localhost.example:1'), 'etcd-0.localhost.example:1');
+  });
+
+  it('resolves images to local binaries by minor version', () => {
+    for (const [image, version] of [
+      ['registry.k8s.io/etcd:3.5.16-0', '3.5.16'],
+      ['quay.io/coreos/etcd:v3.5.21', '3.5.16'],
+      ['gcr.io/etcd-development/etcd:v3.4.23', '3.4.23'],
+    ] as const) {
+      const r = resolveImage(image, images);
+      assert.equal(r.kind, 'etcd');
+      assert.equal(r.kind === 'etcd' && r.bins.version, version);
+    }
+    assert.throws(() => resolveImage('quay.io/coreos/etcd:v3.6.0', images), ImagePullError);
+    assert.throws(() => resolveImage('nginx:1.25', images), /cannot run this image/);
+    assert.equal(resolveImage('ghcr.io/etcdfn/etcdfn:dev', images).kind, 'agent');
+    const etcd = resolveImage('registry.k8s.io/etcd:3.4.23-0', images);
+    assert.deepEqual(containerArgv(etcd, [], ['--name=a'], images, '/usr/bin'), [
+      '/opt/etcd-3.4/etcd',
+      '--name=a',
+    ]);
+    assert.deepEqual(containerArgv(etcd, ['/usr/local/bin/etcdctl', 'get'], ['k'], images, '/usr/bin'), [
+      '/opt/etcd-3.4/etcdctl',
+      'get',
+      'k',
+    ]);
+    const agent = resolveImage('ghcr.io/etcdfn/etcdfn:dev', images);
+    assert.deepEqual(containerArgv(agent, ['/agent', 'restore'], ['--x'], images, '/usr/bin'), [
+      'node',
+      'agent.ts',
+      'restore',
+      '--x',
+    ]);
+    assert.deepEqual(containerArgv(agent, ['etcdutl', 'version'], [], images, '/usr/bin'), [
+      '/opt/etcd-3.5/etcdutl',
+      'version',
+    ]);
+    assert.throws(
+      () => containerArgv(etcd, ['etcdutl'], [], images, '/usr/bin'),
+      /executable file not found/,
+    );
+  });
+
+  it('gives an etcd server without listen flags the Pod IP', () => {
+    assert.deepEqual(etcdServerDefaults(['--name=m1'], {}, '127.1.1.1'), {
+      ETCD_LISTEN_CLIENT_URLS: 'http://127.1.1.1:2379',
+      ETCD_ADVERTISE_CLIENT_URLS: 'http://127.1.1.1:2379',
+      ETCD_LISTEN_PEER_URLS: 'http://127.1.1.1:2380',
+      ETCD_INITIAL_ADVERTISE_PEER_URLS: 'http://127.1.1.1:2380',
+      ETCD_INITIAL_CLUSTER: 'm1=http://127.1.1.1:2380',
+    });
+    const explicit = [
+      '--listen-client-urls=http://x:2379',
+      '--advertise-client-urls=http://x:2379',
+      '--listen-peer-urls',
+      'http://x:2380',
+    ];
+    assert.deepEqual(etcdServerDefaults(explicit, {}, '127.1.1.1'), {});
+    assert.deepEqual(etcdServerDefaults(['grpc-proxy', 'start'], {}, '127.1.1.1'), {});
+  });
+
+  it('allocates loopback Pod IPs from a base, never 127.0.0.1, reusing released ones', async () => {
+    const ipam = new PodIpAllocator('127.0.0.0');
+    const a = await ipam.allocate([]);
+    const b = await ipam.allocate([]);
+    assert.notEqual(a, '127.0.0.1');
+    assert.notEqual(a, b);
+    ipam.release(a);
+    assert.equal(await ipam.allocate([]), a);
+  });
+
+  it('renders DNS entries and rewrites the hosts file in place', () => {
+    const entries = dnsEntries({
+      pods: () => [{ namespace: 'ns', ip: '127.5.0.2', hostname: 'e-0', subdomain: 'e' }],
+      endpoints: () => [
+        {
+          metadata: { name: 'e', namespace: 'ns', uid: 'u' },
+          subsets: [{ addresses: [{ ip: '127.5.0.2' }, { ip: '127.5.0.3' }] }],
+        },
+      ],
+      service: () => ({ metadata: { name: 'e', namespace: 'ns', uid: 's' }, spec: { clusterIP: 'None' } }),
+    });
+    const text = renderHosts('127.0.0.1 localhost\n', entries);
+    assert.equal(
+      text,
+      `127.0.0.1 localhost\n${MANAGED_BEGIN}\n` +
+        '127.5.0.2\te-0.e.ns.svc e-0.e.ns.svc.cluster.local e.ns.svc e.ns.svc.cluster.local\n' +
+        '127.5.0.3\te.ns.svc e.ns.svc.cluster.local\n',
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'hosts-'));
+    try {
+      const path = join(dir, 'hosts');
+      const hosts = new HostsFile(path, join(dir, 'missing'));
+      const inode = statSync(path).ino;
+      assert.equal(hosts.set(entries), true);
+      assert.equal(hosts.set(entries), false);
+      assert.equal(statSync(path).ino, inode, 'same inode after a rewrite');
+      assert.match(readFileSync(path, 'utf8'), /^127\.0\.0\.1\tlocalhost\n/);
+      hosts.set([]);
+      assert.equal(readFileSync(path, 'utf8').includes('e.ns.svc'), false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,88 @@
+// Cluster DNS for the sandbox, written as a hosts file (see ../hosts.ts and ../namespace.ts):
+//   <hostname>.<subdomain>.<ns>.svc[.cluster.local] → the Pod's IP, for every Pod with
+//       spec.hostname and spec.subdomain that has an IP (published as soon as the Pod is admitted,
+//       before its processes start: more permissive than CoreDNS, which waits for the Pod to be
+//       in the headless Service's Endpoints — ready, or any with publishNotReadyAddresses);
+//   <svc>.<ns>.svc[.cluster.local] → the addresses of the Service's Endpoints (ready Pods of its
+//       selector; not-ready ones too with publishNotReadyAddresses), headless and ClusterIP alike:
+//       there is no kube-proxy, so a ClusterIP name resolves to the Pod IPs and only works when
+//       port == targetPort. Services without a selector use whatever Endpoints the user wrote.
+import type { HostsEntry, HostsFile } from '../hosts.ts';
+import type { Endpoints, Service } from './types.ts';
+
+export interface DnsPod {
+  namespace: string;
+  ip: string | undefined;
+  hostname?: string;
+  subdomain?: string;
+}
+
+export interface DnsSources {
+  pods(): DnsPod[];
+  endpoints(): Endpoints[];
+  service(namespace: string, name: string): Service | undefined;
+}
+
+export function dnsNames(name: string, clusterDomain: string): string[] {
+  return [name, `${name}.${clusterDomain}`];
+}
+
+/** Computes the hosts entries of the whole sandbox. */
+export function dnsEntries(sources: DnsSources, clusterDomain = 'cluster.local'): HostsEntry[] {
+  const entries: HostsEntry[] = [];
+  for (const pod of sources.pods()) {
+    if (!pod.ip || !pod.hostname || !pod.subdomain) continue;
+    entries.push({
+      ip: pod.ip,
+      names: dnsNames(`${pod.hostname}.${pod.subdomain}.${pod.namespace}.svc`, clusterDomain),
+    });
+  }
+  for (const ep of sources.endpoints()) {
+    const ns = ep.metadata.namespace ?? 'default';
+    const svc = sources.service(ns, ep.metadata.name);
+    if (!svc || svc.spec?.type === 'ExternalName') continue;
+    const service = `${ep.metadata.name}.${ns}.svc`;
+    for (const subset of ep.subsets ?? []) {
+      for (const address of subset.addresses ?? []) {
+        entries.push({ ip: address.ip, names: dnsNames(service, clusterDomain) });
+        if (address.hostname) {
+          entries.push({ ip: address.ip, names: dnsNames(`${address.hostname}.${service}`, clusterDomain) });
+        }
+      }
+    }
+  }
+  return entries;
+}
+
+/** Keeps a hosts file in sync with the sandbox, coalescing bursts of changes. */
+export class Dns {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly hosts: HostsFile | undefined,
+    private readonly sources: DnsSources,
+    private readonly clusterDomain = 'cluster.local',
+  ) {}
+
+  /** Rewrites the hosts file now (call before starting processes that must resolve new names). */
+  refreshNow(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.hosts?.set(dnsEntries(this.sources, this.clusterDomain));
+  }
+
+  /** Rewrites the hosts file soon. */
+  refresh(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.refreshNow();
+    }, 10);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,390 @@
+// The sandbox's process kubelet: runs the Pods of an API server (the sandbox's, or any) as local
+// processes, one loopback IP per Pod, real etcd binaries for etcd images. See README.md beside
+// this file for what is supported and how DNS, paths and addresses are mapped.
+//
+//   const kubelet = await startKubelet({ kubeconfig, dataDir });
+//   await kubelet.faults.kill({ namespace: 'default', pod: 'etcd-0' });
+//   await kubelet.stop();
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HostsFile } from '../hosts.ts';
+import { bindHostsFile, insidePrivateMountNamespace } from '../namespace.ts';
+import { Api, errorText } from './api.ts';
+import type { RuntimeConfig } from './container.ts';
+import { startControlServer } from './control.ts';
+import { Dns } from './dns.ts';
+import { EndpointsController } from './endpoints.ts';
+import type { Faults, KillRequest, NodeState, WipeRequest, DelayRequest, KillResult } from './faults.ts';
+import { FaultError } from './faults.ts';
+import { Informer } from './informer.ts';
+import { PodIpAllocator, randomBase } from './ipam.ts';
+import { JobController } from './jobs.ts';
+import { apiSourceReader, registerNode } from './node.ts';
+import type { KubeletOptions } from './options.ts';
+import {
+  DEFAULT_HOST_IMAGES,
+  backoffConfig,
+  defaultAgentImages,
+  discoverEtcd,
+  loadKubeConfig,
+  makeBinDirs,
+} from './options.ts';
+import { PodWorker } from './pod-worker.ts';
+import type { NodeContext } from './pod-worker.ts';
+import { PvcController } from './pvcs.ts';
+import type { Endpoints, Job, Logger, Pod, Pvc, Service } from './types.ts';
+import { pvcDir } from './volumes.ts';
+
+export type { KubeletOptions } from './options.ts';
+export type { Faults, NodeState, PodState, KillRequest, WipeRequest, DelayRequest } from './faults.ts';
+export { FaultClient, controlUrlOf } from './control.ts';
+export { VOLUMES_ANNOTATION } from './pod-worker.ts';
+export { SANDBOX_PATHS_ENV, SANDBOX_POD_IP_ENV } from './container.ts';
+export { podLogHandler } from './logs.ts';
+
+export interface Kubelet {
+  readonly nodeName: string;
+  readonly dataDir: string;
+  /** the loopback control endpoint (fault injection over HTTP), if enabled */
+  readonly controlUrl: string | undefined;
+  /** the hosts file the kubelet maintains (bound over /etc/hosts inside the namespace) */
+  readonly hostsFile: string | undefined;
+  /** true when the hosts file is bind-mounted over /etc/hosts for this process tree */
+  readonly dnsActive: boolean;
+  readonly faults: Faults;
+  /** The IP the kubelet gave a Pod (undefined when it does not run it). */
+  podIP(namespace: string, name: string): string | undefined;
+  /** A container's log (the current run, or the previous one). */
+  logs(namespace: string, pod: string, container: string, previous?: boolean): string;
+  /** Stops watching and stops every process (SIGTERM, then SIGKILL); leaves the API objects alone. */
+  stop(): Promise<void>;
+}
+
+function defaultLogger(dataDir: string): Logger {
+  const file = join(dataDir, 'kubelet.log');
+  const verbose = !!process.env.SANDBOX_VERBOSE;
+  return message => {
+    const line = `${new Date().toISOString()} ${message}\n`;
+    try {
+      appendFileSync(file, line);
+    } catch {
+      // data dir gone (shutdown)
+    }
+    if (verbose) process.stderr.write(`[kubelet] ${line}`);
+  };
+}
+
+class ProcessKubelet implements Kubelet, Faults {
+  readonly nodeName: string;
+  readonly dataDir: string;
+  controlUrl: string | undefined;
+  hostsFile: string | undefined;
+  dnsActive = false;
+  private readonly api: Api;
+  private readonly log: Logger;
+  private readonly workers = new Map<string, PodWorker>();
+  private readonly delays = new Map<string, number>();
+  private readonly pods: Informer<Pod>;
+  private readonly services: Informer<Service>;
+  private readonly endpoints: Informer<Endpoints>;
+  private readonly pvcs: Informer<Pvc>;
+  private readonly jobs: Informer<Job>;
+  private readonly node: NodeContext;
+  private dns: Dns | undefined;
+  private controllers: { stop(): void }[] = [];
+  private closeControl: (() => Promise<void>) | undefined;
+  private frozen = false;
+  private thaw: { promise: Promise<void>; resolve: () => void } | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: KubeletOptions) {
+    this.dataDir = opts.dataDir;
+    mkdirSync(this.dataDir, { recursive: true });
+    this.nodeName = opts.nodeName ?? 'sandbox';
+    this.log = opts.log ?? defaultLogger(this.dataDir);
+    const kc = loadKubeConfig(opts);
+    this.api = new Api(kc);
+    this.pods = new Informer<Pod>(this.api, '/api/v1/pods', this.log);
+    this.services = new Informer<Service>(this.api, '/api/v1/services', this.log);
+    this.endpoints = new Informer<Endpoints>(this.api, '/api/v1/endpoints', this.log);
+    this.pvcs = new Informer<Pvc>(this.api, '/api/v1/persistentvolumeclaims', this.log);
+    this.jobs = new Informer<Job>(this.api, '/apis/batch/v1/jobs', this.log);
+    this.node = this.nodeContext();
+  }
+
+  private runtimeConfig(): RuntimeConfig {
+    const etcd = discoverEtcd(this.opts.etcdBinaries, this.log);
+    let kubeconfig = this.opts.kubeconfig;
+    if (!kubeconfig) {
+      kubeconfig = join(this.dataDir, 'kubeconfig');
+      writeFileSync(kubeconfig, this.api.kc.exportConfig());
+    }
+    return {
+      images: {
+        etcd,
+        agentImages: this.opts.agentImages ?? defaultAgentImages(),
+        agentCommand: this.opts.agentCommand,
+        hostImages: this.opts.hostImages ?? DEFAULT_HOST_IMAGES,
+      },
+      reader: apiSourceReader(this.api),
+      backoff: backoffConfig(this.opts.backoff),
+      keepAddresses: [new URL(this.api.server).host],
+      binDir: makeBinDirs(this.dataDir, etcd),
+      agentEnv: { KUBECONFIG: kubeconfig },
+      log: this.log,
+    };
+  }
+
+  private nodeContext(): NodeContext {
+    return {
+      api: this.api,
+      cfg: this.runtimeConfig(),
+      dataDir: this.dataDir,
+      nodeName: this.nodeName,
+      hostIP: this.opts.hostIP ?? '127.0.0.1',
+      ipam: new PodIpAllocator(this.opts.ipBase ?? randomBase()),
+      pvc: (ns, name) => this.pvcs.get(ns, name),
+      dnsChanged: () => this.dns?.refreshNow(),
+      frozen: () => this.frozen,
+      unfrozen: () => this.thaw?.promise ?? Promise.resolve(),
+      startDelayMs: (ns, name) => Math.max(0, (this.delays.get(`${ns}/${name}`) ?? 0) - Date.now()),
+      log: this.log,
+    };
+  }
+
+  async start(): Promise<void> {
+    await this.setUpDns();
+    const ctl = this.opts.controllers ?? {};
+    if (ctl.pvcs !== false)
+      this.controllers.push(new PvcController(this.api, this.pvcs, this.pods, this.dataDir, this.log));
+    if (ctl.endpoints !== false) {
+      this.controllers.push(
+        new EndpointsController(this.api, this.services, this.endpoints, this.pods, this.log),
+      );
+    }
+    if (ctl.jobs !== false) {
+      this.controllers.push(
+        new JobController(this.api, this.jobs, this.pods, this.node.cfg.backoff, this.log),
+      );
+    }
+    this.controllers.push(...[this.pods, this.services, this.endpoints, this.pvcs, this.jobs]);
+    this.pods.on({ upsert: pod => this.onPod(pod), deleted: pod => this.onPodDeleted(pod) });
+    const refresh = { upsert: () => this.dns?.refresh(), deleted: () => this.dns?.refresh() };
+    this.services.on(refresh);
+    this.endpoints.on(refresh);
+    await Promise.all([this.pvcs.start(), this.services.start(), this.endpoints.start(), this.jobs.start()]);
+    await registerNode(this.api, this.nodeName, this.node.hostIP, this.log);
+    await this.pods.start();
+    if (this.opts.controlPort !== false) {
+      const logs = (ns: string, pod: string, c: string, prev: boolean): string => this.logs(ns, pod, c, prev);
+      const control = await startControlServer(this, logs, this.dataDir, this.opts.controlPort ?? 0);
+      this.controlUrl = control.url;
+      this.closeControl = () => control.close();
+      this.node.cfg.keepAddresses.push(new URL(control.url).host);
+    }
+    this.log(
+      `kubelet ${this.nodeName} started (API ${this.api.server}, DNS ${this.dnsActive ? 'on' : 'off'})`,
+    );
+  }
+
+  private async setUpDns(): Promise<void> {
+    if (this.opts.hostsFile === false) return;
+    this.hostsFile = this.opts.hostsFile ?? join(this.dataDir, 'hosts');
+    const hosts = new HostsFile(this.hostsFile);
+    this.dns = new Dns(
+      hosts,
+      {
+        pods: () =>
+          [...this.workers.values()].map(w => ({ namespace: w.namespace, ip: w.podIP, ...w.dnsIdentity })),
+        endpoints: () => this.endpoints.list(),
+        service: (ns, name) => this.services.get(ns, name),
+      },
+      this.opts.clusterDomain,
+    );
+    const bind = this.opts.bindHosts ?? 'auto';
+    if (bind === true || (bind === 'auto' && insidePrivateMountNamespace())) {
+      await bindHostsFile(this.hostsFile);
+      this.dnsActive = true;
+    } else {
+      this.log(
+        'not inside the private mount namespace: Pod and Service names will not resolve (see namespace.ts)',
+      );
+    }
+  }
+
+  private ours(pod: Pod): boolean {
+    return !pod.spec.nodeName || pod.spec.nodeName === this.nodeName;
+  }
+
+  private onPod(pod: Pod): void {
+    if (this.stopped || !this.ours(pod)) return;
+    const existing = this.workers.get(pod.metadata.uid);
+    if (existing) return existing.update(pod);
+    const worker = new PodWorker(pod, this.node);
+    this.workers.set(pod.metadata.uid, worker);
+    if (!pod.spec.nodeName) void this.bind(pod);
+    worker.start();
+  }
+
+  private onPodDeleted(pod: Pod): void {
+    const worker = this.workers.get(pod.metadata.uid);
+    if (!worker) return;
+    this.workers.delete(pod.metadata.uid);
+    void worker.forget();
+  }
+
+  /** Schedules a Pod onto this node (pods/binding), as the scheduler would. */
+  private async bind(pod: Pod): Promise<void> {
+    try {
+      await this.api.core.createNamespacedPodBinding({
+        name: pod.metadata.name,
+        namespace: pod.metadata.namespace!,
+        body: {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace },
+          target: { apiVersion: 'v1', kind: 'Node', name: this.nodeName },
+        },
+      });
+    } catch (err) {
+      this.log(`pod ${pod.metadata.namespace}/${pod.metadata.name}: binding failed: ${errorText(err)}`);
+    }
+  }
+
+  private worker(namespace: string | undefined, name: string): PodWorker {
+    const ns = namespace ?? 'default';
+    const found = [...this.workers.values()].filter(w => w.namespace === ns && w.name === name);
+    const worker = found.find(w => !w.current.metadata.deletionTimestamp) ?? found[0];
+    if (!worker) throw new FaultError(`pod ${ns}/${name} does not run on node ${this.nodeName}`, 404);
+    return worker;
+  }
+
+  // ---- Kubelet ----
+
+  get faults(): Faults {
+    return this;
+  }
+
+  podIP(namespace: string, name: string): string | undefined {
+    try {
+      return this.worker(namespace, name).podIP;
+    } catch {
+      return undefined;
+    }
+  }
+
+  logs(namespace: string, pod: string, container: string, previous = false): string {
+    const worker = this.worker(namespace, pod);
+    const runner = worker.containers().find(c => c.name === container);
+    if (!runner) throw new FaultError(`container ${container} is not valid for pod ${pod}`, 400);
+    const run = runner.restartCount - (previous ? 1 : 0);
+    if (run < 0) throw new FaultError(`previous terminated container "${container}" not found`, 400);
+    try {
+      return readFileSync(join(worker.podDir, 'logs', container, `${run}.log`), 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const c of this.controllers) c.stop();
+    this.dns?.stop();
+    this.thaw?.resolve();
+    await this.closeControl?.();
+    const grace = this.opts.stopGraceMs ?? 2000;
+    await Promise.all([...this.workers.values()].map(w => w.shutdown(grace)));
+    this.workers.clear();
+    this.log(`kubelet ${this.nodeName} stopped`);
+  }
+
+  // ---- Faults ----
+
+  async kill(req: KillRequest): Promise<KillResult> {
+    const worker = this.worker(req.namespace, req.pod);
+    const pids = new Map(worker.containers().map(c => [c.name, c.pid]));
+    const killed = worker.kill(req.container, req.signal ?? 'SIGKILL');
+    if (!killed.length) {
+      throw new FaultError(
+        `pod ${worker.describe()}: no running container${req.container ? ` ${req.container}` : ''}`,
+        409,
+      );
+    }
+    this.log(`fault: ${req.signal ?? 'SIGKILL'} ${worker.describe()} [${killed.join(', ')}]`);
+    return { killed: killed.map(container => ({ container, pid: pids.get(container) ?? -1 })) };
+  }
+
+  async wipePvc(req: WipeRequest): Promise<{ path: string }> {
+    const ns = req.namespace ?? 'default';
+    const pvc = this.pvcs.get(ns, req.claim);
+    if (!pvc) throw new FaultError(`persistentvolumeclaim ${ns}/${req.claim} not found`, 404);
+    const dir = pvcDir(this.dataDir, pvc);
+    mkdirSync(dir, { recursive: true });
+    for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
+    this.log(`fault: wiped the data of pvc ${ns}/${req.claim} (${dir})`);
+    return { path: dir };
+  }
+
+  async freeze(): Promise<void> {
+    if (this.frozen) return;
+    this.frozen = true;
+    let resolve!: () => void;
+    const promise = new Promise<void>(r => (resolve = r));
+    this.thaw = { promise, resolve };
+    for (const w of this.workers.values()) w.pause();
+    this.log('fault: node frozen');
+  }
+
+  async unfreeze(): Promise<void> {
+    if (!this.frozen) return;
+    this.frozen = false;
+    for (const w of this.workers.values()) w.resume();
+    this.thaw?.resolve();
+    this.thaw = undefined;
+    for (const w of this.workers.values()) w.changed();
+    this.log('fault: node unfrozen');
+  }
+
+  async delayStart(req: DelayRequest): Promise<void> {
+    const ns = req.namespace ?? 'default';
+    const until = Date.now() + req.seconds * 1000;
+    this.delays.set(`${ns}/${req.pod}`, until);
+    for (const w of this.workers.values()) if (w.namespace === ns && w.name === req.pod) w.delayUntil(until);
+    this.log(`fault: start of ${ns}/${req.pod} delayed by ${req.seconds}s`);
+  }
+
+  async state(): Promise<NodeState> {
+    return {
+      nodeName: this.nodeName,
+      frozen: this.frozen,
+      hostsFile: this.hostsFile,
+      pods: [...this.workers.values()].map(w => ({
+        namespace: w.namespace,
+        name: w.name,
+        uid: w.uid,
+        ip: w.podIP,
+        dir: w.podDir,
+        containers: w.containers().map(c => ({
+          name: c.name,
+          pid: c.pid,
+          restartCount: c.restartCount,
+          state: Object.keys(c.state)[0] ?? 'unknown',
+          ready: c.ready,
+        })),
+      })),
+    };
+  }
+}
+
+/** Starts a process kubelet; resolves once it has listed the API server's objects. */
+export async function startKubelet(opts: KubeletOptions): Promise<Kubelet> {
+  const kubelet = new ProcessKubelet(opts);
+  try {
+    await kubelet.start();
+  } catch (err) {
+    await kubelet.stop();
+    throw err;
+  }
+  return kubelet;
+}

@@ -1,0 +1,108 @@
+// Options of the process kubelet and their defaults.
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ETCD_MINORS, etcdBinaries } from '../../support/etcd-binaries.ts';
+import type { EtcdBinaries } from '../../support/etcd-binaries.ts';
+import type { BackoffConfig } from './container.ts';
+import type { Logger } from './types.ts';
+
+export interface KubeletOptions {
+  /** path of a kubeconfig file (or give `kc`) */
+  kubeconfig?: string;
+  kc?: KubeConfig;
+  /** where Pods, PVC data, logs, the hosts file and control.json live */
+  dataDir: string;
+  /** the node's name (spec.nodeName of the Pods it runs; Pods with no nodeName are bound to it) */
+  nodeName?: string;
+  /** status.hostIP of every Pod (default 127.0.0.1) */
+  hostIP?: string;
+  /** local etcd releases; default: every minor version test/support/etcd-binaries.ts finds */
+  etcdBinaries?: EtcdBinaries[];
+  /** argv that runs the operator's agent (the operator image's entry point) */
+  agentCommand?: string[];
+  /** repositories or `*` patterns of the operator's image (default $ETCDFN_IMAGE's repository, ghcr.io/etcdfn/etcdfn) */
+  agentImages?: string[];
+  /** images whose commands run as host programs (default busybox, alpine, debian, ubuntu, bash) */
+  hostImages?: string[];
+  /** first Pod IP minus one, e.g. '127.66.0.0' (default: a random 127.100-199.x.0) */
+  ipBase?: string;
+  /** hosts file maintained by the kubelet (default <dataDir>/hosts); false: no DNS */
+  hostsFile?: string | false;
+  /** bind the hosts file over /etc/hosts: 'auto' (default) = when inside the private mount namespace */
+  bindHosts?: boolean | 'auto';
+  clusterDomain?: string;
+  /** restart back-off (default 1 s doubling up to 10 s, reset after 20 s of running) */
+  backoff?: Partial<BackoffConfig>;
+  /** control endpoint port on 127.0.0.1 (default 0 = any); false: none */
+  controlPort?: number | false;
+  /** run the Endpoints / Job / PVC controllers (default all true) */
+  controllers?: { endpoints?: boolean; jobs?: boolean; pvcs?: boolean };
+  /** grace period given to container processes when the kubelet stops (default 2000 ms) */
+  stopGraceMs?: number;
+  /** log lines (default: appended to <dataDir>/kubelet.log, and stderr when $SANDBOX_VERBOSE is set) */
+  log?: Logger;
+}
+
+export function loadKubeConfig(opts: KubeletOptions): KubeConfig {
+  if (opts.kc) return opts.kc;
+  const kc = new KubeConfig();
+  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** Every etcd minor version installed locally (missing ones are skipped with a log line). */
+export function discoverEtcd(given: EtcdBinaries[] | undefined, log: Logger): Map<string, EtcdBinaries> {
+  const map = new Map<string, EtcdBinaries>();
+  if (given) {
+    for (const b of given) map.set(b.minor, b);
+    return map;
+  }
+  for (const minor of ETCD_MINORS) {
+    try {
+      map.set(minor, etcdBinaries(minor));
+    } catch (err) {
+      log(`etcd ${minor}: ${(err as Error).message}`);
+    }
+  }
+  return map;
+}
+
+/** The operator image repositories: $ETCDFN_IMAGE (without its tag) and the published one. */
+export function defaultAgentImages(): string[] {
+  const images = ['ghcr.io/etcdfn/etcdfn'];
+  const env = process.env.ETCDFN_IMAGE;
+  if (env) {
+    const slash = env.lastIndexOf('/');
+    const colon = env.lastIndexOf(':');
+    images.unshift(colon > slash ? env.slice(0, colon) : env);
+  }
+  return images;
+}
+
+export const DEFAULT_HOST_IMAGES = ['busybox', 'alpine', 'debian', 'ubuntu', 'bash'];
+
+export function backoffConfig(given: Partial<BackoffConfig> | undefined): BackoffConfig {
+  const initialMs = given?.initialMs ?? 1000;
+  const maxMs = given?.maxMs ?? 10_000;
+  return { initialMs, maxMs, resetMs: given?.resetMs ?? 2 * maxMs };
+}
+
+/** Creates <dataDir>/bin/<minor>/{etcd,etcdctl,etcdutl} links for containers' PATH. */
+export function makeBinDirs(
+  dataDir: string,
+  etcd: Map<string, EtcdBinaries>,
+): (b: EtcdBinaries | undefined) => string {
+  const empty = join(dataDir, 'bin', 'none');
+  mkdirSync(empty, { recursive: true });
+  for (const bins of etcd.values()) {
+    const dir = join(dataDir, 'bin', bins.minor);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    symlinkSync(bins.etcd, join(dir, 'etcd'));
+    symlinkSync(bins.etcdctl, join(dir, 'etcdctl'));
+    if (bins.etcdutl) symlinkSync(bins.etcdutl, join(dir, 'etcdutl'));
+  }
+  return b => (b ? join(dataDir, 'bin', b.minor) : empty);
+}

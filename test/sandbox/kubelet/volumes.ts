@@ -1,0 +1,194 @@
+// Pod volumes as host directories:
+//   persistentVolumeClaim → <dataDir>/pvcs/<namespace>/<claim>-<claim uid>  (outlives Pods; removed
+//                           by the PVC controller when the claim is deleted)
+//   emptyDir              → <podDir>/volumes/empty-dir/<name>  (medium Memory too: a directory like
+//                           the others; sizeLimit is reported, not enforced), removed with the Pod
+//   secret, configMap, projected (secret/configMap/downwardAPI sources), downwardAPI
+//                         → files with the keys (items and modes honoured), removed with the Pod
+//   hostPath              → the host path itself
+// The container then sees each volume at its mountPath through the path rewriting of rewrite.ts.
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import type { V1Container, V1KeyToPath, V1Volume, V1DownwardAPIVolumeFile } from '@kubernetes/client-node';
+import type { SourceReader } from './env.ts';
+import { ConfigError, fieldValue } from './env.ts';
+import type { PathMapping } from './rewrite.ts';
+import type { Pod, Pvc } from './types.ts';
+
+/** A volume that cannot be set up yet (missing claim, Secret, ...): the Pod waits in ContainerCreating. */
+export class VolumeNotReady extends Error {}
+
+export interface VolumeInfo {
+  type: string;
+  hostPath: string;
+  medium?: string;
+  sizeLimit?: string;
+}
+
+export interface VolumeContext {
+  pod: Pod;
+  podDir: string;
+  dataDir: string;
+  podIP: string;
+  hostIP: string;
+  nodeName: string;
+  reader: SourceReader;
+  pvc(namespace: string, name: string): Pvc | undefined;
+}
+
+/** The directory that backs a claim: stable for the claim's lifetime, new for a re-created claim. */
+export function pvcDir(dataDir: string, pvc: Pvc): string {
+  return join(
+    dataDir,
+    'pvcs',
+    pvc.metadata.namespace ?? 'default',
+    `${pvc.metadata.name}-${pvc.metadata.uid}`,
+  );
+}
+
+function safeJoin(dir: string, rel: string): string {
+  const path = normalize(join(dir, rel));
+  if (!path.startsWith(dir)) throw new VolumeNotReady(`invalid path "${rel}" escapes the volume`);
+  return path;
+}
+
+function writeKeys(
+  dir: string,
+  data: Record<string, Buffer>,
+  items: V1KeyToPath[] | undefined,
+  defaultMode: number | undefined,
+): void {
+  mkdirSync(dir, { recursive: true });
+  const entries = items?.length
+    ? items.filter(i => data[i.key] !== undefined).map(i => ({ path: i.path, key: i.key, mode: i.mode }))
+    : Object.keys(data).map(key => ({ path: key, key, mode: undefined as number | undefined }));
+  for (const { path, key, mode } of entries) {
+    const file = safeJoin(dir, path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, data[key]);
+    chmodSync(file, mode ?? defaultMode ?? 0o644);
+  }
+}
+
+async function secretData(ctx: VolumeContext, name: string, optional: boolean | undefined) {
+  const data = await ctx.reader.secret(ctx.pod.metadata.namespace ?? 'default', name);
+  if (!data && !optional) throw new VolumeNotReady(`MountVolume.SetUp failed: secret "${name}" not found`);
+  return data ?? {};
+}
+
+async function configMapData(ctx: VolumeContext, name: string, optional: boolean | undefined) {
+  const data = await ctx.reader.configMap(ctx.pod.metadata.namespace ?? 'default', name);
+  if (!data && !optional) throw new VolumeNotReady(`MountVolume.SetUp failed: configmap "${name}" not found`);
+  return Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v)]));
+}
+
+function downwardData(
+  ctx: VolumeContext,
+  items: V1DownwardAPIVolumeFile[] | undefined,
+): Record<string, Buffer> {
+  const data: Record<string, Buffer> = {};
+  for (const item of items ?? []) {
+    if (item.fieldRef) data[item.path] = Buffer.from(fieldValue(ctx.pod, item.fieldRef.fieldPath, ctx));
+  }
+  return data;
+}
+
+async function projected(ctx: VolumeContext, volume: V1Volume, dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const mode = volume.projected!.defaultMode;
+  for (const source of volume.projected!.sources ?? []) {
+    if (source.secret) {
+      const data = await secretData(ctx, source.secret.name!, source.secret.optional);
+      writeKeys(dir, data, source.secret.items, mode);
+    } else if (source.configMap) {
+      const data = await configMapData(ctx, source.configMap.name!, source.configMap.optional);
+      writeKeys(dir, data, source.configMap.items, mode);
+    } else if (source.downwardAPI) {
+      writeKeys(dir, downwardData(ctx, source.downwardAPI.items), undefined, mode);
+    } else if (source.serviceAccountToken) {
+      writeKeys(dir, { [source.serviceAccountToken.path]: Buffer.from('') }, undefined, mode);
+    }
+  }
+}
+
+async function setUp(ctx: VolumeContext, volume: V1Volume): Promise<VolumeInfo> {
+  const ns = ctx.pod.metadata.namespace ?? 'default';
+  const own = (kind: string): string => join(ctx.podDir, 'volumes', kind, volume.name);
+  if (volume.persistentVolumeClaim) {
+    const claim = volume.persistentVolumeClaim.claimName;
+    const pvc = ctx.pvc(ns, claim);
+    if (!pvc) throw new VolumeNotReady(`persistentvolumeclaim "${claim}" not found`);
+    if (pvc.metadata.deletionTimestamp)
+      throw new VolumeNotReady(`persistentvolumeclaim "${claim}" is being deleted`);
+    const dir = pvcDir(ctx.dataDir, pvc);
+    mkdirSync(dir, { recursive: true });
+    return { type: 'persistentVolumeClaim', hostPath: dir };
+  }
+  if (volume.emptyDir) {
+    const dir = own('empty-dir');
+    mkdirSync(dir, { recursive: true });
+    const info: VolumeInfo = { type: 'emptyDir', hostPath: dir };
+    if (volume.emptyDir.medium) info.medium = volume.emptyDir.medium;
+    if (volume.emptyDir.sizeLimit !== undefined) info.sizeLimit = String(volume.emptyDir.sizeLimit);
+    return info;
+  }
+  if (volume.secret) {
+    const dir = own('secret');
+    const data = await secretData(ctx, volume.secret.secretName!, volume.secret.optional);
+    writeKeys(dir, data, volume.secret.items, volume.secret.defaultMode);
+    return { type: 'secret', hostPath: dir };
+  }
+  if (volume.configMap) {
+    const dir = own('configmap');
+    const data = await configMapData(ctx, volume.configMap.name!, volume.configMap.optional);
+    writeKeys(dir, data, volume.configMap.items, volume.configMap.defaultMode);
+    return { type: 'configMap', hostPath: dir };
+  }
+  if (volume.downwardAPI) {
+    const dir = own('downward-api');
+    writeKeys(dir, downwardData(ctx, volume.downwardAPI.items), undefined, volume.downwardAPI.defaultMode);
+    return { type: 'downwardAPI', hostPath: dir };
+  }
+  if (volume.projected) {
+    const dir = own('projected');
+    await projected(ctx, volume, dir);
+    return { type: 'projected', hostPath: dir };
+  }
+  if (volume.hostPath) return { type: 'hostPath', hostPath: volume.hostPath.path };
+  throw new VolumeNotReady(`volume "${volume.name}": this volume type is not supported by the sandbox`);
+}
+
+/** Sets up every volume of a Pod; throws VolumeNotReady while something is missing. */
+export async function setUpVolumes(ctx: VolumeContext): Promise<Map<string, VolumeInfo>> {
+  const volumes = new Map<string, VolumeInfo>();
+  for (const volume of ctx.pod.spec.volumes ?? []) {
+    try {
+      volumes.set(volume.name, await setUp(ctx, volume));
+    } catch (err) {
+      if (err instanceof ConfigError) throw new VolumeNotReady(`volume "${volume.name}": ${err.message}`);
+      throw err;
+    }
+  }
+  return volumes;
+}
+
+/** A container's mounts as path mappings (subPath directories are created as needed). */
+export function containerMappings(container: V1Container, volumes: Map<string, VolumeInfo>): PathMapping[] {
+  const mappings: PathMapping[] = [];
+  for (const mount of container.volumeMounts ?? []) {
+    const volume = volumes.get(mount.name);
+    if (!volume) throw new VolumeNotReady(`volumeMount "${mount.name}" names no volume of the Pod`);
+    let hostPath = volume.hostPath;
+    if (mount.subPath) {
+      hostPath = safeJoin(volume.hostPath, mount.subPath);
+      if (volume.type !== 'hostPath' && !existsSync(hostPath)) mkdirSync(hostPath, { recursive: true });
+    }
+    mappings.push({ containerPath: mount.mountPath, hostPath });
+  }
+  return mappings;
+}
+
+/** Removes the Pod's own volumes (emptyDir, secret, configMap, ...); claims are left alone. */
+export function tearDownVolumes(podDir: string): void {
+  rmSync(join(podDir, 'volumes'), { recursive: true, force: true });
+}

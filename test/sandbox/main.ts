@@ -1,0 +1,162 @@
+// `npm run sandbox`: a local stand-in for a Kubernetes cluster running etcdfn for real — the API
+// server, the process kubelet (real etcd members as local processes), the four functions (each its
+// own HTTP server through the functions framework) and the event bridge routing ApiServerSource
+// events by the Triggers in knative/. Ctrl-C or SIGTERM stops every process it started.
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { Command } from 'commander';
+import { pino } from 'pino';
+import { parseAllDocuments } from 'yaml';
+import { startBridge, type Bridge } from '../../shared/bridge/bridge.ts';
+import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { startCore, type SandboxCore } from './core.ts';
+import { startFunctions, type RunningFunctions } from './functions.ts';
+import { kubeConfigFor } from './kubeconfig.ts';
+import { ensurePrivateMountNamespace } from './namespace.ts';
+import { watchProgress } from './progress.ts';
+
+await ensurePrivateMountNamespace();
+
+const repoRoot = resolve(import.meta.dirname, '..', '..');
+const program = new Command()
+  .name('npm run sandbox --')
+  .description('Run etcdfn and real etcd clusters on a local stand-in for Kubernetes.')
+  .option('--dir <dir>', 'state directory (kubeconfig, logs, volumes)', '.sandbox')
+  .option('--port <port>', 'API server port on 127.0.0.1 (0 = any free port)', '0')
+  .option('--no-example', 'do not apply examples/etcdcluster.yaml')
+  .option('--tick-seconds <n>', 'resync tick period (Knative: one minute)', '15')
+  .option('--chaos', 'deliver events with duplicates, reordering, delays and in parallel')
+  .option('--chaos-seed <n>', 'seed for --chaos, to repeat a run')
+  .option('--ready-json', 'print one JSON line when ready instead of the guide (for tests)')
+  .option('--persist', 'keep API objects across restarts of the sandbox')
+  .parse();
+const o = program.opts<{
+  dir: string;
+  port: string;
+  example: boolean;
+  tickSeconds: string;
+  chaos?: boolean;
+  chaosSeed?: string;
+  readyJson?: boolean;
+  persist?: boolean;
+}>();
+
+const dir = resolve(o.dir);
+const logDir = join(dir, 'logs');
+mkdirSync(logDir, { recursive: true });
+const say = (line: string) => {
+  if (!o.readyJson) console.log(line);
+};
+const logs: WriteStream[] = [];
+const logFile = (name: string) => {
+  const stream = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
+  logs.push(stream);
+  return stream;
+};
+
+let core: SandboxCore | undefined;
+let functions: RunningFunctions | undefined;
+let bridge: Bridge | undefined;
+let stopProgress: (() => void) | undefined;
+let stopping = false;
+
+async function stop(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    say('\nstopping the sandbox…');
+    stopProgress?.();
+    await bridge?.stop();
+    await functions?.stop();
+    await core?.stop();
+    for (const stream of logs) stream.end();
+    say('stopped; nothing is left running.');
+  }
+  process.exit(code);
+}
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+process.on('SIGHUP', () => void stop(0));
+
+try {
+  say(`starting the API server and the kubelet (state in ${relative(process.cwd(), dir) || '.'})…`);
+  core = await startCore({
+    dir,
+    crdDir: join(repoRoot, 'crds'),
+    port: Number(o.port),
+    persist: o.persist ?? false,
+  });
+  say(`  API server  ${core.api.url}`);
+  say('starting the functions…');
+  const fnLog = logFile('functions');
+  functions = await startFunctions({
+    kubeconfig: core.kubeconfig,
+    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ETCDFN_PROMOTE_INTERVAL_MS: '200' },
+    onLog: (name, line) => fnLog.write(`${name} ${line}\n`),
+  });
+  for (const [name, url] of Object.entries(functions.urls)) say(`  ${name.padEnd(18)} ${url}`);
+  say('starting the event bridge…');
+  const chaos = o.chaos
+    ? {
+        seed: o.chaosSeed ? Number(o.chaosSeed) : undefined,
+        duplicate: 0.2,
+        reorderWindow: 4,
+        maxDelayMs: 50,
+        parallel: true,
+      }
+    : undefined;
+  bridge = await startBridge({
+    kubeConfig: kubeConfigFor(core.api.url),
+    apiServerUrl: core.api.url,
+    subscribers: functions.urls,
+    tickSeconds: Number(o.tickSeconds),
+    replayInitialList: true,
+    chaos,
+    delivery: { backoffDelayMs: 100, retry: 10 },
+    log: pino({ level: process.env.LOG_LEVEL ?? 'info' }, logFile('bridge')),
+  });
+  if (o.example) {
+    await applyExample(core);
+    say('applied examples/etcdcluster.yaml');
+  }
+  if (o.readyJson) {
+    const info = {
+      ready: true,
+      url: core.api.url,
+      kubeconfig: core.kubeconfig,
+      controlUrl: core.kubelet.controlUrl,
+      functions: functions.urls,
+    };
+    console.log(JSON.stringify(info));
+  } else {
+    printGuide(core);
+    stopProgress = watchProgress(core.kubeconfig, line => say(line));
+  }
+} catch (err) {
+  console.error(`the sandbox could not start: ${err instanceof Error ? err.message : String(err)}`);
+  await stop(1);
+}
+
+async function applyExample(sandbox: SandboxCore): Promise<void> {
+  const kube = new KubeObjects(kubeConfigFor(sandbox.api.url));
+  const text = readFileSync(join(repoRoot, 'examples', 'etcdcluster.yaml'), 'utf8');
+  for (const doc of parseAllDocuments(text)) {
+    const object = doc.toJS() as KubeObject;
+    const created = await kube.create(object);
+    if (created.kind === 'invalid')
+      throw new Error(`examples/etcdcluster.yaml was refused: ${created.message}`);
+  }
+}
+
+function printGuide(sandbox: SandboxCore): void {
+  const kubeconfig = relative(process.cwd(), sandbox.kubeconfig);
+  const etcdctl = relative(process.cwd(), join(repoRoot, '.cache', 'etcd', '3.5', 'usr', 'bin', 'etcdctl'));
+  say('');
+  say('etcdfn is running. Try, in another terminal:');
+  say(`  kubectl --kubeconfig ${kubeconfig} get etcdclusters,etcdmembers,pods,pvc`);
+  say(`  kubectl --kubeconfig ${kubeconfig} scale etcdcluster demo --replicas=5`);
+  say(`  kubectl --kubeconfig ${kubeconfig} describe etcdcluster demo`);
+  say(`  ${etcdctl} --endpoints http://<pod IP>:2379 member list -w table`);
+  say(`     (pod IPs: kubectl --kubeconfig ${kubeconfig} get pods -o wide)`);
+  say(`Logs: ${relative(process.cwd(), logDir)}/. Ctrl-C stops everything.`);
+  say('');
+}
