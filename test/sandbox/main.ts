@@ -29,6 +29,7 @@ const program = new Command()
   .option('--chaos-seed <n>', 'seed for --chaos, to repeat a run')
   .option('--ready-json', 'print one JSON line when ready instead of the guide (for tests)')
   .option('--persist', 'keep API objects across restarts of the sandbox')
+  .option('--watch-stdin', 'stop when stdin closes (when started by a test)')
   .parse();
 const o = program.opts<{
   dir: string;
@@ -39,6 +40,7 @@ const o = program.opts<{
   chaosSeed?: string;
   readyJson?: boolean;
   persist?: boolean;
+  watchStdin?: boolean;
 }>();
 
 const dir = resolve(o.dir);
@@ -76,6 +78,11 @@ async function stop(code: number): Promise<never> {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 process.on('SIGHUP', () => void stop(0));
+if (o.watchStdin) {
+  process.stdin.on('end', () => void stop(0));
+  process.stdin.on('error', () => void stop(0));
+  process.stdin.resume();
+}
 
 try {
   say(`starting the API server and the kubelet (state in ${relative(process.cwd(), dir) || '.'})…`);

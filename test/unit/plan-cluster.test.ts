@@ -97,9 +97,7 @@ function state(
         deleting: false,
       })),
     services:
-      opts.services === false
-        ? {}
-        : { headless: buildHeadlessService(c), client: buildClientService(c) },
+      opts.services === false ? {} : { headless: buildHeadlessService(c), client: buildClientService(c) },
   };
   if (opts.etcd) s.etcd = opts.etcd;
   if (opts.pdb !== false) {

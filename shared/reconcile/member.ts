@@ -1,0 +1,166 @@
+// reconcile-member's I/O: observe one EtcdMember and what surrounds it, plan (shared/plan/member-plan.ts),
+// write the member's status if it changed (compare-and-swap), then carry out the one step. A PVC
+// just created is followed by the Pod in the same invocation; every other step ends it, and the
+// event it causes (a Pod created, deleted or relabelled) brings the next one.
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER } from '../api/group.ts';
+import { isMemoryMedium } from '../builders/storage.ts';
+import type { HandlerOutcome } from '../events/handler.ts';
+import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
+import { pvcName } from '../names.ts';
+import { isPodReady, isPodTerminal } from '../plan/member-pod.ts';
+import { needsEtcd, planMember, type MemberPlan, type MemberState } from '../plan/member-plan.ts';
+import { ownUrls } from '../plan/member-status.ts';
+import { memberUrls } from '../plan/members.ts';
+import type { Context } from '../runtime/context.ts';
+import { emitEvents } from './member-events.ts';
+
+export interface MemberRef {
+  namespace: string;
+  name: string;
+}
+
+type Member = EtcdMember & KubeObject;
+type Step = { continue: boolean; summary: string } | { outcome: HandlerOutcome };
+
+/** At most this many observe → plan → act passes per invocation (PVC, then Pod). */
+const MAX_PASSES = 3;
+
+export async function reconcileMember(ctx: Context, ref: MemberRef): Promise<HandlerOutcome> {
+  const summaries: string[] = [];
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    const state = await observeMember(ctx, ref);
+    if (!state) return { result: 'done', summary: `EtcdMember ${ref.namespace}/${ref.name} not found` };
+    const plan = planMember(state);
+    const written = await writeStatus(ctx, state.member, plan);
+    if (written) return written;
+    const step = await act(ctx, state, plan);
+    if ('outcome' in step) return step.outcome;
+    summaries.push(step.summary);
+    if (!step.continue) break;
+  }
+  return { result: 'done', summary: summaries.join('; ') };
+}
+
+export async function observeMember(ctx: Context, ref: MemberRef): Promise<MemberState | undefined> {
+  const read = await ctx.kube.get<Member>(objectRef(API_VERSION, ETCD_MEMBER.kind, ref.namespace, ref.name));
+  if (read.kind === 'not-found') return undefined;
+  const member = read.object;
+  const ns = ref.namespace;
+  const [cluster, pod, pvc] = await Promise.all([
+    optional<EtcdCluster>(ctx, objectRef(API_VERSION, ETCD_CLUSTER.kind, ns, member.spec.clusterName)),
+    optional<V1Pod>(ctx, objectRef('v1', 'Pod', ns, ref.name)),
+    isMemoryMedium(member.spec.storage)
+      ? undefined
+      : optional<V1PersistentVolumeClaim>(
+          ctx,
+          objectRef('v1', 'PersistentVolumeClaim', ns, pvcName(ref.name)),
+        ),
+  ]);
+  const state: MemberState = {
+    now: ctx.now(),
+    member,
+    cluster,
+    pod,
+    pvc,
+    etcdImageRepository: ctx.settings.etcdImageRepository,
+  };
+  if (cluster && needsEtcd(state)) await observeEtcd(ctx, state, cluster);
+  return state;
+}
+
+/** etcd's membership through the cluster's ready voters and the member itself; its own status if ready. */
+async function observeEtcd(ctx: Context, state: MemberState, cluster: EtcdCluster): Promise<void> {
+  const own = ownUrls(state.member).client;
+  const podUp = state.pod !== undefined && !isPodTerminal(state.pod);
+  const voters = (cluster.status?.members ?? [])
+    .filter(m => m.role === 'voter' && m.ready === true && m.name !== state.member.metadata.name)
+    .map(m => memberUrls(cluster, m.name).client);
+  const endpoints = podUp ? [...voters, own] : voters;
+  const [listed, self] = await Promise.all([
+    endpoints.length > 0 ? ctx.etcd.listMembers(endpoints) : undefined,
+    state.pod && isPodReady(state.pod) ? ctx.etcd.memberStatus(own) : undefined,
+  ]);
+  if (listed?.kind === 'ok') state.etcd = { members: listed.members, clusterId: listed.clusterId };
+  if (self?.kind === 'ok') state.self = self.status;
+}
+
+async function writeStatus(
+  ctx: Context,
+  member: Member,
+  plan: MemberPlan,
+): Promise<HandlerOutcome | undefined> {
+  if (!plan.statusChanged) return undefined;
+  const written = await ctx.kube.replaceStatus<Member>({ ...member, status: plan.status });
+  switch (written.kind) {
+    case 'written':
+      return undefined;
+    case 'conflict':
+      return {
+        result: 'retry',
+        reason: `EtcdMember ${member.metadata.name} changed meanwhile: ${written.message}`,
+        status: 409,
+      };
+    case 'not-found':
+      return { result: 'done', summary: `EtcdMember ${member.metadata.name} is gone` };
+    case 'invalid':
+      throw new Error(`status of EtcdMember ${member.metadata.name} refused: ${written.message}`);
+  }
+}
+
+async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<Step> {
+  const { member } = state;
+  const ns = member.metadata.namespace ?? '';
+  const action = plan.action;
+  const emitted = async (summary: string, next = false): Promise<Step> => {
+    await emitEvents(ctx, member, plan.events, 'reconcile-member');
+    return { continue: next, summary };
+  };
+  switch (action.kind) {
+    case 'none':
+      return { continue: false, summary: action.reason };
+    case 'wait':
+      return action.retry
+        ? { outcome: { result: 'retry', reason: action.reason, status: 503 } }
+        : { continue: false, summary: action.reason };
+    case 'create-pvc': {
+      const created = await ctx.kube.create(action.pvc as V1PersistentVolumeClaim & KubeObject);
+      if (created.kind === 'invalid')
+        return { continue: false, summary: `PVC ${action.pvc.metadata?.name} refused: ${created.message}` };
+      return emitted(`PVC ${action.pvc.metadata?.name} ${created.kind}`, true);
+    }
+    case 'create-pod': {
+      const created = await ctx.kube.create(action.pod as V1Pod & KubeObject);
+      if (created.kind === 'invalid')
+        return { continue: false, summary: `Pod ${action.pod.metadata?.name} refused: ${created.message}` };
+      return emitted(
+        `Pod ${action.pod.metadata?.name} ${created.kind} (${action.isVoter ? 'voter' : 'learner'})`,
+      );
+    }
+    case 'delete-pod':
+      await ctx.kube.delete(objectRef('v1', 'Pod', ns, action.name));
+      return emitted(action.reason);
+    case 'patch-pod-labels': {
+      const patched = await ctx.kube.mergePatch(objectRef('v1', 'Pod', ns, action.name), {
+        metadata: { labels: action.labels },
+      });
+      if (patched.kind === 'conflict')
+        return { outcome: { result: 'retry', reason: patched.message, status: 409 } };
+      return emitted(patched.kind === 'written' ? action.reason : `Pod ${action.name}: ${patched.kind}`);
+    }
+    case 'delete-member':
+      await ctx.kube.delete(objectRef(API_VERSION, ETCD_MEMBER.kind, ns, member.metadata.name ?? ''));
+      return emitted(action.reason);
+  }
+}
+
+async function optional<T>(ctx: Context, ref: ObjectRef): Promise<T | undefined> {
+  const read = await ctx.kube.get<T & KubeObject>(ref);
+  return read.kind === 'found' ? read.object : undefined;
+}
+
+function objectRef(apiVersion: string, kind: string, namespace: string, name: string): ObjectRef {
+  return { apiVersion, kind, namespace, name };
+}

@@ -1,0 +1,233 @@
+// The cluster lifecycle on the sandbox: real etcd 3.5.16 members, the real functions, and the event
+// bridge delivering with chaos (duplicates, reordering, delays, parallel delivery). After every
+// step, etcd's own member list must match the status and the EtcdMembers, with no learner left,
+// and every key written at the start must still be readable.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Etcd3 } from 'etcd3';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdMember } from '../../shared/api/etcd-member.ts';
+import { API_VERSION } from '../../shared/api/group.ts';
+import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { kubectl } from '../support/kubectl.ts';
+import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { waitFor } from '../support/wait.ts';
+
+const NS = 'default';
+const NAME = 'life';
+const KEYS = 1000;
+const STEP_TIMEOUT = 120_000;
+type Cluster = EtcdCluster & KubeObject;
+type Member = EtcdMember & KubeObject;
+interface PodLike extends KubeObject {
+  status?: { podIP?: string; conditions?: { type: string; status: string }[] };
+}
+
+describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () => {
+  let sandbox: FullSandbox;
+  let kube: KubeObjects;
+  const ref = { apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: NAME };
+
+  before(async () => {
+    sandbox = await startFullSandbox({ chaos: true, chaosSeed: 7, tickSeconds: 10 });
+    kube = new KubeObjects(sandbox.kc);
+  });
+  after(async () => sandbox?.stop());
+
+  const cluster = async () => {
+    const read = await kube.get<Cluster>(ref);
+    assert.equal(read.kind, 'found');
+    return (read as { object: Cluster }).object;
+  };
+  const members = () => kube.list<Member>(API_VERSION, 'EtcdMember', NS, `etcdfn.io/cluster=${NAME}`);
+  const pods = () => kube.list<PodLike>('v1', 'Pod', NS, `etcdfn.io/cluster=${NAME}`);
+  const endpoints = async () =>
+    (await pods())
+      .filter(p => p.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True'))
+      .map(p => `http://${p.status?.podIP}:2379`);
+
+  async function withEtcd<T>(fn: (client: Etcd3) => Promise<T>): Promise<T> {
+    const hosts = await endpoints();
+    assert.ok(hosts.length > 0, 'no ready member to talk to');
+    const client = new Etcd3({ hosts, dialTimeout: 2000 });
+    try {
+      return await fn(client);
+    } finally {
+      client.close();
+    }
+  }
+
+  const describeWorld = async () => {
+    const c = await cluster().catch(() => undefined);
+    const m = await members().catch(() => []);
+    return `status: ${JSON.stringify(c?.status)}\nmembers: ${m.map(x => `${x.metadata.name}${x.spec.dormant ? '(dormant)' : ''}`).join(', ')}\n${sandbox.output().slice(-3000)}`;
+  };
+
+  /** Waits until the cluster has reached `replicas` and etcd, status and EtcdMembers agree. */
+  async function converged(replicas: number): Promise<Cluster> {
+    return waitFor(
+      `${replicas} members converged`,
+      async () => {
+        const c = await cluster();
+        const s = c.status ?? {};
+        if (s.observed?.replicas !== replicas || s.operation) return false;
+        const progressing = s.conditions?.find(x => x.type === 'Progressing');
+        if (progressing?.status !== 'False') return false;
+        if (replicas === 0) return s.phase === 'Paused' ? c : false;
+        if (s.ready !== `${replicas}/${replicas}` || s.phase !== 'Running') return false;
+        const etcdMembers = await withEtcd(client => client.cluster.memberList({ linearizable: true }));
+        const list = etcdMembers.members;
+        if (list.length !== replicas || list.some(m => m.isLearner)) return false;
+        const running = (await members()).filter(m => !m.spec.dormant && !m.metadata.deletionTimestamp);
+        const names = running.map(m => m.metadata.name).sort();
+        if (JSON.stringify(list.map(m => m.name).sort()) !== JSON.stringify(names)) return false;
+        const ids = list.map(m => BigInt(m.ID).toString(16).padStart(16, '0')).sort();
+        const statusIds = (s.members ?? []).map(m => m.id).sort();
+        return JSON.stringify(ids) === JSON.stringify(statusIds) ? c : false;
+      },
+      { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
+      describeWorld,
+    );
+  }
+
+  async function keysIntact(): Promise<void> {
+    const count = await withEtcd(client => client.getAll().prefix('life/').count());
+    assert.equal(count, KEYS, 'every key written at the start is still there');
+    const sample = await withEtcd(client => client.get('life/0777').string());
+    assert.equal(sample, 'value-777');
+  }
+
+  async function scale(replicas: number): Promise<void> {
+    await kubectl(sandbox.kubeconfig, 'scale', 'etcdcluster', NAME, `--replicas=${replicas}`, '-n', NS);
+  }
+
+  it('creates a 3-member cluster that reaches Ready 3/3', async () => {
+    const created = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: NAME, namespace: NS },
+      spec: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' } },
+    });
+    assert.equal(created.kind, 'created');
+    const c = await converged(3);
+    assert.match(c.status?.clusterID ?? '', /^[0-9a-f]{16}$/);
+    const available = c.status?.conditions?.find(x => x.type === 'Available');
+    assert.equal(available?.status, 'True');
+    await withEtcd(async client => {
+      for (let batch = 0; batch < KEYS / 100; batch++) {
+        await Promise.all(
+          Array.from({ length: 100 }, (_, i) => {
+            const n = batch * 100 + i;
+            return client
+              .put(`life/${String(n).padStart(4, '0')}`)
+              .value(`value-${n}`)
+              .exec();
+          }),
+        );
+      }
+    });
+    await keysIntact();
+  });
+
+  it('objects it owns: headless Service, voters-only client Service, PodDisruptionBudget', async () => {
+    const client = await kube.get<KubeObject & { spec: { selector: Record<string, string> } }>({
+      apiVersion: 'v1',
+      kind: 'Service',
+      namespace: NS,
+      name: `${NAME}-client`,
+    });
+    assert.equal(client.kind, 'found');
+    if (client.kind === 'found') assert.equal(client.object.spec.selector['etcdfn.io/role'], 'voter');
+    const pdb = await waitFor('a PDB with minAvailable 2', async () => {
+      const read = await kube.get<KubeObject & { spec: { minAvailable: number } }>({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        namespace: NS,
+        name: NAME,
+      });
+      return read.kind === 'found' && read.object.spec.minAvailable === 2 ? read.object : false;
+    });
+    assert.equal(pdb.spec.minAvailable, 2);
+  });
+
+  let clusterID = '';
+  it('scales 3 → 5 with kubectl scale', async () => {
+    clusterID = (await cluster()).status?.clusterID ?? '';
+    await scale(5);
+    await converged(5);
+    await keysIntact();
+  });
+
+  it('scales 5 → 3', async () => {
+    await scale(3);
+    await converged(3);
+    await keysIntact();
+  });
+
+  it('scales 3 → 1', async () => {
+    await scale(1);
+    await converged(1);
+    await keysIntact();
+  });
+
+  let pausedMember = '';
+  let pausedMemberID = '';
+  it('pauses at 0: the Pod goes, the data stays and the status says where', async () => {
+    const [only] = (await members()).filter(m => !m.metadata.deletionTimestamp);
+    pausedMember = only?.metadata.name ?? '';
+    pausedMemberID = (await cluster()).status?.members?.find(m => m.name === pausedMember)?.id ?? '';
+    assert.ok(pausedMemberID, 'the last member has an ID');
+    await scale(0);
+    const c = await converged(0);
+    const available = c.status?.conditions?.find(x => x.type === 'Available');
+    assert.match(available?.message ?? '', new RegExp(`data-${pausedMember}`));
+    await waitFor('no Pods while paused', async () => (await pods()).length === 0);
+    const pvc = await kube.get({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      namespace: NS,
+      name: `data-${pausedMember}`,
+    });
+    assert.equal(pvc.kind, 'found');
+  });
+
+  it('resumes 0 → 3 with the same cluster ID and the same member ID', async () => {
+    await scale(3);
+    const c = await converged(3);
+    assert.equal(c.status?.clusterID, clusterID);
+    assert.equal(c.status?.members?.find(m => m.name === pausedMember)?.id, pausedMemberID);
+    await keysIntact();
+  });
+
+  it('deleting the EtcdCluster removes every Pod, PVC, Service, PDB and EtcdMember', async () => {
+    await kubectl(sandbox.kubeconfig, 'delete', 'etcdcluster', NAME, '-n', NS, '--wait=false');
+    await waitFor(
+      'everything of the cluster gone',
+      async () => {
+        const left = await kubectl(
+          sandbox.kubeconfig,
+          'get',
+          'all,pvc,pdb,etcdmember',
+          '-n',
+          NS,
+          '-l',
+          `etcdfn.io/cluster=${NAME}`,
+          '-o',
+          'name',
+        );
+        return left.trim() === '' ? true : false;
+      },
+      { timeoutMs: STEP_TIMEOUT },
+      async () =>
+        kubectl(
+          sandbox.kubeconfig,
+          'get',
+          'all,pvc,pdb,etcdmember',
+          '-n',
+          NS,
+          '-l',
+          `etcdfn.io/cluster=${NAME}`,
+        ),
+    );
+  });
+});

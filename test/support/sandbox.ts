@@ -1,0 +1,111 @@
+// For e2e tests: the whole sandbox (API server, kubelet, functions, event bridge) as a child
+// process in its own mount namespace, exactly what `npm run sandbox` runs. The test process talks
+// to it through the kubeconfig, to etcd members by Pod IP, and to the kubelet's fault endpoint.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { FaultClient } from '../sandbox/kubelet/control.ts';
+
+const repoRoot = resolve(import.meta.dirname, '..', '..');
+
+export interface FullSandboxOptions {
+  chaos?: boolean;
+  chaosSeed?: number;
+  tickSeconds?: number;
+  startTimeoutMs?: number;
+}
+
+export interface FullSandbox {
+  dir: string;
+  url: string;
+  kubeconfig: string;
+  kc: KubeConfig;
+  faults: FaultClient;
+  functions: Record<string, string>;
+  stop(): Promise<void>;
+  /** The sandbox's own output, for failure messages. */
+  output(): string;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<FullSandbox> {
+  const dir = mkdtempSync(join(tmpdir(), 'etcdfn-e2e-'));
+  const args = [
+    '--import',
+    'tsx',
+    join(repoRoot, 'test', 'sandbox', 'main.ts'),
+    '--dir',
+    dir,
+    '--no-example',
+    '--ready-json',
+    '--watch-stdin',
+  ];
+  args.push('--tick-seconds', String(opts.tickSeconds ?? 10));
+  if (opts.chaos) args.push('--chaos', '--chaos-seed', String(opts.chaosSeed ?? 1));
+  const child = spawn(process.execPath, args, {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let out = '';
+  const collect = (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  child.stderr.on('data', collect);
+  const exited = new Promise<void>(r => child.once('exit', () => r()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    running.delete(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const ready = await new Promise<{
+      url: string;
+      kubeconfig: string;
+      controlUrl: string;
+      functions: Record<string, string>;
+    }>((ok, fail) => {
+      const timer = setTimeout(
+        () => fail(new Error('the sandbox did not start in time')),
+        opts.startTimeoutMs ?? 90_000,
+      );
+      child.stdout.on('data', (chunk: Buffer) => {
+        collect(chunk);
+        const line = out.split('\n').find(l => l.startsWith('{"ready":true'));
+        if (line) {
+          clearTimeout(timer);
+          ok(JSON.parse(line));
+        }
+      });
+      child.once('exit', code => fail(new Error(`the sandbox exited early (${code})\n${out}`)));
+    });
+    const kc = new KubeConfig();
+    kc.loadFromFile(ready.kubeconfig);
+    return {
+      dir,
+      url: ready.url,
+      kubeconfig: ready.kubeconfig,
+      kc,
+      faults: new FaultClient(ready.controlUrl),
+      functions: ready.functions,
+      stop,
+      output: () => out,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
