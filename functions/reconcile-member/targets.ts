@@ -7,15 +7,15 @@ export const FUNCTION_NAME = 'reconcile-member';
 
 export type MemberTarget =
   | { kind: 'member'; namespace: string; name: string }
+  /** The resync tick: every member, so one whose Pod events were lost still gets its Pod back. */
+  | { kind: 'all-members' }
   /** Nothing for this function to do; answered done with `summary`. */
   | { kind: 'ignore'; summary: string };
 
 const PVC_PREFIX = 'data-';
 
 export function memberTarget(event: OperatorEvent): MemberTarget {
-  if (event.kind === 'tick') {
-    return ignore(`a tick: nothing to do for ${FUNCTION_NAME}, which follows object events`);
-  }
+  if (event.kind === 'tick') return { kind: 'all-members' };
   const { apiVersion, kind, namespace, name } = event.ref;
   if (apiVersion === API_VERSION && kind === ETCD_MEMBER.kind) return member(namespace, name);
   // A deleted Pod maps to its member too: the member recreates it.

@@ -198,7 +198,7 @@ describe('knative/triggers.yaml routing', () => {
         type: 'dev.knative.sources.ping',
         source: '/apis/v1/namespaces/etcdfn-system/pingsources/etcdfn-tick',
       },
-      ['reconcile-cluster', 'run-snapshot'],
+      ['reconcile-cluster', 'reconcile-member', 'run-snapshot'],
     ],
   ];
   for (const [name, attrs, want] of table) {
