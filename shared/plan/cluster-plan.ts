@@ -17,6 +17,7 @@ import {
   membershipOf,
   memberUrls,
   newestFirst,
+  podOf,
   runningMembers,
 } from './members.ts';
 import { deadlineFrom, deadlinePassed, observedFromSpec, specDiffersFromObserved } from './target.ts';
@@ -125,16 +126,18 @@ function deadlineExceeded(state: ClusterState): ClusterPlan {
   const current = state.cluster.status ?? {};
   const observed = current.observed!;
   const seconds = state.cluster.spec.progressDeadlineSeconds ?? 600;
+  const troubled = runningMembers(state).find(m => podOf(state, m)?.problem);
+  const trouble = troubled ? `; member ${troubled.metadata.name}${podTrouble(state, troubled)}` : '';
   const progress: Progress = current.clusterID
     ? {
         active: false,
         reason: 'DeadlineExceeded',
-        message: `could not reach ${targetMessage(observed.replicas, observed.version)} within ${seconds}s; see the members' conditions and Pods, then edit the spec to retry or delete the cluster`,
+        message: `could not reach ${targetMessage(observed.replicas, observed.version)} within ${seconds}s${trouble}; see the members' conditions and Pods, then edit the spec to retry or delete the cluster`,
       }
     : {
         active: false,
         reason: 'BootstrapFailed',
-        message: `the cluster did not form within ${seconds}s; check the seed member's Pod, then delete and recreate the cluster`,
+        message: `the cluster did not form within ${seconds}s${trouble}; fix the cause, then delete and recreate the cluster`,
       };
   // The deadline stays in status so the failure is stable until the user acts.
   const status = { ...computeStatus(state, current, progress), progressDeadline: current.progressDeadline };
@@ -211,7 +214,7 @@ function planBootstrap(state: ClusterState, plan: PlanFn): ClusterPlan {
     }
   }
   const why = !isMemberReady(state, seed)
-    ? `waiting for the seed member ${name} to start`
+    ? `waiting for the seed member ${name} to start${podTrouble(state, seed)}`
     : `waiting for the seed member ${name} to answer: ${etcd && !etcd.reachable ? etcd.error : 'no answer yet'}`;
   return plan({ kind: 'wait', reason: why }, working('WaitingForSeed', why));
 }
@@ -261,7 +264,7 @@ function planLearner(
     const why = `promoting learner ${name} to voter`;
     return { action: { kind: 'promote', member: name, id: learner.id }, progress: working('ScalingUp', why) };
   }
-  const why = `waiting for learner ${name} to start and catch up`;
+  const why = `waiting for learner ${name} to start and catch up${member ? podTrouble(state, member) : ''}`;
   return { action: { kind: 'wait', reason: why }, progress: working('ScalingUp', why) };
 }
 
@@ -278,7 +281,7 @@ function planScaleUp(state: ClusterState, running: EtcdMember[]): MembershipStep
   }
   const unready = running.find(m => !isMemberReady(state, m));
   if (unready) {
-    const why = `waiting for member ${unready.metadata.name} to be ready before adding the next one`;
+    const why = `waiting for member ${unready.metadata.name} to be ready before adding the next one${podTrouble(state, unready)}`;
     return { action: { kind: 'wait', reason: why }, progress: working('ScalingUp', why) };
   }
   const claim = newMemberClaim(state, false);
@@ -387,6 +390,16 @@ function needsPdb(state: ClusterState): boolean {
   const desired = desiredPdb(state);
   if (!desired) return state.pdb !== undefined;
   return !state.pdb || pdbDrift(state.pdb, desired) !== undefined;
+}
+
+/** What keeps a member's Pod from running, and what a person can do about it. */
+function podTrouble(state: ClusterState, member: EtcdMember): string {
+  const problem = podOf(state, member)?.problem;
+  if (!problem) return '';
+  const hint = /Image|image/.test(problem)
+    ? 'check spec.version (a released etcd 3.4, 3.5 or 3.6) and that the etcd image can be pulled'
+    : "see the Pod's logs";
+  return `: its Pod cannot run (${problem}); ${hint}`;
 }
 
 function working(reason: string, message: string): Progress {

@@ -10,6 +10,8 @@ export interface PodFacts {
   ready: boolean;
   phase: string;
   deleting: boolean;
+  /** Why a container cannot run (e.g. "ErrImagePull: …", "CrashLoopBackOff: …"), if it cannot. */
+  problem?: string;
 }
 
 /** etcd's membership as seen through the members' client URLs. */

@@ -68,12 +68,35 @@ async function optional<T>(
 
 export function podFacts(pod: V1Pod): PodFacts {
   const ready = pod.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True') ?? false;
-  return {
+  const facts: PodFacts = {
     name: pod.metadata?.name ?? '',
     ready,
     phase: pod.status?.phase ?? 'Pending',
     deleting: pod.metadata?.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null,
   };
+  const problem = podProblem(pod);
+  if (problem) facts.problem = problem;
+  return facts;
+}
+
+const STUCK_REASONS = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'CrashLoopBackOff',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+]);
+
+function podProblem(pod: V1Pod): string | undefined {
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  for (const status of statuses) {
+    const waiting = status.state?.waiting;
+    if (waiting?.reason && STUCK_REASONS.has(waiting.reason)) {
+      return `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
+    }
+  }
+  return undefined;
 }
 
 async function etcdView(ctx: Context, endpoints: string[]): Promise<EtcdView> {

@@ -199,6 +199,36 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
     await keysIntact();
   });
 
+  it('a version with no image ends in a condition that says what to do', async () => {
+    const stuck = { ...ref, name: 'noimage' };
+    const created = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: stuck.name, namespace: NS },
+      spec: { replicas: 1, version: '3.6.0', progressDeadlineSeconds: 3 },
+    } as Cluster);
+    assert.equal(created.kind, 'created');
+    const failed = await waitFor(
+      'BootstrapFailed naming the image problem',
+      async () => {
+        const read = await kube.get<Cluster>(stuck);
+        const progressing =
+          read.kind === 'found'
+            ? read.object.status?.conditions?.find(c => c.type === 'Progressing')
+            : undefined;
+        return progressing?.reason === 'BootstrapFailed' &&
+          /ErrImagePull|ImagePullBackOff/.test(progressing.message)
+          ? progressing
+          : false;
+      },
+      { timeoutMs: STEP_TIMEOUT },
+      describeWorld,
+    );
+    assert.match(failed.message, /spec\.version/);
+    assert.equal(failed.status, 'False');
+    await kube.delete(stuck);
+  });
+
   it('deleting the EtcdCluster removes every Pod, PVC, Service, PDB and EtcdMember', async () => {
     await kubectl(sandbox.kubeconfig, 'delete', 'etcdcluster', NAME, '-n', NS, '--wait=false');
     await waitFor(

@@ -297,6 +297,24 @@ describe('planCluster', () => {
     assert.equal(plan.action.kind, 'ensure-pdb');
   });
 
+  it('a Pod that cannot start is named in the progress message, with what to check', () => {
+    const c = cluster(
+      { version: '3.6.0' },
+      locked(3, { nextMemberOrdinal: 1, observed: { ...observed(3), version: '3.6.0' } }),
+    );
+    const s = state(c, [member(0)], { ready: [] });
+    s.pods[0]!.problem = 'ErrImagePull: no etcd 3.6 image';
+    const waiting = planCluster(s);
+    assert.match(
+      findCondition(waiting.status.conditions, 'Progressing')?.message ?? '',
+      /ErrImagePull.*spec\.version/,
+    );
+    const failed = planCluster({ ...s, now: LATER });
+    const progressing = findCondition(failed.status.conditions, 'Progressing');
+    assert.equal(progressing?.reason, 'BootstrapFailed');
+    assert.match(progressing?.message ?? '', /ErrImagePull.*delete and recreate/);
+  });
+
   it('a cluster being deleted is left to garbage collection', () => {
     const c = cluster({}, locked(3, { clusterID: 'c' }));
     c.metadata.deletionTimestamp = NOW;
