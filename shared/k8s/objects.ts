@@ -157,7 +157,10 @@ export class KubeObjects {
   }
 
   /** RFC 7396 merge patch of the status of an etcdfn custom resource. */
-  async mergePatchStatus<T extends KubeObject>(ref: ObjectRef, status: Record<string, unknown>): Promise<WriteResult<T>> {
+  async mergePatchStatus<T extends KubeObject>(
+    ref: ObjectRef,
+    status: Record<string, unknown>,
+  ): Promise<WriteResult<T>> {
     try {
       const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
       const written = (await this.custom.patchNamespacedCustomObjectStatus(

@@ -15,6 +15,7 @@ import type { ClusterState } from '../plan/cluster-state.ts';
 import { desiredPdb, type AddMemberOperation, type ClusterAction } from '../plan/cluster-plan.ts';
 import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
+import { crashPoint } from '../runtime/crash.ts';
 
 type Cluster = EtcdCluster & KubeObject;
 export type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
@@ -44,16 +45,19 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
       return promote(ctx, state, action.member, action.id);
     case 'move-leader': {
       const moved = await ctx.etcd.moveLeader(etcdEndpoints(state, state.cluster), action.toId);
+      if (moved.kind === 'ok') await crashPoint('cluster:leader-moved');
       return moved.kind === 'ok'
         ? { ok: true, summary: `moved leadership from ${action.from} to ${action.toId}` }
         : retry(`moving leadership off ${action.from}: ${moved.message}`);
     }
     case 'delete-member': {
       await ctx.kube.delete(memberRef(state, action.member));
+      await crashPoint('cluster:member-deleted');
       return { ok: true, summary: `deleting member ${action.member}` };
     }
     case 'remove-orphan': {
       const removed = await ctx.etcd.remove(etcdEndpoints(state, state.cluster), action.id);
+      if (removed.kind === 'ok') await crashPoint('cluster:orphan-removed');
       if (removed.kind === 'ok' || removed.kind === 'member-not-found') {
         return {
           ok: true,
@@ -82,11 +86,13 @@ async function ensureServices(ctx: Context, state: ClusterState): Promise<ActRes
   for (const [existing, desired] of wanted) {
     if (!existing) {
       await ctx.kube.create(desired as KubeObject);
+      await crashPoint('cluster:service-ensured');
       continue;
     }
     const patch = serviceDrift(existing, desired);
     if (patch)
       await ctx.kube.mergePatch(refOfObject(desired, state), patch as unknown as Record<string, unknown>);
+    if (patch) await crashPoint('cluster:service-ensured');
   }
   return { ok: true, summary: 'Services in place' };
 }
@@ -101,10 +107,12 @@ async function ensurePdb(ctx: Context, state: ClusterState): Promise<ActResult> 
   };
   if (!desired) {
     await ctx.kube.delete(ref);
+    await crashPoint('cluster:pdb-ensured');
     return { ok: true, summary: 'no voters: PodDisruptionBudget removed' };
   }
   if (!state.pdb) {
     await ctx.kube.create(desired as KubeObject);
+    await crashPoint('cluster:pdb-ensured');
     return {
       ok: true,
       summary: `PodDisruptionBudget created (minAvailable ${String(desired.spec?.minAvailable)})`,
@@ -112,6 +120,7 @@ async function ensurePdb(ctx: Context, state: ClusterState): Promise<ActResult> 
   }
   const patch = pdbDrift(state.pdb, desired);
   if (patch) await ctx.kube.mergePatch(ref, patch as unknown as Record<string, unknown>);
+  if (patch) await crashPoint('cluster:pdb-ensured');
   return { ok: true, summary: `PodDisruptionBudget minAvailable ${String(desired.spec?.minAvailable)}` };
 }
 
@@ -160,6 +169,7 @@ async function ensureMemberObject(
     member.spec.initialCluster = `${op.member}=${memberUrls(cluster, op.member).peer}`;
   }
   const created = await ctx.kube.create(member);
+  if (created.kind === 'created') await crashPoint('cluster:member-created');
   if (created.kind === 'created') return { ok: true, object: created.object };
   if (created.kind === 'invalid')
     return { ok: false, result: retry(`creating member ${op.member}: ${created.message}`) };
@@ -187,6 +197,7 @@ async function wireLearner(ctx: Context, state: ClusterState, member: EtcdMember
   let members = listed.members;
   if (!members.some(m => m.peerURLs.includes(peer))) {
     const added = await addLearnerPatiently(ctx, endpoints, peer);
+    if (added.kind === 'ok') await crashPoint('cluster:learner-added');
     if (added.kind === 'ok') members = added.members;
     else if (added.kind === 'peer-url-exists') {
       const again = await ctx.etcd.listMembers(endpoints);
@@ -197,6 +208,7 @@ async function wireLearner(ctx: Context, state: ClusterState, member: EtcdMember
   const initialCluster = initialClusterFrom(members);
   const patched = await ctx.kube.mergePatch(memberRef(state, name), { spec: { initialCluster } });
   if (patched.kind !== 'written') return retry(`wiring ${name}: ${patched.kind}`);
+  await crashPoint('cluster:member-wired');
   return { ok: true, summary: `learner ${name} added` };
 }
 
@@ -228,6 +240,7 @@ async function clearOperation(ctx: Context, cluster: Cluster, op: AddMemberOpera
     if ((status.operation as { member?: string } | undefined)?.member !== op.member) return;
     delete status.operation;
     const written = await ctx.kube.replaceStatus({ ...read.object, status });
+    if (written.kind === 'written') await crashPoint('cluster:operation-cleared');
     if (written.kind !== 'conflict') return;
   }
 }
@@ -240,6 +253,7 @@ async function setDormant(
 ): Promise<ActResult> {
   const patched = await ctx.kube.mergePatch(memberRef(state, name), { spec: { dormant } });
   if (patched.kind !== 'written') return retry(`marking ${name} dormant=${dormant}: ${patched.kind}`);
+  await crashPoint('cluster:dormant-set');
   return { ok: true, summary: dormant ? `paused: member ${name} is dormant` : `resuming member ${name}` };
 }
 
@@ -248,8 +262,10 @@ async function promote(ctx: Context, state: ClusterState, name: string, id: stri
   const endpoints = etcdEndpoints(state, state.cluster);
   for (let attempt = 0; attempt < ctx.settings.promoteAttempts; attempt++) {
     const result = await ctx.etcd.promote(endpoints, id);
+    if (result.kind === 'ok') await crashPoint('cluster:promoted');
     if (result.kind === 'ok' || result.kind === 'not-a-learner') {
       await ctx.kube.mergePatchStatus(memberRef(state, name), { isVoter: true, role: 'voter' });
+      await crashPoint('cluster:member-marked-voter');
       return { ok: true, summary: `promoted ${name} to voter` };
     }
     if (result.kind !== 'learner-not-in-sync') return retry(`promoting ${name}: ${result.message}`);

@@ -6,6 +6,7 @@ import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
 import type { Context } from '../runtime/context.ts';
+import { crashPoint } from '../runtime/crash.ts';
 import { act } from './cluster-act.ts';
 import { observeCluster, type ClusterRef } from './cluster-observe.ts';
 import { recordEvent } from './record-event.ts';
@@ -22,6 +23,7 @@ export async function reconcileCluster(ctx: Context, ref: ClusterRef): Promise<H
     // Claim before acting: only the invocation whose status write wins carries the step out.
     const claimed = await ctx.kube.replaceStatus({ ...cluster, status: plan.status });
     if (claimed.kind !== 'written') return lostRace(ref, claimed.kind);
+    await crashPoint('cluster:claimed');
     cluster = claimed.object;
     state.cluster = cluster;
   }
@@ -30,6 +32,12 @@ export async function reconcileCluster(ctx: Context, ref: ClusterRef): Promise<H
     const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
     const written = await writeStatusIfChanged(ctx, cluster, status);
     if (written === 'conflict') return lostRace(ref, 'conflict');
+    if (written === 'written')
+      await crashPoint(
+        status.clusterID !== cluster.status?.clusterID
+          ? 'cluster:cluster-id-latched'
+          : 'cluster:status-written',
+      );
   }
   await recordPlanEvents(ctx, cluster, plan, result.ok);
   if (!result.ok) return result.outcome;

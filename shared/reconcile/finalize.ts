@@ -20,6 +20,7 @@ import {
 import { isBeingDeleted } from '../plan/member-pod.ts';
 import { ownUrls } from '../plan/member-status.ts';
 import type { Context } from '../runtime/context.ts';
+import { crashPoint } from '../runtime/crash.ts';
 import { emitEvents } from './member-events.ts';
 
 export interface MemberRef {
@@ -104,6 +105,7 @@ async function act(ctx: Context, state: FinalizeState, action: FinalizeAction): 
     case 'move-leader': {
       const endpoints = [ownUrls(state.member).client, ...state.tried];
       const moved = await ctx.etcd.moveLeader(endpoints, action.toId);
+      if (moved.kind === 'ok') await crashPoint('finalize:leader-moved');
       if (moved.kind !== 'ok')
         return retry(`moving leadership off ${name} to ${action.toName}: ${moved.message}`);
       await emitEvents(ctx, state.cluster!, [action.event], 'finalize-member');
@@ -111,6 +113,7 @@ async function act(ctx: Context, state: FinalizeState, action: FinalizeAction): 
     }
     case 'remove-from-etcd': {
       const removed = await removePatiently(ctx, state.tried, action.id);
+      if (removed.kind === 'ok') await crashPoint('finalize:removed-from-etcd');
       if (removed.kind === 'member-not-found')
         return { continue: true, summary: `${name} was already out of etcd` };
       if (removed.kind !== 'ok')
@@ -139,6 +142,7 @@ async function removePatiently(ctx: Context, endpoints: string[], id: string) {
 async function removeFinalizer(ctx: Context, member: Member, reason: string): Promise<Step> {
   const finalizers = (member.metadata.finalizers ?? []).filter(f => f !== MEMBER_FINALIZER);
   const written = await ctx.kube.replace<Member>({ ...member, metadata: { ...member.metadata, finalizers } });
+  if (written.kind === 'written') await crashPoint('finalize:finalizer-removed');
   switch (written.kind) {
     case 'written':
     case 'not-found':

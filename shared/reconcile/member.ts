@@ -15,6 +15,7 @@ import { needsEtcd, planMember, type MemberPlan, type MemberState } from '../pla
 import { ownUrls } from '../plan/member-status.ts';
 import { memberUrls } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
+import { crashPoint } from '../runtime/crash.ts';
 import { emitEvents } from './member-events.ts';
 
 export interface MemberRef {
@@ -94,6 +95,7 @@ async function writeStatus(
 ): Promise<HandlerOutcome | undefined> {
   if (!plan.statusChanged) return undefined;
   const written = await ctx.kube.replaceStatus<Member>({ ...member, status: plan.status });
+  if (written.kind === 'written') await crashPoint('member:status-written');
   switch (written.kind) {
     case 'written':
       return undefined;
@@ -127,12 +129,14 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
         : { continue: false, summary: action.reason };
     case 'create-pvc': {
       const created = await ctx.kube.create(action.pvc as V1PersistentVolumeClaim & KubeObject);
+      if (created.kind === 'created') await crashPoint('member:pvc-created');
       if (created.kind === 'invalid')
         return { continue: false, summary: `PVC ${action.pvc.metadata?.name} refused: ${created.message}` };
       return emitted(`PVC ${action.pvc.metadata?.name} ${created.kind}`, true);
     }
     case 'create-pod': {
       const created = await ctx.kube.create(action.pod as V1Pod & KubeObject);
+      if (created.kind === 'created') await crashPoint('member:pod-created');
       if (created.kind === 'invalid')
         return { continue: false, summary: `Pod ${action.pod.metadata?.name} refused: ${created.message}` };
       return emitted(
@@ -141,17 +145,20 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
     }
     case 'delete-pod':
       await ctx.kube.delete(objectRef('v1', 'Pod', ns, action.name));
+      await crashPoint('member:pod-deleted');
       return emitted(action.reason);
     case 'patch-pod-labels': {
       const patched = await ctx.kube.mergePatch(objectRef('v1', 'Pod', ns, action.name), {
         metadata: { labels: action.labels },
       });
+      if (patched.kind === 'written') await crashPoint('member:pod-labelled');
       if (patched.kind === 'conflict')
         return { outcome: { result: 'retry', reason: patched.message, status: 409 } };
       return emitted(patched.kind === 'written' ? action.reason : `Pod ${action.name}: ${patched.kind}`);
     }
     case 'delete-member':
       await ctx.kube.delete(objectRef(API_VERSION, ETCD_MEMBER.kind, ns, member.metadata.name ?? ''));
+      await crashPoint('member:member-deleted');
       return emitted(action.reason);
   }
 }

@@ -206,7 +206,7 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
       kind: 'EtcdCluster',
       metadata: { name: stuck.name, namespace: NS },
       spec: { replicas: 1, version: '3.6.0', progressDeadlineSeconds: 3 },
-    } as Cluster);
+    });
     assert.equal(created.kind, 'created');
     const failed = await waitFor(
       'BootstrapFailed naming the image problem',

@@ -1,14 +1,19 @@
 // Runs each etcdfn function as its own HTTP server process, through the functions framework, as
-// Knative would run each as its own Service. Functions not built yet are skipped.
+// Knative would run each as its own Service. Functions not built yet are skipped. A function process
+// that dies is started again on the same port, as Knative starts a new instance behind the same
+// URL, so the event bridge's retries reach the new one.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { FUNCTION_NAMES, type FunctionName } from '../../functions/registry.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..');
 
 export interface RunningFunctions {
   urls: Partial<Record<FunctionName, string>>;
+  /** How many times each function's process died and was started again. */
+  restarts(): Partial<Record<FunctionName, number>>;
   stop(): Promise<void>;
 }
 
@@ -17,6 +22,8 @@ export interface FunctionsOptions {
   env?: NodeJS.ProcessEnv;
   /** Called with each line a function writes (its JSON logs). */
   onLog?: (name: FunctionName, line: string) => void;
+  /** Called when a function's process died and a new one serves again (`restarts` so far). */
+  onRestart?: (name: FunctionName, restarts: number, why: string) => void;
   startTimeoutMs?: number;
 }
 
@@ -25,61 +32,113 @@ export function builtFunctions(): FunctionName[] {
 }
 
 export async function startFunctions(opts: FunctionsOptions): Promise<RunningFunctions> {
-  const children: ChildProcess[] = [];
+  const supervisors = builtFunctions().map(name => new Supervisor(name, opts));
   const stop = async () => {
-    await Promise.all(children.map(stopChild));
+    await Promise.all(supervisors.map(s => s.stop()));
   };
   try {
-    const entries = await Promise.all(
-      builtFunctions().map(async name => [name, await startOne(name, opts, children)] as const),
-    );
-    return { urls: Object.fromEntries(entries), stop };
+    const entries = await Promise.all(supervisors.map(async s => [s.name, await s.start()] as const));
+    return {
+      urls: Object.fromEntries(entries),
+      restarts: () => Object.fromEntries(supervisors.map(s => [s.name, s.restarts])),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-function startOne(name: FunctionName, opts: FunctionsOptions, children: ChildProcess[]): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(repoRoot, 'functions', 'serve.ts'), name, '--port', '0'],
-    {
-      cwd: repoRoot,
-      env: { ...process.env, ...opts.env, KUBECONFIG: opts.kubeconfig, FUNCTION_TARGET: name },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.push(child);
-  return new Promise((resolveUrl, reject) => {
-    let buffer = '';
-    let ready = false;
-    const timer = setTimeout(
-      () => reject(new Error(`function ${name} did not start`)),
-      opts.startTimeoutMs ?? 30_000,
+/** One function: its current process, and a new one on the same port whenever that one dies. */
+class Supervisor {
+  restarts = 0;
+  private child: ChildProcess | undefined;
+  private port = 0;
+  private stopping = false;
+
+  constructor(
+    readonly name: FunctionName,
+    private readonly opts: FunctionsOptions,
+  ) {}
+
+  async start(): Promise<string> {
+    const url = await this.spawnOne();
+    this.port = Number(new URL(url).port);
+    return url;
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.child) await stopChild(this.child);
+  }
+
+  /** Starts a process; resolves with its URL once it serves, rejects if it exits before. */
+  private spawnOne(): Promise<string> {
+    const { name, opts } = this;
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(repoRoot, 'functions', 'serve.ts'), name, '--port', String(this.port)],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, ...opts.env, KUBECONFIG: opts.kubeconfig, FUNCTION_TARGET: name },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
-    const onLine = (line: string) => {
-      if (!ready && line.startsWith('{"serving"')) {
-        ready = true;
+    this.child = child;
+    return new Promise((resolveUrl, reject) => {
+      let buffer = '';
+      let ready = false;
+      const timer = setTimeout(() => {
+        reject(new Error(`function ${name} did not start`));
+        child.kill('SIGKILL');
+      }, opts.startTimeoutMs ?? 30_000);
+      const onLine = (line: string) => {
+        if (!ready && line.startsWith('{"serving"')) {
+          ready = true;
+          clearTimeout(timer);
+          resolveUrl((JSON.parse(line) as { url: string }).url);
+          return;
+        }
+        if (line.trim()) opts.onLog?.(name, line);
+      };
+      const split = (chunk: Buffer) => {
+        buffer += chunk.toString('utf8');
+        const lines = buffer.split('\n');
+        buffer = lines.pop() ?? '';
+        lines.forEach(onLine);
+      };
+      child.stdout.on('data', split);
+      child.stderr.on('data', split);
+      child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        resolveUrl((JSON.parse(line) as { url: string }).url);
-        return;
-      }
-      if (line.trim()) opts.onLog?.(name, line);
-    };
-    const split = (chunk: Buffer) => {
-      buffer += chunk.toString('utf8');
-      const lines = buffer.split('\n');
-      buffer = lines.pop() ?? '';
-      lines.forEach(onLine);
-    };
-    child.stdout!.on('data', split);
-    child.stderr!.on('data', split);
-    child.once('exit', code => {
-      clearTimeout(timer);
-      if (!ready) reject(new Error(`function ${name} exited (${code}) before serving`));
+        if (!ready) reject(new Error(`function ${name} exited (${signal ?? code}) before serving`));
+        else void this.restart(signal ?? `exit code ${code}`);
+      });
     });
-  });
+  }
+
+  /** After a serving process died: start another on the same port until one serves (or we stop). */
+  private async restart(why: string): Promise<void> {
+    for (let attempt = 0; !this.stopping; attempt++) {
+      try {
+        await this.spawnOne();
+        if (this.stopping) {
+          if (this.child) await stopChild(this.child);
+          return;
+        }
+        this.restarts++;
+        this.opts.onRestart?.(this.name, this.restarts, why);
+        return;
+      } catch (err) {
+        if (this.stopping) return;
+        this.opts.onLog?.(
+          this.name,
+          `restart attempt ${attempt + 1} failed: ${err instanceof Error ? err.message : String(err)}`,
+        );
+        await sleep(Math.min(200 * 2 ** attempt, 5_000));
+      }
+    }
+  }
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {

@@ -2,7 +2,7 @@
 // server, the process kubelet (real etcd members as local processes), the four functions (each its
 // own HTTP server through the functions framework) and the event bridge routing ApiServerSource
 // events by the Triggers in knative/. Ctrl-C or SIGTERM stops every process it started.
-import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { Command } from 'commander';
 import { pino } from 'pino';
@@ -30,6 +30,10 @@ const program = new Command()
   .option('--ready-json', 'print one JSON line when ready instead of the guide (for tests)')
   .option('--persist', 'keep API objects across restarts of the sandbox')
   .option('--watch-stdin', 'stop when stdin closes (when started by a test)')
+  .option(
+    '--crash-dir <dir>',
+    'arm crash points: a file named after a point (shared/runtime/crash.ts) in <dir> kills the function there once',
+  )
   .parse();
 const o = program.opts<{
   dir: string;
@@ -41,9 +45,12 @@ const o = program.opts<{
   readyJson?: boolean;
   persist?: boolean;
   watchStdin?: boolean;
+  crashDir?: string;
 }>();
 
 const dir = resolve(o.dir);
+/** Restarts of each function process so far, as JSON, in the state directory. */
+const RESTARTS_FILE = 'function-restarts.json';
 const logDir = join(dir, 'logs');
 mkdirSync(logDir, { recursive: true });
 const say = (line: string) => {
@@ -97,8 +104,20 @@ try {
   const fnLog = logFile('functions');
   functions = await startFunctions({
     kubeconfig: core.kubeconfig,
-    env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ETCDFN_PROMOTE_INTERVAL_MS: '200' },
+    env: {
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+      ETCDFN_PROMOTE_INTERVAL_MS: '200',
+      ...(o.crashDir && { ETCDFN_CRASH_DIR: resolve(o.crashDir) }),
+    },
     onLog: (name, line) => fnLog.write(`${name} ${line}\n`),
+    onRestart: (name, count, why) => {
+      // Knative would start a new instance; the count is kept in a file for tests to read.
+      fnLog.write(
+        `${name} {"msg":"process died (${why}); restarted on the same port","restarts":${count}}\n`,
+      );
+      say(`  ${name} died (${why}); restarted on the same port (restart ${count})`);
+      writeFileSync(join(dir, RESTARTS_FILE), JSON.stringify(functions?.restarts() ?? {}));
+    },
   });
   for (const [name, url] of Object.entries(functions.urls)) say(`  ${name.padEnd(18)} ${url}`);
   say('starting the event bridge…');

@@ -2,7 +2,7 @@
 // process in its own mount namespace, exactly what `npm run sandbox` runs. The test process talks
 // to it through the kubeconfig, to etcd members by Pod IP, and to the kubelet's fault endpoint.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -15,6 +15,8 @@ export interface FullSandboxOptions {
   chaosSeed?: number;
   tickSeconds?: number;
   startTimeoutMs?: number;
+  /** Arm crash points through files in this directory (shared/runtime/crash.ts). */
+  crashDir?: string;
 }
 
 export interface FullSandbox {
@@ -24,6 +26,8 @@ export interface FullSandbox {
   kc: KubeConfig;
   faults: FaultClient;
   functions: Record<string, string>;
+  /** How many times each function's process died and was started again. */
+  restarts(): Record<string, number>;
   stop(): Promise<void>;
   /** The sandbox's own output, for failure messages. */
   output(): string;
@@ -48,6 +52,7 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
   ];
   args.push('--tick-seconds', String(opts.tickSeconds ?? 10));
   if (opts.chaos) args.push('--chaos', '--chaos-seed', String(opts.chaosSeed ?? 1));
+  if (opts.crashDir) args.push('--crash-dir', opts.crashDir);
   const child = spawn(process.execPath, args, {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
@@ -101,6 +106,16 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
       kc,
       faults: new FaultClient(ready.controlUrl),
       functions: ready.functions,
+      restarts: () => {
+        try {
+          return JSON.parse(readFileSync(join(dir, 'function-restarts.json'), 'utf8')) as Record<
+            string,
+            number
+          >;
+        } catch {
+          return {};
+        }
+      },
       stop,
       output: () => out,
     };

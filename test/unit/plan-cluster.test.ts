@@ -303,7 +303,7 @@ describe('planCluster', () => {
       locked(3, { nextMemberOrdinal: 1, observed: { ...observed(3), version: '3.6.0' } }),
     );
     const s = state(c, [member(0)], { ready: [] });
-    s.pods[0]!.problem = 'ErrImagePull: no etcd 3.6 image';
+    s.pods[0].problem = 'ErrImagePull: no etcd 3.6 image';
     const waiting = planCluster(s);
     assert.match(
       findCondition(waiting.status.conditions, 'Progressing')?.message ?? '',
