@@ -50,6 +50,11 @@ export interface BridgeOptions {
   tick?: boolean;
   /** Tick every N seconds instead of on the cron schedule. */
   tickSeconds?: number;
+  /**
+   * Probability (0..1) that an ApiServerSource event is lost before it reaches the Broker, as the
+   * real adapter loses a send after its retries. 1 loses every watch event: only ticks get through.
+   */
+  loseWatchEvents?: number;
   /** Emit events for the objects found by the initial list (real ApiServerSource does not). */
   replayInitialList?: boolean;
   /** Requests in flight at most (default 16). */
@@ -65,6 +70,8 @@ export interface BridgeOptions {
 
 export interface BridgeStats {
   watchEvents: number;
+  /** Watch events dropped on purpose (loseWatchEvents). */
+  lostWatchEvents: number;
   ticks: number;
   published: number;
   /** Deliveries created by routing (before chaos). */
@@ -110,6 +117,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     : undefined;
   const stats: BridgeStats = {
     watchEvents: 0,
+    lostWatchEvents: 0,
     ticks: 0,
     published: 0,
     routed: 0,
@@ -180,6 +188,10 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
           log: log.child({ source: source.name }),
           onEvent: (verb, object) => {
             stats.watchEvents++;
+            if (Math.random() < (options.loseWatchEvents ?? 0)) {
+              stats.lostWatchEvents++;
+              return;
+            }
             publish(apiServerEvent({ source: apiServerUrl, mode, verb, object }));
           },
         }),

@@ -129,6 +129,41 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
     await keysIntact();
   });
 
+  const memberIdOf = async (name: string) =>
+    (await cluster()).status?.members?.find(m => m.name === name)?.id;
+
+  it('a member whose etcd process dies comes back on its data with the same member ID', async () => {
+    const victim = `${NAME}-1`;
+    const id = await memberIdOf(victim);
+    assert.ok(id);
+    await sandbox.faults.kill({ namespace: NS, pod: victim });
+    await waitFor('the Pod restarted', async () => {
+      const pod = (await pods()).find(p => p.metadata.name === victim) as
+        { status?: { containerStatuses?: { restartCount?: number }[] } } | undefined;
+      return (pod?.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0;
+    });
+    await converged(3);
+    assert.equal(await memberIdOf(victim), id);
+    await keysIntact();
+  });
+
+  it('a member whose Pod is lost gets a new Pod on the same volume, with the same member ID', async () => {
+    const victim = `${NAME}-2`;
+    const id = await memberIdOf(victim);
+    const before = (await pods()).find(p => p.metadata.name === victim)?.metadata.uid;
+    await kube.delete(
+      { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: victim },
+      { gracePeriodSeconds: 0 },
+    );
+    await waitFor('a new Pod', async () => {
+      const pod = (await pods()).find(p => p.metadata.name === victim);
+      return pod !== undefined && pod.metadata.uid !== before;
+    });
+    await converged(3);
+    assert.equal(await memberIdOf(victim), id);
+    await keysIntact();
+  });
+
   it('objects it owns: headless Service, voters-only client Service, PodDisruptionBudget', async () => {
     const client = await kube.get<KubeObject & { spec: { selector: Record<string, string> } }>({
       apiVersion: 'v1',
