@@ -19,7 +19,7 @@ const pod: WatchedObject = {
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: {
-    name: 'demo-x7k2p',
+    name: 'demo-0',
     namespace: 'default',
     uid: 'u1',
     resourceVersion: '7',
@@ -83,18 +83,18 @@ describe('ApiServerSource events', () => {
     assert.equal(event.specversion, '1.0');
     assert.equal(event.type, 'dev.knative.apiserver.ref.update');
     assert.equal(event.source, SOURCE);
-    assert.equal(event.subject, '/apis/v1/namespaces/default/pods/demo-x7k2p');
+    assert.equal(event.subject, '/apis/v1/namespaces/default/pods/demo-0');
     assert.match(event.id, UUID);
     assert.equal(event.time, time.toISOString());
     assert.equal(event.datacontenttype, 'application/json');
     assert.deepEqual(
       { kind: event.kind, name: event.name, namespace: event.namespace, apiversion: event.apiversion },
-      { kind: 'Pod', name: 'demo-x7k2p', namespace: 'default', apiversion: 'v1' },
+      { kind: 'Pod', name: 'demo-0', namespace: 'default', apiversion: 'v1' },
     );
     // corev1.ObjectReference as Go's encoding/json writes it: only these four fields, in this order.
     assert.equal(
       JSON.stringify(event.data),
-      '{"kind":"Pod","namespace":"default","name":"demo-x7k2p","apiVersion":"v1"}',
+      '{"kind":"Pod","namespace":"default","name":"demo-0","apiVersion":"v1"}',
     );
   });
 
@@ -164,7 +164,7 @@ describe('ApiServerSource events', () => {
     const object: WatchedObject = {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: 'demo-x7k2p', namespace: 'default' },
+      metadata: { name: 'demo-0', namespace: 'default' },
     };
     const { headers, body } = toHttpMessage(
       apiServerEvent({ source: SOURCE, mode: 'Reference', verb: 'update', object }),
@@ -175,7 +175,7 @@ describe('ApiServerSource events', () => {
       return rest;
     };
     assert.deepEqual(strip(headers), strip(fixture.headers));
-    assert.equal(headers['ce-subject'], '/apis/v1/namespaces/default/pods/demo-x7k2p');
+    assert.equal(headers['ce-subject'], '/apis/v1/namespaces/default/pods/demo-0');
     assert.deepEqual(JSON.parse(String(body)), fixture.body);
   });
 });

@@ -6,7 +6,7 @@
 //   await kubelet.faults.kill({ namespace: 'default', pod: 'etcd-0' });
 //   await kubelet.stop();
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { HostsFile } from '../hosts.ts';
 import { bindHostsFile, insidePrivateMountNamespace } from '../namespace.ts';
 import { Api, errorText } from './api.ts';
@@ -204,6 +204,12 @@ class ProcessKubelet implements Kubelet, Faults {
     const bind = this.opts.bindHosts ?? 'auto';
     if (bind === true || (bind === 'auto' && insidePrivateMountNamespace())) {
       await bindHostsFile(this.hostsFile);
+      // Every name the sandbox uses is in the hosts file. A name not there yet (a Pod about to be
+      // created) must fail at once, not wait seconds for the machine's DNS server: etcd treats a
+      // slow lookup as a lost peer, which restarts its 5 s wait before the next membership change.
+      const resolv = join(dirname(this.hostsFile), 'resolv.conf');
+      writeFileSync(resolv, 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n');
+      await bindHostsFile(resolv, '/etc/resolv.conf');
       this.dnsActive = true;
     } else {
       this.log(
