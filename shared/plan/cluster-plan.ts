@@ -43,6 +43,8 @@ export type ClusterAction =
   | { kind: 'resume'; operation: AddMemberOperation }
   | { kind: 'set-dormant'; member: string; dormant: boolean }
   | { kind: 'promote'; member: string; id: string }
+  /** etcd says voter but the EtcdMember does not know yet. */
+  | { kind: 'mark-voter'; member: string }
   | { kind: 'move-leader'; from: string; toId: string }
   | { kind: 'delete-member'; member: string }
   | { kind: 'remove-orphan'; id: string; peerURL: string };
@@ -245,6 +247,19 @@ function planMembership(state: ClusterState, desired: number): MembershipStep | 
     }
     const learnerStep = planLearner(state, etcd.members);
     if (learnerStep) return learnerStep;
+    // A promotion whose follow-up status patch was lost (a crash between the two): repair it now,
+    // or the voters-only client Service and the PDB would leave this voter out until a tick.
+    const unmarked = runningMembers(state).find(m => {
+      const e = membershipOf(state.cluster, m, etcd.members);
+      return e !== undefined && !e.isLearner && m.status?.isVoter !== true;
+    });
+    if (unmarked) {
+      const name = unmarked.metadata.name ?? '';
+      return {
+        action: { kind: 'mark-voter', member: name },
+        progress: working('ScalingUp', `recording ${name} as a voter`),
+      };
+    }
   }
   const running = runningMembers(state);
   if (running.length < desired) return planScaleUp(state, running);

@@ -43,6 +43,15 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
       return setDormant(ctx, state, action.member, action.dormant);
     case 'promote':
       return promote(ctx, state, action.member, action.id);
+    case 'mark-voter': {
+      const patched = await ctx.kube.mergePatchStatus(memberRef(state, action.member), {
+        isVoter: true,
+        role: 'voter',
+      });
+      return patched.kind === 'written'
+        ? { ok: true, summary: `recorded ${action.member} as a voter` }
+        : retry(`recording ${action.member} as a voter: ${patched.kind}`);
+    }
     case 'move-leader': {
       const moved = await ctx.etcd.moveLeader(etcdEndpoints(state, state.cluster), action.toId);
       if (moved.kind === 'ok') await crashPoint('cluster:leader-moved');

@@ -185,6 +185,15 @@ describe('planCluster', () => {
     assert.equal(planCluster(state(c, members, { etcd: notStarted, ready: [0] })).action.kind, 'wait');
   });
 
+  it('repairs a voter whose EtcdMember was never told it was promoted', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 3 }));
+    const members = [member(0), member(1), member(2, { voter: false })];
+    const plan = planCluster(
+      state(c, members, { etcd: etcdOf([membership(0), membership(1), membership(2)]) }),
+    );
+    assert.deepEqual(plan.action, { kind: 'mark-voter', member: 'demo-2' });
+  });
+
   it('scales down the newest member, moving leadership off it first', () => {
     const c = cluster({ replicas: 1 }, locked(1, { clusterID: 'c', nextMemberOrdinal: 3 }));
     const members = [member(0), member(1), member(2)];
