@@ -28,6 +28,11 @@ const program = new Command()
   .option('--chaos', 'deliver events with duplicates, reordering, delays and in parallel')
   .option('--chaos-seed <n>', 'seed for --chaos, to repeat a run')
   .option('--ready-json', 'print one JSON line when ready instead of the guide (for tests)')
+  .option(
+    '--lose-events <p>',
+    'lose this share (0..1) of watch events, as ApiServerSource can; 1 = ticks only',
+    '0',
+  )
   .option('--persist', 'keep API objects across restarts of the sandbox')
   .option('--watch-stdin', 'stop when stdin closes (when started by a test)')
   .option(
@@ -46,6 +51,7 @@ const o = program.opts<{
   persist?: boolean;
   watchStdin?: boolean;
   crashDir?: string;
+  loseEvents: string;
 }>();
 
 const dir = resolve(o.dir);
@@ -136,6 +142,7 @@ try {
     subscribers: functions.urls,
     tickSeconds: Number(o.tickSeconds),
     replayInitialList: true,
+    loseWatchEvents: Number(o.loseEvents),
     chaos,
     delivery: { backoffDelayMs: 100, retry: 10 },
     log: pino({ level: process.env.LOG_LEVEL ?? 'info' }, logFile('bridge')),

@@ -17,6 +17,8 @@ export interface FullSandboxOptions {
   startTimeoutMs?: number;
   /** Arm crash points through files in this directory (shared/runtime/crash.ts). */
   crashDir?: string;
+  /** Share of watch events the bridge loses on purpose (1 = only ticks get through). */
+  loseEvents?: number;
 }
 
 export interface FullSandbox {
@@ -53,6 +55,7 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
   args.push('--tick-seconds', String(opts.tickSeconds ?? 10));
   if (opts.chaos) args.push('--chaos', '--chaos-seed', String(opts.chaosSeed ?? 1));
   if (opts.crashDir) args.push('--crash-dir', opts.crashDir);
+  if (opts.loseEvents) args.push('--lose-events', String(opts.loseEvents));
   const child = spawn(process.execPath, args, {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
