@@ -27,7 +27,7 @@ describe('every watch event lost: the tick alone converges', { timeout: 300_000 
       kind: 'EtcdCluster',
       metadata: { name: ref.name, namespace: ref.namespace },
       spec: { replicas: 1, version: '3.5.16' },
-    } as Cluster);
+    });
     assert.equal(created.kind, 'created');
     const ready = await waitFor(
       'Ready 1/1 and Running',
