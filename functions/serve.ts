@@ -12,9 +12,10 @@ async function main(argv: string[]): Promise<void> {
     .argument('[function]', `one of ${FUNCTION_NAMES.join(', ')}`, process.env.FUNCTION_TARGET)
     .option('--port <port>', 'port to listen on (0 = any)', process.env.PORT ?? '8080')
     .option('--host <host>', 'address to listen on', process.env.HOST ?? '127.0.0.1')
+    .option('--exit-with-stdin', 'exit when stdin closes (when a supervisor that may die runs it)')
     .parse(argv);
   const name = program.args[0] ?? process.env.FUNCTION_TARGET ?? '';
-  const opts = program.opts<{ port: string; host: string }>();
+  const opts = program.opts<{ port: string; host: string; exitWithStdin?: boolean }>();
   if (!isFunctionName(name))
     throw new Error(`unknown function "${name}"; choose one of ${FUNCTION_NAMES.join(', ')}`);
   if (!(await loadFunction(name))) throw new Error(`function ${name} is not built yet`);
@@ -25,6 +26,11 @@ async function main(argv: string[]): Promise<void> {
   const stop = () => server.close(() => process.exit(0));
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  if (opts.exitWithStdin) {
+    process.stdin.once('end', stop);
+    process.stdin.once('error', stop);
+    process.stdin.resume();
+  }
 }
 
 main(process.argv).catch((err: unknown) => {

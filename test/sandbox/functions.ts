@@ -77,11 +77,20 @@ class Supervisor {
     const { name, opts } = this;
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(repoRoot, 'functions', 'serve.ts'), name, '--port', String(this.port)],
+      [
+        '--import',
+        'tsx',
+        join(repoRoot, 'functions', 'serve.ts'),
+        name,
+        '--port',
+        String(this.port),
+        '--exit-with-stdin',
+      ],
       {
         cwd: repoRoot,
         env: { ...process.env, ...opts.env, KUBECONFIG: opts.kubeconfig, FUNCTION_TARGET: name },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        // stdin is a pipe the function watches: if the sandbox dies without stopping it, it exits.
+        stdio: ['pipe', 'pipe', 'pipe'],
       },
     );
     this.child = child;

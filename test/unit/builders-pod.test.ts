@@ -190,7 +190,7 @@ describe('member Pod', () => {
       ],
     );
     assert.deepEqual(c.readinessProbe?.httpGet, { path: '/health', port: 2381, scheme: 'HTTP' });
-    assert.equal(c.readinessProbe?.periodSeconds, 2);
+    assert.equal(c.readinessProbe?.periodSeconds, 1);
     assert.deepEqual(c.livenessProbe?.tcpSocket, { port: 2380 });
     assert.equal(c.livenessProbe?.httpGet, undefined);
     assert.equal(pod().spec!.terminationGracePeriodSeconds, 30);
