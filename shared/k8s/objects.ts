@@ -31,11 +31,14 @@ export type WriteResult<T> =
   | { kind: 'conflict'; message: string }
   | { kind: 'not-found' }
   | { kind: 'invalid'; message: string };
-export type DeleteResult = { kind: 'deleted' } | { kind: 'not-found' };
+export type DeleteResult =
+  { kind: 'deleted' } | { kind: 'not-found' } | { kind: 'conflict'; message: string };
 
 export interface DeleteOptions {
   propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
   gracePeriodSeconds?: number;
+  /** Delete only this incarnation: a newer object of the same name is left alone (conflict). */
+  uid?: string;
 }
 
 const FIELD_MANAGER = 'etcdfn';
@@ -180,6 +183,7 @@ export class KubeObjects {
         kind: ref.kind,
         metadata: { name: ref.name, namespace: ref.namespace },
       };
+      const body = options.uid ? { preconditions: { uid: options.uid } } : undefined;
       await this.objects.delete(
         spec,
         undefined,
@@ -187,10 +191,13 @@ export class KubeObjects {
         options.gracePeriodSeconds,
         undefined,
         options.propagationPolicy ?? 'Background',
+        body,
       );
       return { kind: 'deleted' };
     } catch (err) {
-      if (apiStatusOf(err)?.code === 404) return { kind: 'not-found' };
+      const status = apiStatusOf(err);
+      if (status?.code === 404) return { kind: 'not-found' };
+      if (status?.code === 409) return { kind: 'conflict', message: status.message };
       throw new KubeApiError(`delete ${describe(ref)}`, err);
     }
   }

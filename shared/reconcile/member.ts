@@ -144,7 +144,8 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
       );
     }
     case 'delete-pod':
-      await ctx.kube.delete(objectRef('v1', 'Pod', ns, action.name));
+      // By uid: a duplicate invocation must not delete the Pod another one just recreated.
+      await ctx.kube.delete(objectRef('v1', 'Pod', ns, action.name), action.uid ? { uid: action.uid } : {});
       await crashPoint('member:pod-deleted');
       return emitted(action.reason);
     case 'patch-pod-labels': {

@@ -116,6 +116,13 @@ describe('KubeObjects against the sandbox API server', () => {
     );
   });
 
+  it('a delete by uid leaves a newer object of the same name alone', async () => {
+    const podRef = { apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'p1' };
+    const result = await kube.delete(podRef, { gracePeriodSeconds: 0, uid: 'an-older-incarnation' });
+    assert.equal(result.kind, 'conflict');
+    assert.equal((await kube.get(podRef)).kind, 'found');
+  });
+
   it('delete, then delete again is not-found', async () => {
     const podRef = { apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'p3' };
     assert.deepEqual(await kube.delete(podRef, { gracePeriodSeconds: 0 }), { kind: 'deleted' });
