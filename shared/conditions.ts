@@ -21,10 +21,6 @@ export function findCondition(
   return conditions?.find(c => c.type === type);
 }
 
-export function isConditionTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
-  return findCondition(conditions, type)?.status === 'True';
-}
-
 /**
  * Returns a new list with `input` set. The old entry's lastTransitionTime is kept unless the
  * status changed; the list is returned unchanged (same array) when nothing differs, so callers

@@ -1,7 +1,7 @@
 // The status a person reads: ready count, members, phase and the three conditions. Computed from
 // observed state alone, so two invocations looking at the same world write the same status.
 import type { ClusterMemberStatus, ClusterPhase, EtcdClusterStatus } from '../api/etcd-cluster.ts';
-import { setCondition, type Condition, type ConditionInput } from '../conditions.ts';
+import { setCondition, type ConditionInput } from '../conditions.ts';
 import { clusterSelector, pvcName } from '../names.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
@@ -149,8 +149,4 @@ function memberStatuses(state: ClusterState): ClusterMemberStatus[] {
 /** Drops parts of network errors that change on every attempt, so the message stays put. */
 export function stableError(message: string): string {
   return message.replace(/ on [0-9.:[\]]+/g, '').replace(/\s+\(after \d+ms\)/g, '');
-}
-
-export function conditionsEqual(a: Condition[] | undefined, b: Condition[] | undefined): boolean {
-  return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
 }
