@@ -6,6 +6,7 @@
 // test/sandbox/kubelet/harness.ts), so the etcd members resolve `<pod>.etcd.default.svc`; this
 // test process reaches them by status.podIP.
 import assert from 'node:assert/strict';
+import { Resolver } from 'node:dns/promises';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -160,6 +161,20 @@ describe('kubelet: 3-member etcd 3.5 cluster from hand-written Pods', () => {
     }
     const eps = await core.readNamespacedEndpoints({ name: 'etcd', namespace: NS });
     assert.deepEqual(eps.subsets?.[0]?.addresses?.map(a => a.hostname).sort(), MEMBERS);
+  });
+
+  it('answers Pod and Service names over DNS the moment they exist, and nothing else', async t => {
+    const server = sandbox.nameServerIP;
+    if (!server) return t.skip('no right to listen on port 53 here: names come from the hosts file alone');
+    const resolver = new Resolver({ timeout: 2000, tries: 1 });
+    resolver.setServers([server]);
+    const pod0 = `etcd-0.etcd.${NS}.svc`;
+    assert.deepEqual(await resolver.resolve4(pod0), [ips.get('etcd-0')]);
+    assert.deepEqual(await resolver.resolve4(`${pod0}.cluster.local`), [ips.get('etcd-0')]);
+    assert.deepEqual((await resolver.resolve4(`etcd.${NS}.svc`)).sort(), [...ips.values()].sort());
+    await assert.rejects(resolver.resolve6(pod0), { code: 'ENODATA' }, 'a known name has no IPv6 address');
+    await assert.rejects(resolver.resolve4(`etcd-9.etcd.${NS}.svc`), { code: 'ENOTFOUND' });
+    await assert.rejects(resolver.resolve4('example.com'), { code: 'ENOTFOUND' }, 'there is no upstream');
   });
 
   it('restarts a killed member on the same data directory with its keys', async () => {

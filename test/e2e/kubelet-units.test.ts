@@ -1,5 +1,6 @@
 // The process kubelet's pure parts: $(VAR) expansion, path and address rewriting, image
-// resolution, etcd defaults, Pod IP allocation, hosts file rendering and in-place rewriting.
+// resolution, etcd defaults, Pod IP allocation, hosts file rendering and in-place rewriting, and the
+// name server's wire format.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,15 @@ import { describe, it } from 'node:test';
 import type { EtcdBinaries } from '../support/etcd-binaries.ts';
 import { HostsFile, MANAGED_BEGIN, renderHosts } from '../sandbox/hosts.ts';
 import { dnsEntries } from '../sandbox/kubelet/dns.ts';
+import { answer } from '../sandbox/kubelet/dns-server.ts';
+import {
+  RCODE_FORMERR,
+  RCODE_NOERROR,
+  RCODE_NXDOMAIN,
+  TYPE_A,
+  TYPE_AAAA,
+  parseQuery,
+} from '../sandbox/kubelet/dns-wire.ts';
 import { etcdServerDefaults } from '../sandbox/kubelet/etcd-defaults.ts';
 import { expand } from '../sandbox/kubelet/expand.ts';
 import { ImagePullError, containerArgv, resolveImage } from '../sandbox/kubelet/images.ts';
@@ -164,5 +174,51 @@ describe('kubelet units', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('sandbox name server: wire format', () => {
+  // A query as resolvers send it: id, RD set, one question, and an EDNS0 OPT record we ignore.
+  const query = (name: string, type: number, id = 0x1234): Buffer => {
+    const labels = name.split('.').map(l => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)]));
+    const header = Buffer.from([id >> 8, id & 255, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 1]);
+    const question = Buffer.concat([...labels, Buffer.from([0, type >> 8, type & 255, 0, 1])]);
+    const opt = Buffer.from([0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0]);
+    return Buffer.concat([header, question, opt]);
+  };
+  const table: Record<string, string[]> = { 'a.b.ns.svc': ['127.100.0.1', '127.100.0.2'] };
+  const lookup = (name: string): string[] => table[name] ?? [];
+
+  it('answers A with every address, authoritative, echoing id, RD and the question', () => {
+    const reply = answer(query('A.b.NS.svc', TYPE_A), lookup)!;
+    assert.equal(reply.readUInt16BE(0), 0x1234);
+    const flags = reply.readUInt16BE(2);
+    assert.equal(flags & 0x8000, 0x8000, 'QR');
+    assert.equal(flags & 0x0400, 0x0400, 'AA');
+    assert.equal(flags & 0x0100, 0x0100, 'RD echoed');
+    assert.equal(flags & 0xf, 0, 'NOERROR');
+    assert.deepEqual([reply.readUInt16BE(4), reply.readUInt16BE(6)], [1, 2]);
+    const q = parseQuery(query('A.b.NS.svc', TYPE_A))!;
+    assert.equal(q.name, 'a.b.ns.svc');
+    const answers = reply.subarray(12 + q.raw.length);
+    assert.equal(answers.length, 32);
+    assert.deepEqual([...answers.subarray(12, 16)], [127, 100, 0, 1]);
+    assert.deepEqual([...answers.subarray(28, 32)], [127, 100, 0, 2]);
+  });
+
+  it('answers AAAA of a known name with no records, and an unknown name with NXDOMAIN', () => {
+    const aaaa = answer(query('a.b.ns.svc', TYPE_AAAA), lookup)!;
+    assert.deepEqual([aaaa.readUInt16BE(2) & 0xf, aaaa.readUInt16BE(6)], [RCODE_NOERROR, 0]);
+    const missing = answer(query('x.b.ns.svc', TYPE_A), lookup)!;
+    assert.deepEqual([missing.readUInt16BE(2) & 0xf, missing.readUInt16BE(6)], [RCODE_NXDOMAIN, 0]);
+  });
+
+  it('answers a message it cannot read with FORMERR, and a response with nothing', () => {
+    const broken = answer(Buffer.from([0xab, 0xcd, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 5, 0x61]), lookup)!;
+    assert.deepEqual([broken.readUInt16BE(0), broken.readUInt16BE(2) & 0xf], [0xabcd, RCODE_FORMERR]);
+    const response = query('a.b.ns.svc', TYPE_A);
+    response.writeUInt16BE(0x8100, 2);
+    assert.equal(answer(response, lookup)!.readUInt16BE(2) & 0xf, RCODE_FORMERR);
+    assert.equal(answer(Buffer.from([1]), lookup), undefined);
   });
 });

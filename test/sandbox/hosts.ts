@@ -7,7 +7,9 @@
 //
 // Readers: glibc (Node's dns.lookup, getent, curl) re-reads /etc/hosts on every lookup. Go programs
 // such as etcd cache it for up to 5 seconds (net/hosts.go re-stats it only when the cache has
-// expired), so a name added while an etcd member runs may take up to 5 s to resolve there.
+// expired), so a name added while an etcd member runs may take up to 5 s to resolve there. That is
+// why the kubelet serves the names from its name server (kubelet/dns-server.ts) when it can, and
+// then keeps only the machine's lines here.
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 
 export const MANAGED_BEGIN = '# --- etcdfn sandbox: managed below, rewritten in place ---';

@@ -1,4 +1,5 @@
-// Cluster DNS for the sandbox, written as a hosts file (see ../hosts.ts and ../namespace.ts):
+// Cluster DNS for the sandbox: the names below, served by the name server (dns-server.ts) or written
+// to a hosts file (../hosts.ts, ../namespace.ts):
 //   <hostname>.<subdomain>.<ns>.svc[.cluster.local] → the Pod's IP, for every Pod with
 //       spec.hostname and spec.subdomain that has an IP (published as soon as the Pod is admitted,
 //       before its processes start: more permissive than CoreDNS, which waits for the Pod to be
@@ -54,9 +55,14 @@ export function dnsEntries(sources: DnsSources, clusterDomain = 'cluster.local')
   return entries;
 }
 
-/** Keeps a hosts file in sync with the sandbox, coalescing bursts of changes. */
+/**
+ * The sandbox's names, served two ways: a hosts file kept in sync (coalescing bursts of changes)
+ * and `lookup` for the name server (dns-server.ts). Once the name server runs, the hosts file keeps
+ * only the machine's lines, so no reader can hold a stale copy of a Pod's name.
+ */
 export class Dns {
   private timer: NodeJS.Timeout | undefined;
+  private hostsEntries = true;
 
   constructor(
     private readonly hosts: HostsFile | undefined,
@@ -70,7 +76,22 @@ export class Dns {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    this.hosts?.set(dnsEntries(this.sources, this.clusterDomain));
+    this.hosts?.set(this.hostsEntries ? dnsEntries(this.sources, this.clusterDomain) : []);
+  }
+
+  /** The addresses of `name` now (lower-case, no trailing dot); empty for a name the sandbox lacks. */
+  lookup(name: string): string[] {
+    const ips = new Set<string>();
+    for (const entry of dnsEntries(this.sources, this.clusterDomain)) {
+      if (entry.names.includes(name)) ips.add(entry.ip);
+    }
+    return [...ips];
+  }
+
+  /** Names are answered by the name server from now on: empty the hosts file's managed section. */
+  servedByNameServer(): void {
+    this.hostsEntries = false;
+    this.refreshNow();
   }
 
   /** Rewrites the hosts file soon. */

@@ -41,6 +41,8 @@ export interface Sandbox {
   faults: FaultClient;
   hostsFile: string;
   dnsActive: boolean;
+  /** the sandbox's name server (port 53), null without the privilege to listen there */
+  nameServerIP: string | null;
   pid: number;
   /** everything the child wrote on stderr so far */
   stderr(): string;
@@ -53,6 +55,7 @@ interface ReadyLine {
   controlUrl: string;
   hostsFile: string;
   dnsActive: boolean;
+  nameServerIP: string | null;
   pid: number;
 }
 
@@ -147,6 +150,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     faults: new FaultClient(ready.controlUrl),
     hostsFile: ready.hostsFile,
     dnsActive: ready.dnsActive,
+    nameServerIP: ready.nameServerIP,
     pid: ready.pid,
     stderr: () => err,
     stop,

@@ -13,6 +13,7 @@ import { Api, errorText } from './api.ts';
 import type { RuntimeConfig } from './container.ts';
 import { startControlServer } from './control.ts';
 import { Dns } from './dns.ts';
+import { nameServerCandidates, startNameServer, type NameServer } from './dns-server.ts';
 import { EndpointsController } from './endpoints.ts';
 import type { Faults, KillRequest, NodeState, WipeRequest, DelayRequest, KillResult } from './faults.ts';
 import { FaultError } from './faults.ts';
@@ -51,6 +52,8 @@ export interface Kubelet {
   readonly hostsFile: string | undefined;
   /** true when the hosts file is bind-mounted over /etc/hosts for this process tree */
   readonly dnsActive: boolean;
+  /** the loopback address of the name server answering Pod and Service names (port 53), if any */
+  readonly nameServerIP: string | undefined;
   readonly faults: Faults;
   /** The IP the kubelet gave a Pod (undefined when it does not run it). */
   podIP(namespace: string, name: string): string | undefined;
@@ -80,6 +83,11 @@ class ProcessKubelet implements Kubelet, Faults {
   controlUrl: string | undefined;
   hostsFile: string | undefined;
   dnsActive = false;
+  private nameServer: NameServer | undefined;
+
+  get nameServerIP(): string | undefined {
+    return this.nameServer?.ip;
+  }
   private readonly api: Api;
   private readonly log: Logger;
   private readonly workers = new Map<string, PodWorker>();
@@ -207,14 +215,32 @@ class ProcessKubelet implements Kubelet, Faults {
       // Every name the sandbox uses is in the hosts file. A name not there yet (a Pod about to be
       // created) must fail at once, not wait seconds for the machine's DNS server: etcd treats a
       // slow lookup as a lost peer, which restarts its 5 s wait before the next membership change.
+      const nameserver = await this.startNameServer();
       const resolv = join(dirname(this.hostsFile), 'resolv.conf');
-      writeFileSync(resolv, 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n');
+      writeFileSync(resolv, `nameserver ${nameserver}\noptions timeout:1 attempts:1\n`);
       await bindHostsFile(resolv, '/etc/resolv.conf');
+      if (this.nameServer) this.dns.servedByNameServer();
       this.dnsActive = true;
     } else {
       this.log(
         'not inside the private mount namespace: Pod and Service names will not resolve (see namespace.ts)',
       );
+    }
+  }
+
+  /**
+   * Starts the name server (see dns-server.ts) and returns the address for resolv.conf; without the
+   * privilege to listen on port 53, 127.0.0.1, where nothing answers, so unknown names fail at once.
+   */
+  private async startNameServer(): Promise<string> {
+    if (this.opts.nameServer === false) return '127.0.0.1';
+    try {
+      const dns = this.dns!;
+      this.nameServer = await startNameServer(nameServerCandidates(), name => dns.lookup(name));
+      return this.nameServer.ip;
+    } catch (err) {
+      this.log(`no name server (${(err as Error).message}): names come from the hosts file alone`);
+      return '127.0.0.1';
     }
   }
 
@@ -302,6 +328,7 @@ class ProcessKubelet implements Kubelet, Faults {
     const grace = this.opts.stopGraceMs ?? 2000;
     await Promise.all([...this.workers.values()].map(w => w.shutdown(grace)));
     this.workers.clear();
+    await this.nameServer?.close();
     this.log(`kubelet ${this.nodeName} stopped`);
   }
 

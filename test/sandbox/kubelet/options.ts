@@ -31,6 +31,11 @@ export interface KubeletOptions {
   hostsFile?: string | false;
   /** bind the hosts file over /etc/hosts: 'auto' (default) = when inside the private mount namespace */
   bindHosts?: boolean | 'auto';
+  /**
+   * answer Pod and Service names over DNS too (dns-server.ts; needs the right to listen on port 53):
+   * true by default; false keeps the hosts file alone
+   */
+  nameServer?: boolean;
   clusterDomain?: string;
   /** restart back-off (default 1 s doubling up to 10 s, reset after 20 s of running) */
   backoff?: Partial<BackoffConfig>;

@@ -4,7 +4,7 @@
 //   node --import tsx test/sandbox/kubelet/sandbox-process.ts --dir .sandbox/k [--crds crds]
 //
 // Re-executes itself under `unshare` when needed (namespace.ts). Prints one JSON line on stdout
-// when ready ({"ready":true,"url","kubeconfig","controlUrl","hostsFile","dnsActive","pid"}), then
+// when ready ({"ready":true,"url","kubeconfig","controlUrl","hostsFile","dnsActive","nameServerIP","pid"}), then
 // runs until SIGTERM/SIGINT or until stdin closes (the parent went away), and stops everything.
 import { rmSync } from 'node:fs';
 import { Command } from 'commander';
@@ -73,6 +73,7 @@ const info = {
   controlUrl: kubelet.controlUrl,
   hostsFile: kubelet.hostsFile,
   dnsActive: kubelet.dnsActive,
+  nameServerIP: kubelet.nameServerIP ?? null,
   pid: process.pid,
 };
 process.stdout.write(`${JSON.stringify(info)}\n`);
