@@ -7,7 +7,18 @@ import type { CallFailure } from './errors.ts';
 import { DEFAULT_TIMEOUT_MS, callFailure, createClient, withTimeout } from './connection.ts';
 import type { EtcdConnectionOptions } from './connection.ts';
 
-export type SnapshotResult = { kind: 'ok'; endpoint: string; stream: Readable } | CallFailure;
+export type SnapshotResult =
+  | {
+      kind: 'ok';
+      endpoint: string;
+      stream: Readable;
+      /**
+       * The member's revision just before the snapshot was opened. etcd 3.5 sends no header with
+       * snapshot chunks; the snapshot holds every change up to at least this revision.
+       */
+      revision: number;
+    }
+  | CallFailure;
 
 /**
  * Opens a snapshot stream from the member behind `endpoint` (prefer a healthy follower: it spares
@@ -25,7 +36,10 @@ export async function snapshot(
   let source: AsyncIterator<ISnapshotResponse>;
   let cancel: () => void;
   let first: IteratorResult<ISnapshotResponse>;
+  let revision: number;
   try {
+    const status = await withTimeout(client.maintenance.status(), idleMs, endpoint);
+    revision = Number(status.header.revision);
     const grpcStream = await withTimeout(client.maintenance.snapshot(), idleMs, endpoint);
     const readable = grpcStream as unknown as AsyncIterable<ISnapshotResponse> & { cancel?: () => void };
     cancel = () => readable.cancel?.();
@@ -49,5 +63,5 @@ export async function snapshot(
       client.close();
     }
   }
-  return { kind: 'ok', endpoint, stream: Readable.from(chunks(), { objectMode: false }) };
+  return { kind: 'ok', endpoint, stream: Readable.from(chunks(), { objectMode: false }), revision };
 }

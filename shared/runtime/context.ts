@@ -5,6 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
+import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
 
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
@@ -14,6 +15,8 @@ export interface OperatorSettings {
   promoteIntervalMs: number;
   /** How long a membership change waits inside a request for etcd to call the cluster healthy. */
   unhealthyWaitMs: number;
+  /** run-snapshot's clock: attempt timeout, retry delay and give-up deadline (shared/plan/snapshot-plan.ts). */
+  snapshot: SnapshotTimings;
 }
 
 export interface Context {
@@ -29,6 +32,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 20),
     promoteIntervalMs: Number(env.ETCDFN_PROMOTE_INTERVAL_MS ?? 250),
     unhealthyWaitMs: Number(env.ETCDFN_UNHEALTHY_WAIT_MS ?? 8000),
+    snapshot: snapshotTimingsFromEnv(env),
   };
 }
 

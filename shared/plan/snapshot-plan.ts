@@ -1,0 +1,426 @@
+// run-snapshot's decision: given one EtcdSnapshot and what surrounds it (its cluster, which of the
+// cluster's Pods are ready, whether the credentials Secret holds its keys, and the time), the single
+// next step, with the snapshot status that goes with it. Pure: no I/O, no clock.
+//
+// The life of an on-demand snapshot:
+//   (no phase) ──claim──▶ Started ──upload ok──▶ Complete
+//        │                   │  └──refused by S3──▶ Failed
+//        │                   └──etcd/S3 unavailable──▶ Pending (retried after a delay, on the tick)
+//        └──cluster missing / no ready member──▶ Pending (retried on the tick)
+//   A Started snapshot whose attempt outlived the attempt timeout (its invocation crashed) is claimed
+//   again; the object key is deterministic, so the retake overwrites whatever the crash left.
+//   Anything not Complete by the deadline, and anything a person must fix (a PVC destination, the
+//   Secret missing or lacking keys), ends Failed with a message saying what to do.
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import type {
+  EtcdSnapshot,
+  EtcdSnapshotStatus,
+  SnapshotArtifact,
+  SnapshotPhase,
+} from '../api/etcd-snapshot.ts';
+import type { EventContent } from '../builders/k8s-event.ts';
+import { findCondition, setCondition, toKubeTime, type ConditionInput } from '../conditions.ts';
+import { CREDENTIAL_KEYS, snapshotTarget, type S3Target } from '../s3/location.ts';
+import { memberUrls } from './members.ts';
+
+export const SNAPSHOT_READY = 'Ready';
+
+/** How long things may take; from the environment (snapshotTimingsFromEnv). */
+export interface SnapshotTimings {
+  /** One attempt (stream + upload) is abandoned by its own invocation after this long. */
+  attemptTimeoutMs: number;
+  /** A Started snapshot older than this was left by an invocation that died: take it again. */
+  staleAfterMs: number;
+  /** After a failed attempt (etcd or S3 unavailable), wait this long before the next. */
+  retryDelayMs: number;
+  /** A snapshot not Complete this long after its creation is Failed. */
+  deadlineMs: number;
+}
+
+export function snapshotTimingsFromEnv(env: NodeJS.ProcessEnv = process.env): SnapshotTimings {
+  const seconds = (name: string, fallback: number) => {
+    const value = Number(env[name]);
+    return (Number.isFinite(value) && value > 0 ? value : fallback) * 1000;
+  };
+  // The attempt timeout stays below run-snapshot's Knative request timeout (600 s), so an attempt
+  // is over, one way or the other, before anyone may call it stale.
+  const attemptTimeoutMs = seconds('ETCDFN_SNAPSHOT_ATTEMPT_TIMEOUT_SECONDS', 540);
+  return {
+    attemptTimeoutMs,
+    staleAfterMs: attemptTimeoutMs + seconds('ETCDFN_SNAPSHOT_STALE_GRACE_SECONDS', 60),
+    retryDelayMs: seconds('ETCDFN_SNAPSHOT_RETRY_DELAY_SECONDS', 30),
+    deadlineMs: seconds('ETCDFN_SNAPSHOT_DEADLINE_SECONDS', 3600),
+  };
+}
+
+export interface SnapshotState {
+  now: Date;
+  snapshot: EtcdSnapshot;
+  /** The EtcdCluster named by spec.clusterRef; undefined when it does not exist. */
+  cluster?: EtcdCluster;
+  /** Names of the cluster's Pods that are Ready and not being deleted. */
+  readyPods: readonly string[];
+  /** Keys of the credentials Secret that have a non-empty value; undefined when there is no such Secret. */
+  secretKeys?: readonly string[];
+  timings: SnapshotTimings;
+}
+
+/** A member to stream the snapshot from. */
+export interface SnapshotSource {
+  member: string;
+  endpoint: string;
+  leader: boolean;
+}
+
+export type SnapshotStep =
+  /** Nothing to do now; the status stays as it is. */
+  | { kind: 'nothing'; reason: string }
+  /** Stay Pending until something changes (the tick comes back); the status says why. */
+  | { kind: 'wait'; reason: string }
+  /** Final: the status says Failed and why. */
+  | { kind: 'fail'; reason: string }
+  /**
+   * Write the status (Started) with a compare-and-swap; if it lands, stream from the first source
+   * that serves a snapshot (followers first) to `target`.
+   */
+  | { kind: 'claim'; retake: boolean; sources: SnapshotSource[]; target: S3Target; reason: string };
+
+export interface SnapshotPlan {
+  step: SnapshotStep;
+  status: EtcdSnapshotStatus;
+  statusChanged: boolean;
+  /** Kubernetes Events about the snapshot, recorded once the status is written. */
+  events: EventContent[];
+}
+
+const FINAL: readonly (SnapshotPhase | undefined)[] = ['Complete', 'Failed'];
+
+export function isFinished(snapshot: Pick<EtcdSnapshot, 'status'>): boolean {
+  return FINAL.includes(snapshot.status?.phase);
+}
+
+export function planSnapshot(state: SnapshotState): SnapshotPlan {
+  const { snapshot, now, timings } = state;
+  const name = snapshot.metadata.name ?? '';
+  const status = snapshot.status ?? {};
+  if (snapshot.metadata.deletionTimestamp) return nothing(snapshot, `EtcdSnapshot ${name} is being deleted`);
+  if (isFinished(snapshot)) return nothing(snapshot, `EtcdSnapshot ${name} is ${status.phase}`);
+
+  const destination = snapshot.spec.destination;
+  if (destination.pvc) {
+    return fail(
+      state,
+      'UnsupportedDestination',
+      `PVC destinations are not supported yet (destination.pvc.claimName ${destination.pvc.claimName}); ` +
+        'create a new EtcdSnapshot with destination.s3 instead',
+    );
+  }
+  if (!destination.s3) {
+    return fail(state, 'InvalidDestination', 'destination has neither s3 nor pvc; set destination.s3');
+  }
+
+  if (status.phase === 'Started') {
+    const started = timeOf(status.startTime);
+    if (started !== undefined && now.getTime() - started < timings.staleAfterMs) {
+      return nothing(snapshot, `EtcdSnapshot ${name} is being taken since ${status.startTime}`);
+    }
+  }
+
+  const deadline = deadlineOf(snapshot, timings);
+  if (deadline !== undefined && now.getTime() >= deadline) {
+    const last = findCondition(status.conditions, SNAPSHOT_READY)?.message;
+    const minutes = Math.round(timings.deadlineMs / 60_000);
+    return fail(
+      state,
+      'DeadlineExceeded',
+      `not taken within ${minutes} minute${minutes === 1 ? '' : 's'} of its creation` +
+        (status.phase === 'Started' ? `: the attempt started at ${status.startTime} never finished` : '') +
+        (last && status.phase !== 'Started' ? `; last: ${last}` : '') +
+        '; create a new EtcdSnapshot to try again',
+    );
+  }
+
+  const secretProblem = credentialsProblem(state);
+  if (secretProblem) return fail(state, 'CredentialsInvalid', secretProblem);
+
+  const clusterName = snapshot.spec.clusterRef.name;
+  const ns = snapshot.metadata.namespace ?? '';
+  const { cluster } = state;
+  const until = deadline !== undefined ? ` (until ${toKubeTime(new Date(deadline))})` : '';
+  if (!cluster) {
+    return wait(
+      state,
+      'ClusterNotFound',
+      `EtcdCluster ${clusterName} not found in namespace ${ns}; the snapshot is taken once it exists and has a ready member${until}`,
+    );
+  }
+  if (cluster.metadata.deletionTimestamp) {
+    return fail(state, 'ClusterDeleted', `EtcdCluster ${clusterName} is being deleted`);
+  }
+  if (cluster.spec.tls?.client !== undefined || cluster.spec.auth?.enabled === true) {
+    return fail(
+      state,
+      'UnsupportedCluster',
+      `EtcdCluster ${clusterName} uses client TLS or authentication, which snapshots do not support yet`,
+    );
+  }
+  const sources = snapshotSources(cluster, state.readyPods);
+  if (sources.length === 0) {
+    return wait(
+      state,
+      'NoReadyMember',
+      `EtcdCluster ${clusterName} has no ready voting member to take the snapshot from` +
+        `${cluster.status?.phase ? ` (cluster phase ${cluster.status.phase})` : ''}; retried every minute${until}`,
+    );
+  }
+
+  if (status.phase !== 'Started' && status.startTime) {
+    const last = timeOf(status.startTime);
+    if (last !== undefined && now.getTime() - last < timings.retryDelayMs) {
+      const next = toKubeTime(new Date(last + timings.retryDelayMs));
+      return nothing(
+        snapshot,
+        `EtcdSnapshot ${name}: the attempt of ${status.startTime} failed; next attempt after ${next}`,
+      );
+    }
+  }
+
+  return claim(state, sources, snapshotTarget(destination.s3, name));
+}
+
+/**
+ * Members to stream from, in order of preference: ready voters that are not the leader (a snapshot
+ * reads the whole backend; the leader has enough to do), then the leader. Learners are left out:
+ * their data may lag. Readiness is the Pod's own, the freshest fact there is.
+ */
+export function snapshotSources(cluster: EtcdCluster, readyPods: readonly string[]): SnapshotSource[] {
+  const ready = new Set(readyPods);
+  return (cluster.status?.members ?? [])
+    .filter(m => m.role !== 'learner' && ready.has(m.name))
+    .map(m => ({ member: m.name, endpoint: memberUrls(cluster, m.name).client, leader: m.leader === true }))
+    .sort((a, b) => Number(a.leader) - Number(b.leader) || a.member.localeCompare(b.member));
+}
+
+function credentialsProblem(state: SnapshotState): string | undefined {
+  const s3 = state.snapshot.spec.destination.s3;
+  if (!s3) return undefined;
+  const secret = s3.credentialsSecretRef.name;
+  const ns = state.snapshot.metadata.namespace ?? '';
+  const keys = CREDENTIAL_KEYS.join(' and ');
+  if (state.secretKeys === undefined) {
+    return `Secret ${secret} (destination.s3.credentialsSecretRef) not found in namespace ${ns}; create it with the keys ${keys}, then create a new EtcdSnapshot`;
+  }
+  const missing = CREDENTIAL_KEYS.filter(k => !state.secretKeys?.includes(k));
+  if (missing.length > 0) {
+    return `Secret ${secret} lacks ${missing.join(' and ')} (or they are empty); it must hold ${keys}; fix it, then create a new EtcdSnapshot`;
+  }
+  return undefined;
+}
+
+/** The outcome of one attempt, as the adapter reports it. */
+export type TakeOutcome =
+  | { kind: 'uploaded'; source: string; artifact: Required<SnapshotArtifact> }
+  /** No member served a snapshot, or the stream broke off. */
+  | { kind: 'etcd-unavailable'; message: string }
+  /** The store refused (4xx): final. */
+  | { kind: 's3-refused'; code: string; message: string }
+  /** The store was unreachable or failed (network, 5xx): retried. */
+  | { kind: 's3-unavailable'; message: string }
+  /** The attempt ran out of time and was aborted: retried. */
+  | { kind: 'timed-out'; message: string }
+  /** The credentials Secret changed between planning and the attempt: final, like a missing one. */
+  | { kind: 'credentials-invalid'; message: string }
+  /** Anything else that went wrong during the attempt (an API call failed, say): retried. */
+  | { kind: 'error'; message: string };
+
+/** The status after the attempt that `claimed` (the snapshot as the claim wrote it) made. */
+export function planOutcome(claimed: EtcdSnapshot, outcome: TakeOutcome, now: Date): SnapshotPlan {
+  const name = claimed.metadata.name ?? '';
+  const cluster = claimed.spec.clusterRef.name;
+  const base = claimed.status ?? {};
+  const set = (phase: SnapshotPhase, condition: ConditionInput, extra: EtcdSnapshotStatus = {}) => ({
+    ...base,
+    ...extra,
+    phase,
+    conditions: setCondition(base.conditions, condition, now),
+  });
+  switch (outcome.kind) {
+    case 'uploaded': {
+      const a = outcome.artifact;
+      const message = `snapshot of EtcdCluster ${cluster} at revision ${a.revision} (${formatBytes(a.sizeBytes)}) stored at ${a.uri}, taken from member ${outcome.source}`;
+      const status = set(
+        'Complete',
+        { type: SNAPSHOT_READY, status: 'True', reason: 'Complete', message },
+        { artifact: { ...a }, completionTime: toKubeTime(now) },
+      );
+      return {
+        step: { kind: 'nothing', reason: `EtcdSnapshot ${name}: ${message}` },
+        status,
+        statusChanged: true,
+        events: [{ type: 'Normal', reason: 'SnapshotComplete', message }],
+      };
+    }
+    case 's3-refused':
+    case 'credentials-invalid': {
+      const message =
+        outcome.kind === 's3-refused'
+          ? refusedMessage(claimed, outcome.code, outcome.message)
+          : outcome.message;
+      const reason = outcome.kind === 's3-refused' ? 'UploadRefused' : 'CredentialsInvalid';
+      const status = set(
+        'Failed',
+        { type: SNAPSHOT_READY, status: 'False', reason, message },
+        { completionTime: toKubeTime(now) },
+      );
+      return {
+        step: { kind: 'fail', reason: `EtcdSnapshot ${name}: ${message}` },
+        status,
+        statusChanged: true,
+        events: [{ type: 'Warning', reason: 'SnapshotFailed', message }],
+      };
+    }
+    case 'etcd-unavailable':
+    case 's3-unavailable':
+    case 'timed-out':
+    case 'error': {
+      const what = {
+        'etcd-unavailable': 'could not stream a snapshot from etcd',
+        's3-unavailable': 'could not upload to the object store',
+        'timed-out': 'did not finish in time',
+        error: 'failed',
+      }[outcome.kind];
+      const message = `the attempt started at ${base.startTime} ${what}: ${outcome.message}; retrying`;
+      // Back to Pending, keeping startTime: the next attempt waits for the retry delay from it.
+      const status = set('Pending', {
+        type: SNAPSHOT_READY,
+        status: 'False',
+        reason: 'AttemptFailed',
+        message,
+      });
+      return {
+        step: { kind: 'wait', reason: `EtcdSnapshot ${name}: ${message}` },
+        status,
+        statusChanged: true,
+        events: [{ type: 'Warning', reason: 'SnapshotAttemptFailed', message }],
+      };
+    }
+  }
+}
+
+function refusedMessage(snapshot: EtcdSnapshot, code: string, message: string): string {
+  const s3 = snapshot.spec.destination.s3;
+  const uri = snapshotTarget(s3!, snapshot.metadata.name ?? '').uri;
+  const secret = s3?.credentialsSecretRef.name ?? '';
+  const hints: Record<string, string> = {
+    NoSuchBucket: `create bucket ${s3?.bucket} at ${s3?.endpoint} or fix destination.s3.bucket`,
+    InvalidAccessKeyId: `check AWS_ACCESS_KEY_ID in Secret ${secret}`,
+    SignatureDoesNotMatch: `check AWS_SECRET_ACCESS_KEY in Secret ${secret}`,
+    AccessDenied: `give the key in Secret ${secret} s3:PutObject on ${uri}`,
+    PermanentRedirect: 'set destination.s3.region (or the endpoint) to the bucket’s region',
+    AuthorizationHeaderMalformed: 'set destination.s3.region to the bucket’s region',
+  };
+  const hint = hints[code] ?? `check destination.s3 and the credentials in Secret ${secret}`;
+  return `S3 refused the upload to ${uri}: ${code}: ${message}; ${hint}, then create a new EtcdSnapshot`;
+}
+
+function claim(state: SnapshotState, sources: SnapshotSource[], target: S3Target): SnapshotPlan {
+  const { snapshot, now } = state;
+  const status = snapshot.status ?? {};
+  const name = snapshot.metadata.name ?? '';
+  const retake = status.phase === 'Started';
+  const message = retake
+    ? `the attempt started at ${status.startTime} did not finish (its invocation stopped); taking the snapshot again to ${target.uri}`
+    : `taking a snapshot of EtcdCluster ${snapshot.spec.clusterRef.name} to ${target.uri}`;
+  const next: EtcdSnapshotStatus = {
+    ...status,
+    phase: 'Started',
+    startTime: toKubeTime(now),
+    conditions: setCondition(
+      status.conditions,
+      { type: SNAPSHOT_READY, status: 'False', reason: retake ? 'Retaking' : 'InProgress', message },
+      now,
+    ),
+  };
+  delete next.completionTime;
+  delete next.artifact;
+  return {
+    step: { kind: 'claim', retake, sources, target, reason: `EtcdSnapshot ${name}: ${message}` },
+    status: next,
+    statusChanged: true,
+    events: [
+      {
+        type: retake ? 'Warning' : 'Normal',
+        reason: retake ? 'SnapshotRetaken' : 'SnapshotStarted',
+        message,
+      },
+    ],
+  };
+}
+
+function nothing(snapshot: EtcdSnapshot, reason: string): SnapshotPlan {
+  return {
+    step: { kind: 'nothing', reason },
+    status: snapshot.status ?? {},
+    statusChanged: false,
+    events: [],
+  };
+}
+
+function wait(state: SnapshotState, reason: string, message: string): SnapshotPlan {
+  const status = state.snapshot.status ?? {};
+  const conditions = setCondition(
+    status.conditions,
+    { type: SNAPSHOT_READY, status: 'False', reason, message },
+    state.now,
+  );
+  const next: EtcdSnapshotStatus = { ...status, phase: 'Pending', conditions };
+  const changed = status.phase !== 'Pending' || conditions !== status.conditions;
+  return {
+    step: { kind: 'wait', reason: `EtcdSnapshot ${state.snapshot.metadata.name}: ${message}` },
+    status: changed ? next : status,
+    statusChanged: changed,
+    events: [],
+  };
+}
+
+function fail(state: SnapshotState, reason: string, message: string): SnapshotPlan {
+  const status = state.snapshot.status ?? {};
+  const next: EtcdSnapshotStatus = {
+    ...status,
+    phase: 'Failed',
+    completionTime: toKubeTime(state.now),
+    conditions: setCondition(
+      status.conditions,
+      { type: SNAPSHOT_READY, status: 'False', reason, message },
+      state.now,
+    ),
+  };
+  return {
+    step: { kind: 'fail', reason: `EtcdSnapshot ${state.snapshot.metadata.name}: ${message}` },
+    status: next,
+    statusChanged: true,
+    events: [{ type: 'Warning', reason: 'SnapshotFailed', message }],
+  };
+}
+
+function deadlineOf(snapshot: EtcdSnapshot, timings: SnapshotTimings): number | undefined {
+  const created = timeOf(snapshot.metadata.creationTimestamp);
+  return created === undefined ? undefined : created + timings.deadlineMs;
+}
+
+function timeOf(value: Date | string | undefined): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const ms = new Date(value).getTime();
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
+}

@@ -1,0 +1,240 @@
+// run-snapshot's I/O: observe one EtcdSnapshot and what surrounds it, plan
+// (shared/plan/snapshot-plan.ts), then write the status (compare-and-swap) and, after a successful
+// claim, stream the snapshot from a ready member to S3 and record the result.
+//
+// Crash safety: the claim is in status before any byte moves; the object key is deterministic; the
+// result is written with a compare-and-swap against the claim, so an invocation whose claim was
+// taken over (it outlived the stale timeout) cannot record its result over the newer attempt's.
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
+import { API_VERSION, ETCD_CLUSTER, ETCD_SNAPSHOT } from '../api/group.ts';
+import type { HandlerOutcome } from '../events/handler.ts';
+import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
+import { clusterSelector } from '../names.ts';
+import { isPodReady } from '../plan/member-pod.ts';
+import {
+  planOutcome,
+  planSnapshot,
+  type SnapshotPlan,
+  type SnapshotState,
+  type TakeOutcome,
+} from '../plan/snapshot-plan.ts';
+import type { Context } from '../runtime/context.ts';
+import { ACCESS_KEY_ID, SECRET_ACCESS_KEY, type S3Target } from '../s3/location.ts';
+import { uploadStream, type S3Credentials } from '../s3/upload.ts';
+import { emitEvents } from './member-events.ts';
+
+export interface SnapshotRef {
+  namespace: string;
+  name: string;
+}
+
+type Snapshot = EtcdSnapshot & KubeObject;
+type ClaimStep = Extract<SnapshotPlan['step'], { kind: 'claim' }>;
+
+const INSTANCE = 'run-snapshot';
+/** Result writes retried after a conflict that left our claim in place (someone edited labels, say). */
+const RESULT_WRITE_ATTEMPTS = 3;
+
+export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise<HandlerOutcome> {
+  const observed = await observeSnapshot(ctx, ref);
+  if (!observed) return { result: 'done', summary: `EtcdSnapshot ${ref.namespace}/${ref.name} not found` };
+  const { snapshot, state } = observed;
+  const plan = planSnapshot(state);
+  const { step } = plan;
+  if (step.kind === 'nothing') return { result: 'done', summary: step.reason };
+  if (!plan.statusChanged) return { result: 'done', summary: step.reason };
+  const written = await ctx.kube.replaceStatus<Snapshot>({ ...snapshot, status: plan.status });
+  switch (written.kind) {
+    case 'conflict':
+      // Another invocation wrote first (a claim, most likely); its write brings the next event.
+      return {
+        result: 'done',
+        summary: `EtcdSnapshot ${ref.name} changed meanwhile (another invocation has it): ${written.message}`,
+      };
+    case 'not-found':
+      return { result: 'done', summary: `EtcdSnapshot ${ref.namespace}/${ref.name} is gone` };
+    case 'invalid':
+      throw new Error(`status of EtcdSnapshot ${ref.name} refused: ${written.message}`);
+    case 'written':
+      break;
+  }
+  await emitEvents(ctx, written.object, plan.events, INSTANCE);
+  if (step.kind !== 'claim') return { result: 'done', summary: step.reason };
+  return takeAndRecord(ctx, written.object, step);
+}
+
+/** The snapshot and the facts its plan needs; undefined when the snapshot does not exist. */
+export async function observeSnapshot(
+  ctx: Context,
+  ref: SnapshotRef,
+): Promise<{ snapshot: Snapshot; state: SnapshotState } | undefined> {
+  const read = await ctx.kube.get<Snapshot>(
+    objectRef(API_VERSION, ETCD_SNAPSHOT.kind, ref.namespace, ref.name),
+  );
+  if (read.kind === 'not-found') return undefined;
+  const snapshot = read.object;
+  const state: SnapshotState = {
+    now: ctx.now(),
+    snapshot,
+    readyPods: [],
+    timings: ctx.settings.snapshot,
+  };
+  // Finished snapshots need nothing else (the tick skips them too, but events still come).
+  if (snapshot.status?.phase === 'Complete' || snapshot.status?.phase === 'Failed')
+    return { snapshot, state };
+  const clusterName = snapshot.spec.clusterRef.name;
+  const secretName = snapshot.spec.destination.s3?.credentialsSecretRef.name;
+  const [cluster, pods, secret] = await Promise.all([
+    optional<EtcdCluster & KubeObject>(
+      ctx,
+      objectRef(API_VERSION, ETCD_CLUSTER.kind, ref.namespace, clusterName),
+    ),
+    ctx.kube.list<V1Pod & KubeObject>('v1', 'Pod', ref.namespace, clusterSelector(clusterName)),
+    secretName
+      ? optional<V1Secret & KubeObject>(ctx, objectRef('v1', 'Secret', ref.namespace, secretName))
+      : undefined,
+  ]);
+  if (cluster) state.cluster = cluster;
+  state.readyPods = pods.filter(isPodReady).map(p => p.metadata.name ?? '');
+  if (secret) state.secretKeys = Object.keys(secretValues(secret));
+  return { snapshot, state };
+}
+
+async function takeAndRecord(ctx: Context, claimed: Snapshot, step: ClaimStep): Promise<HandlerOutcome> {
+  // Whatever goes wrong, the claim is settled here rather than left to go stale.
+  const outcome = await take(ctx, claimed, step).catch((err: unknown): TakeOutcome => ({
+    kind: 'error',
+    message: err instanceof Error ? err.message : String(err),
+  }));
+  const plan = planOutcome(claimed, outcome, ctx.now());
+  const recorded = await writeResult(ctx, claimed, plan);
+  if (recorded !== 'written') {
+    return {
+      result: 'done',
+      summary: `EtcdSnapshot ${claimed.metadata.name}: ${recorded}; result not recorded`,
+    };
+  }
+  return { result: 'done', summary: plan.step.reason };
+}
+
+/** One attempt: credentials, then the first member that serves a snapshot, streamed to S3. */
+async function take(ctx: Context, claimed: Snapshot, step: ClaimStep): Promise<TakeOutcome> {
+  const ns = claimed.metadata.namespace ?? '';
+  const credentials = await readCredentials(ctx, ns, step.target);
+  if (typeof credentials === 'string') return { kind: 'credentials-invalid', message: credentials };
+  const timeout = AbortSignal.timeout(ctx.settings.snapshot.attemptTimeoutMs);
+  const failures: string[] = [];
+  for (const source of step.sources) {
+    if (timeout.aborted) break;
+    const opened = await ctx.etcd.snapshot(source.endpoint);
+    if (opened.kind !== 'ok') {
+      failures.push(`${source.member}: ${opened.message}`);
+      continue;
+    }
+    const uploaded = await uploadStream(step.target, credentials, opened.stream, { signal: timeout });
+    switch (uploaded.kind) {
+      case 'uploaded':
+        return {
+          kind: 'uploaded',
+          source: source.member,
+          artifact: {
+            uri: uploaded.uri,
+            sizeBytes: uploaded.sizeBytes,
+            checksum: `sha256:${uploaded.sha256}`,
+            revision: opened.revision,
+          },
+        };
+      case 'refused':
+        return { kind: 's3-refused', code: uploaded.code, message: uploaded.message };
+      case 'unavailable':
+        return { kind: 's3-unavailable', message: uploaded.message };
+      case 'aborted':
+        return { kind: 'timed-out', message: uploaded.message };
+      case 'source-failed':
+        return {
+          kind: 'etcd-unavailable',
+          message: `the stream from ${source.member} broke off: ${uploaded.message}`,
+        };
+    }
+  }
+  if (timeout.aborted) {
+    const seconds = Math.round(ctx.settings.snapshot.attemptTimeoutMs / 1000);
+    return { kind: 'timed-out', message: `no member served a snapshot within ${seconds} s` };
+  }
+  return { kind: 'etcd-unavailable', message: `no member served a snapshot (${failures.join('; ')})` };
+}
+
+async function readCredentials(ctx: Context, ns: string, target: S3Target): Promise<S3Credentials | string> {
+  const secret = await optional<V1Secret & KubeObject>(ctx, objectRef('v1', 'Secret', ns, target.secretName));
+  if (!secret)
+    return `Secret ${target.secretName} disappeared before the upload; create it again, then a new EtcdSnapshot`;
+  const values = secretValues(secret);
+  const accessKeyId = values[ACCESS_KEY_ID];
+  const secretAccessKey = values[SECRET_ACCESS_KEY];
+  if (!accessKeyId || !secretAccessKey) {
+    return `Secret ${target.secretName} lost ${ACCESS_KEY_ID} or ${SECRET_ACCESS_KEY} before the upload; fix it, then create a new EtcdSnapshot`;
+  }
+  return { accessKeyId, secretAccessKey };
+}
+
+/** The Secret's non-empty values, decoded (data is base64; stringData if an API server left it). */
+function secretValues(secret: V1Secret): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const [key, value] of Object.entries(secret.data ?? {})) {
+    const decoded = Buffer.from(value, 'base64').toString('utf8').trim();
+    if (decoded) values[key] = decoded;
+  }
+  for (const [key, value] of Object.entries(secret.stringData ?? {})) {
+    if (value.trim() && !(key in values)) values[key] = value.trim();
+  }
+  return values;
+}
+
+/**
+ * Writes the attempt's result against the claim. A conflict that left the claim in place (the same
+ * startTime, still Started) is retried on the fresh object; a claim taken over is left alone.
+ */
+async function writeResult(
+  ctx: Context,
+  claimed: Snapshot,
+  plan: SnapshotPlan,
+): Promise<'written' | 'claim lost' | 'gone'> {
+  let current = claimed;
+  for (let attempt = 0; attempt < RESULT_WRITE_ATTEMPTS; attempt++) {
+    const written = await ctx.kube.replaceStatus<Snapshot>({ ...current, status: plan.status });
+    if (written.kind === 'written') {
+      await emitEvents(ctx, written.object, plan.events, INSTANCE);
+      return 'written';
+    }
+    if (written.kind === 'not-found') return 'gone';
+    if (written.kind === 'invalid')
+      throw new Error(`status of EtcdSnapshot ${claimed.metadata.name} refused: ${written.message}`);
+    const read = await ctx.kube.get<Snapshot>(
+      objectRef(
+        API_VERSION,
+        ETCD_SNAPSHOT.kind,
+        claimed.metadata.namespace ?? '',
+        claimed.metadata.name ?? '',
+      ),
+    );
+    if (read.kind === 'not-found') return 'gone';
+    const still =
+      read.object.status?.phase === 'Started' && read.object.status.startTime === claimed.status?.startTime;
+    if (!still) return 'claim lost';
+    current = read.object;
+  }
+  throw new Error(
+    `EtcdSnapshot ${claimed.metadata.name}: the result could not be written after ${RESULT_WRITE_ATTEMPTS} conflicts`,
+  );
+}
+
+async function optional<T extends KubeObject>(ctx: Context, ref: ObjectRef): Promise<T | undefined> {
+  const read = await ctx.kube.get<T>(ref);
+  return read.kind === 'found' ? read.object : undefined;
+}
+
+function objectRef(apiVersion: string, kind: string, namespace: string, name: string): ObjectRef {
+  return { apiVersion, kind, namespace, name };
+}

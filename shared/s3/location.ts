@@ -1,0 +1,67 @@
+// Where a snapshot goes in S3, from an EtcdSnapshot's destination. Pure: the planner and the upload
+// adapter share it, so the key recorded in status is exactly the key written.
+import type { S3Location } from '../api/common.ts';
+
+export const DEFAULT_REGION = 'us-east-1';
+/** The keys the credentials Secret must hold (non-empty). */
+export const ACCESS_KEY_ID = 'AWS_ACCESS_KEY_ID';
+export const SECRET_ACCESS_KEY = 'AWS_SECRET_ACCESS_KEY';
+export const CREDENTIAL_KEYS = [ACCESS_KEY_ID, SECRET_ACCESS_KEY] as const;
+
+/** One object in an S3-compatible store, and how to reach it. */
+export interface S3Target {
+  endpoint: string;
+  bucket: string;
+  key: string;
+  region: string;
+  forcePathStyle: boolean;
+  /** Secret (same namespace) with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. */
+  secretName: string;
+  /** s3://<bucket>/<key>, as status.artifact.uri says it. */
+  uri: string;
+}
+
+/**
+ * The object a snapshot named `name` is written to: `<key><name>.db`. The key is a prefix used as
+ * given (write `backups/` for a folder). Deterministic, so a retake after a crash overwrites the
+ * object the crashed attempt may have left half-written.
+ */
+export function snapshotObjectKey(prefix: string | undefined, name: string): string {
+  return `${prefix ?? ''}${name}.db`;
+}
+
+export function s3Uri(bucket: string, key: string): string {
+  return `s3://${bucket}/${key}`;
+}
+
+/**
+ * Path-style URLs (endpoint/bucket/key) unless the spec says otherwise: AWS itself serves both, but
+ * MinIO, Ceph RGW and most self-hosted stores only serve path style. Virtual-hosted style is the
+ * default only for AWS's own endpoints.
+ */
+export function usePathStyle(location: Pick<S3Location, 'endpoint' | 'forcePathStyle'>): boolean {
+  if (location.forcePathStyle !== undefined) return location.forcePathStyle;
+  return !isAwsEndpoint(location.endpoint);
+}
+
+export function isAwsEndpoint(endpoint: string): boolean {
+  try {
+    const host = new URL(endpoint).hostname;
+    return host === 'amazonaws.com' || host.endsWith('.amazonaws.com');
+  } catch {
+    return false;
+  }
+}
+
+export function snapshotTarget(location: S3Location, snapshotName: string): S3Target {
+  const key = snapshotObjectKey(location.key, snapshotName);
+  return {
+    endpoint: location.endpoint,
+    bucket: location.bucket,
+    key,
+    region: location.region || DEFAULT_REGION,
+    forcePathStyle: usePathStyle(location),
+    secretName: location.credentialsSecretRef.name,
+    uri: s3Uri(location.bucket, key),
+  };
+}
