@@ -1,12 +1,12 @@
 // For e2e tests: the whole sandbox (API server, kubelet, functions, event bridge) as a child
 // process in its own mount namespace, exactly what `npm run sandbox` runs. The test process talks
 // to it through the kubeconfig, to etcd members by Pod IP, and to the kubelet's fault endpoint.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { FaultClient } from '../sandbox/kubelet/control.ts';
+import { startReadyChild, type ReadyChild } from '../sandbox/ready-child.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..');
 
@@ -35,10 +35,12 @@ export interface FullSandbox {
   output(): string;
 }
 
-const running = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
+interface ReadyLine {
+  url: string;
+  kubeconfig: string;
+  controlUrl: string;
+  functions: Record<string, string>;
+}
 
 export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<FullSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'etcdfn-e2e-'));
@@ -56,50 +58,27 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
   if (opts.chaos) args.push('--chaos', '--chaos-seed', String(opts.chaosSeed ?? 1));
   if (opts.crashDir) args.push('--crash-dir', opts.crashDir);
   if (opts.loseEvents) args.push('--lose-events', String(opts.loseEvents));
-  const child = spawn(process.execPath, args, {
-    cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  let out = '';
-  const collect = (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-    if (out.length > 200_000) out = out.slice(-100_000);
-  };
-  child.stderr.on('data', collect);
-  const exited = new Promise<void>(r => child.once('exit', () => r()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    running.delete(child);
-    rmSync(dir, { recursive: true, force: true });
+  const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
+  let started: ReadyChild<ReadyLine>;
+  try {
+    started = await startReadyChild<ReadyLine>({
+      command: process.execPath,
+      args,
+      cwd: repoRoot,
+      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+      startTimeoutMs: opts.startTimeoutMs ?? 90_000,
+      stopGraceMs: 30_000,
+    });
+  } catch (err) {
+    removeDir();
+    throw err;
+  }
+  const { ready } = started;
+  const stop = async (): Promise<void> => {
+    await started.stop();
+    removeDir();
   };
   try {
-    const ready = await new Promise<{
-      url: string;
-      kubeconfig: string;
-      controlUrl: string;
-      functions: Record<string, string>;
-    }>((ok, fail) => {
-      const timer = setTimeout(
-        () => fail(new Error('the sandbox did not start in time')),
-        opts.startTimeoutMs ?? 90_000,
-      );
-      child.stdout.on('data', (chunk: Buffer) => {
-        collect(chunk);
-        const line = out.split('\n').find(l => l.startsWith('{"ready":true'));
-        if (line) {
-          clearTimeout(timer);
-          ok(JSON.parse(line));
-        }
-      });
-      child.once('exit', code => fail(new Error(`the sandbox exited early (${code})\n${out}`)));
-    });
     const kc = new KubeConfig();
     kc.loadFromFile(ready.kubeconfig);
     return {
@@ -120,7 +99,7 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
         }
       },
       stop,
-      output: () => out,
+      output: () => started.output(),
     };
   } catch (err) {
     await stop();

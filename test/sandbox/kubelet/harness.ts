@@ -7,14 +7,13 @@
 //   const sandbox = await startSandbox();
 //   after(() => sandbox.stop());            // SIGTERM, wait, SIGKILL if need be; removes the temp dir
 //   sandbox.core.createNamespacedPod(...); await sandbox.faults.kill({ pod: 'etcd-1' });
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { namespacedCommand } from '../namespace.ts';
+import { startReadyChild, type ReadyChild } from '../ready-child.ts';
 import { FaultClient } from './control.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -59,42 +58,6 @@ interface ReadyLine {
   pid: number;
 }
 
-const children = new Set<ChildProcess>();
-let hooked = false;
-
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
-  });
-}
-
-function waitReady(child: ChildProcess, timeoutMs: number, stderr: () => string): Promise<ReadyLine> {
-  return new Promise((resolveReady, reject) => {
-    let out = '';
-    const timer = setTimeout(
-      () => fail(new Error(`sandbox did not start within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    function fail(err: Error): void {
-      clearTimeout(timer);
-      reject(new Error(`${err.message}\n--- sandbox stderr ---\n${stderr()}`));
-    }
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const line = out.split('\n').find(l => l.startsWith('{"ready":true'));
-      if (!line) return;
-      clearTimeout(timer);
-      resolveReady(JSON.parse(line) as ReadyLine);
-    });
-    child.once('exit', (code, signal) =>
-      fail(new Error(`sandbox exited early (code ${code}, signal ${signal})`)),
-    );
-    child.once('error', err => fail(err));
-  });
-}
-
 /** Starts the sandbox child process and resolves once its API server and kubelet are up. */
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   const ownDir = !opts.dir;
@@ -107,37 +70,26 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (opts.ipBase) args.push('--ip-base', opts.ipBase);
   if (opts.backoffMaxMs !== undefined) args.push('--backoff-max-ms', String(opts.backoffMaxMs));
   const cmd = namespacedCommand([process.execPath, '--import', 'tsx', ...args]);
-  const child = spawn(cmd.command, cmd.args, {
-    cwd: repoRoot,
-    env: cmd.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  hookExit();
-  let err = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    err += chunk.toString('utf8');
-    if (err.length > 200_000) err = err.slice(-100_000);
-    if (process.env.SANDBOX_VERBOSE) process.stderr.write(chunk);
-  });
-  const exited = new Promise<void>(r => child.once('exit', () => r()));
+  let started: ReadyChild<ReadyLine>;
+  try {
+    started = await startReadyChild<ReadyLine>({
+      command: cmd.command,
+      args: cmd.args,
+      cwd: repoRoot,
+      env: cmd.env,
+      startTimeoutMs: opts.startTimeoutMs ?? 60_000,
+      stopGraceMs: 20_000,
+      echoStderr: Boolean(process.env.SANDBOX_VERBOSE),
+    });
+  } catch (err) {
+    if (ownDir) rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const { ready } = started;
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    children.delete(child);
+    await started.stop();
     if (ownDir) rmSync(dir, { recursive: true, force: true });
   };
-  let ready: ReadyLine;
-  try {
-    ready = await waitReady(child, opts.startTimeoutMs ?? 60_000, () => err);
-  } catch (e) {
-    await stop();
-    throw e;
-  }
   const kc = new KubeConfig();
   kc.loadFromFile(ready.kubeconfig);
   return {
@@ -152,7 +104,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     dnsActive: ready.dnsActive,
     nameServerIP: ready.nameServerIP,
     pid: ready.pid,
-    stderr: () => err,
+    stderr: () => started.output(),
     stop,
   };
 }
