@@ -1,0 +1,55 @@
+// s3rver on loopback for tests: an ephemeral port, a temp dir, the buckets asked for; stop() removes
+// everything. s3rver checks signatures against the access key S3RVER / secret S3RVER.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import S3rver from 's3rver';
+
+export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+
+export interface TestS3 {
+  endpoint: string;
+  /** A client with the right credentials, path style. */
+  client: S3Client;
+  /** The object's bytes. */
+  download(bucket: string, key: string): Promise<Buffer>;
+  stop(): Promise<void>;
+}
+
+export async function startS3rver(buckets: string[]): Promise<TestS3> {
+  const dir = mkdtempSync(join(tmpdir(), 'etcdfn-s3rver-'));
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: dir,
+    configureBuckets: buckets.map(name => ({ name, configs: [] })),
+  });
+  const address = await server.run();
+  const endpoint = `http://127.0.0.1:${address.port}`;
+  const client = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: S3RVER_CREDENTIALS,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  return {
+    endpoint,
+    client,
+    async download(bucket, key) {
+      const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return Buffer.from(await got.Body!.transformToByteArray());
+    },
+    async stop() {
+      client.destroy();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
