@@ -63,7 +63,7 @@ describe('S3 adapter: a real etcd snapshot through s3rver', { timeout: 120_000 }
     name: string,
     partSizeBytes = 5 * 1024 * 1024,
   ): Promise<UploadResult & { revision: number }> {
-    const opened = await snapshot(etcd.endpoints[0]!);
+    const opened = await snapshot(etcd.endpoints[0]);
     assert.equal(opened.kind, 'ok', JSON.stringify(opened));
     if (opened.kind !== 'ok') throw new Error('unreachable');
     const result = await uploadStream(target(name), S3RVER_CREDENTIALS, opened.stream, { partSizeBytes });
@@ -120,7 +120,7 @@ describe('S3 adapter: a real etcd snapshot through s3rver', { timeout: 120_000 }
   });
 
   it('a missing bucket is refused as NoSuchBucket', async () => {
-    const opened = await snapshot(etcd.endpoints[0]!);
+    const opened = await snapshot(etcd.endpoints[0]);
     assert.equal(opened.kind, 'ok');
     if (opened.kind !== 'ok') return;
     const result = await uploadStream(

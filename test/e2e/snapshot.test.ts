@@ -1,0 +1,258 @@
+// On-demand snapshots on the sandbox: a real 1-member etcd 3.5.16 cluster, the real functions, the
+// event bridge, and s3rver on loopback as the object store. A snapshot taken through an EtcdSnapshot
+// must restore into a new etcd holding the keys written before it; snapshots that cannot succeed
+// must end Failed with a message that says what to fix.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { Etcd3 } from 'etcd3';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
+import { API_VERSION } from '../../shared/api/group.ts';
+import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { EtcdTestCluster } from '../support/etcd-process.ts';
+import { kubectl } from '../support/kubectl.ts';
+import { S3RVER_CREDENTIALS, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
+import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { waitFor } from '../support/wait.ts';
+
+const NS = 'default';
+const CLUSTER = 'snapdemo';
+const BUCKET = 'etcd-backups';
+const SECRET = 'backup-s3';
+const KEYS = 300;
+type Cluster = EtcdCluster & KubeObject;
+type Snapshot = EtcdSnapshot & KubeObject;
+interface PodLike extends KubeObject {
+  status?: { podIP?: string; conditions?: { type: string; status: string }[] };
+}
+interface EventLike extends KubeObject {
+  involvedObject?: { name?: string; kind?: string };
+  reason?: string;
+  type?: string;
+  message?: string;
+}
+
+describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout: 600_000 }, () => {
+  let sandbox: FullSandbox;
+  let s3: TestS3;
+  let kube: KubeObjects;
+
+  before(async () => {
+    // Retry quickly after a failed attempt, so the test never waits out production's delays.
+    process.env.ETCDFN_SNAPSHOT_RETRY_DELAY_SECONDS = '2';
+    s3 = await startS3rver([BUCKET]);
+    sandbox = await startFullSandbox({ tickSeconds: 2 });
+    kube = new KubeObjects(sandbox.kc);
+  });
+  after(async () => {
+    await sandbox?.stop();
+    await s3?.stop();
+  });
+
+  const getSnapshot = async (name: string) => {
+    const read = await kube.get<Snapshot>({
+      apiVersion: API_VERSION,
+      kind: 'EtcdSnapshot',
+      namespace: NS,
+      name,
+    });
+    return read.kind === 'found' ? read.object : undefined;
+  };
+  const describeWorld = (name: string) => async () =>
+    `snapshot: ${JSON.stringify((await getSnapshot(name))?.status)}\n${sandbox.output().slice(-4000)}`;
+
+  async function createSnapshot(
+    name: string,
+    destination: EtcdSnapshot['spec']['destination'],
+  ): Promise<void> {
+    const created = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdSnapshot',
+      metadata: { name, namespace: NS },
+      spec: { clusterRef: { name: CLUSTER }, destination },
+    });
+    assert.equal(created.kind, 'created', JSON.stringify(created));
+  }
+
+  async function finished(name: string): Promise<Snapshot> {
+    return waitFor(
+      `EtcdSnapshot ${name} Complete or Failed`,
+      async () => {
+        const s = await getSnapshot(name);
+        return s?.status?.phase === 'Complete' || s?.status?.phase === 'Failed' ? s : false;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+      describeWorld(name),
+    );
+  }
+
+  const readyCondition = (s: Snapshot) => s.status?.conditions?.find(c => c.type === 'Ready');
+  const s3Destination = (secret = SECRET) => ({
+    s3: { endpoint: s3.endpoint, bucket: BUCKET, key: 'e2e/', credentialsSecretRef: { name: secret } },
+  });
+
+  it('a 1-member cluster with keys is Ready', async () => {
+    const created = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: CLUSTER, namespace: NS },
+      spec: { replicas: 1, version: '3.5.16' },
+    });
+    assert.equal(created.kind, 'created');
+    const ref = { apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: CLUSTER };
+    await waitFor(
+      'the cluster Ready 1/1',
+      async () => {
+        const read = await kube.get<Cluster>(ref);
+        const s = read.kind === 'found' ? read.object.status : undefined;
+        return s?.ready === '1/1' && s.phase === 'Running' && (s.members ?? []).length === 1;
+      },
+      { timeoutMs: 180_000, intervalMs: 500 },
+      () => sandbox.output().slice(-4000),
+    );
+    const pods = await kube.list<PodLike>('v1', 'Pod', NS, `etcdfn.io/cluster=${CLUSTER}`);
+    const ip = pods.find(p => p.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True'))
+      ?.status?.podIP;
+    assert.ok(ip, 'a ready Pod with an IP');
+    const client = new Etcd3({ hosts: `http://${ip}:2379` });
+    try {
+      for (let batch = 0; batch < KEYS / 100; batch++) {
+        await Promise.all(
+          Array.from({ length: 100 }, (_, i) => {
+            const n = batch * 100 + i;
+            return client
+              .put(`snap/${String(n).padStart(4, '0')}`)
+              .value(`value-${n}`)
+              .exec();
+          }),
+        );
+      }
+    } finally {
+      client.close();
+    }
+  });
+
+  it('an EtcdSnapshot to S3 completes, kubectl shows it, and the object restores with every key', async () => {
+    const secret = await kube.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: SECRET, namespace: NS },
+      data: {
+        AWS_ACCESS_KEY_ID: Buffer.from(S3RVER_CREDENTIALS.accessKeyId).toString('base64'),
+        AWS_SECRET_ACCESS_KEY: Buffer.from(S3RVER_CREDENTIALS.secretAccessKey).toString('base64'),
+      },
+    });
+    assert.equal(secret.kind, 'created');
+    await createSnapshot('before-upgrade', s3Destination());
+    const done = await finished('before-upgrade');
+    const status = done.status ?? {};
+    assert.equal(status.phase, 'Complete', JSON.stringify(status));
+    const artifact = status.artifact;
+    assert.ok(artifact);
+    assert.equal(artifact.uri, `s3://${BUCKET}/e2e/before-upgrade.db`);
+    assert.match(artifact.checksum ?? '', /^sha256:[0-9a-f]{64}$/);
+    assert.ok((artifact.revision ?? 0) > KEYS, `revision ${artifact.revision} covers the writes`);
+    assert.ok(status.startTime && status.completionTime);
+    const ready = readyCondition(done);
+    assert.equal(ready?.status, 'True');
+    assert.match(
+      ready?.message ?? '',
+      /stored at s3:\/\/etcd-backups\/e2e\/before-upgrade\.db, taken from member snapdemo-/,
+    );
+
+    // What a person sees.
+    const table = await kubectl(sandbox.kubeconfig, 'get', 'etcdsnapshot', 'before-upgrade', '-n', NS);
+    const [header, row] = table.trim().split('\n');
+    assert.match(header ?? '', /NAME\s+CLUSTER\s+PHASE\s+SIZE\s+AGE/);
+    const cells = (row ?? '').trim().split(/\s+/);
+    assert.deepEqual(cells.slice(0, 4), ['before-upgrade', CLUSTER, 'Complete', String(artifact.sizeBytes)]);
+    const events = await kube.list<EventLike>('v1', 'Event', NS);
+    const complete = events.find(
+      e => e.involvedObject?.name === 'before-upgrade' && e.reason === 'SnapshotComplete',
+    );
+    assert.ok(complete, 'a SnapshotComplete Event for kubectl describe');
+    assert.equal(complete.type, 'Normal');
+
+    // The object is what status says, and it is a working etcd snapshot.
+    const bytes = await s3.download(BUCKET, 'e2e/before-upgrade.db');
+    assert.equal(bytes.length, artifact.sizeBytes);
+    assert.equal(`sha256:${sha256(bytes)}`, artifact.checksum);
+    const scratch = await EtcdTestCluster.start({ minor: '3.5', size: 1 });
+    try {
+      const file = `${scratch.rootDir}/before-upgrade.db`;
+      writeFileSync(file, bytes);
+      const slot = await scratch.reserve('restored');
+      const dataDir = await scratch.restoreSnapshot(file, slot);
+      const restored = await scratch.startMember(slot, {
+        state: 'new',
+        initialCluster: `${slot.name}=${slot.peerURL}`,
+        dataDir,
+      });
+      const reader = new Etcd3({ hosts: restored.clientURL });
+      try {
+        assert.equal(await reader.getAll().prefix('snap/').count(), KEYS);
+        assert.equal(await reader.get('snap/0123').string(), 'value-123');
+      } finally {
+        reader.close();
+      }
+    } finally {
+      await scratch.cleanup();
+    }
+
+    // Finished is final: later ticks leave it alone.
+    const rv = done.metadata.resourceVersion;
+    await new Promise(resolve => setTimeout(resolve, 5000));
+    assert.equal((await getSnapshot('before-upgrade'))?.metadata.resourceVersion, rv);
+  });
+
+  it('a snapshot whose Secret does not exist ends Failed, naming the Secret', async () => {
+    await createSnapshot('no-secret', s3Destination('absent-creds'));
+    const done = await finished('no-secret');
+    assert.equal(done.status?.phase, 'Failed');
+    const ready = readyCondition(done);
+    assert.equal(ready?.reason, 'CredentialsInvalid');
+    assert.match(ready?.message ?? '', /Secret absent-creds .*not found in namespace default/);
+    assert.match(ready?.message ?? '', /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
+    await assert.rejects(s3.download(BUCKET, 'e2e/no-secret.db'), 'nothing was uploaded');
+  });
+
+  it('a PVC destination ends Failed, saying PVCs are not supported yet and to use s3', async () => {
+    await createSnapshot('to-pvc', { pvc: { claimName: 'backups' } });
+    const done = await finished('to-pvc');
+    assert.equal(done.status?.phase, 'Failed');
+    const ready = readyCondition(done);
+    assert.equal(ready?.reason, 'UnsupportedDestination');
+    assert.match(ready?.message ?? '', /PVC destinations are not supported yet.*destination\.s3/);
+    const table = await kubectl(
+      sandbox.kubeconfig,
+      'get',
+      'etcdsnapshot',
+      'to-pvc',
+      '-n',
+      NS,
+      '--no-headers',
+    );
+    assert.match(table, /to-pvc\s+snapdemo\s+Failed/);
+  });
+
+  it('a snapshot of a cluster that does not exist waits Pending and says why', async () => {
+    const created = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdSnapshot',
+      metadata: { name: 'no-cluster', namespace: NS },
+      spec: { clusterRef: { name: 'ghost' }, destination: s3Destination() },
+    });
+    assert.equal(created.kind, 'created');
+    const pending = await waitFor(
+      'no-cluster Pending with ClusterNotFound',
+      async () => {
+        const s = await getSnapshot('no-cluster');
+        return s?.status?.phase === 'Pending' && readyCondition(s)?.reason === 'ClusterNotFound' ? s : false;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+      describeWorld('no-cluster'),
+    );
+    assert.match(readyCondition(pending)?.message ?? '', /EtcdCluster ghost not found in namespace default/);
+  });
+});
