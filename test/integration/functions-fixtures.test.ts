@@ -1,6 +1,7 @@
 // The real functions, over HTTP through the functions framework, answering every CloudEvent
 // fixture against the sandbox API server: valid events are handled (2xx, here mostly "the object
 // is gone" since the API server is empty), malformed ones are refused with 400 and a message.
+// run-snapshot also says what it made of each fixture, and plans a real EtcdSnapshot it reads.
 // Also `npm run invoke`, the same path from the command line.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -12,6 +13,9 @@ import { promisify } from 'node:util';
 import request from 'supertest';
 import type { Server } from 'node:http';
 import { FUNCTION_NAMES, loadFunction, type FunctionName } from '../../functions/registry.ts';
+import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
+import { loadKubeConfig } from '../../shared/k8s/client.ts';
+import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { functionServer } from '../../shared/runtime/function-server.ts';
 import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
 import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
@@ -58,6 +62,64 @@ describe('functions answer every fixture', () => {
       }
     });
   }
+
+  describe('run-snapshot', () => {
+    const post = async (file: string) => {
+      const server = servers.get('run-snapshot');
+      assert.ok(server, 'run-snapshot is built');
+      const fixture = loadEventFixtures().find(f => f.file === file);
+      assert.ok(fixture, file);
+      return request(server).post('/').set(fixture.headers).send(wireBody(fixture));
+    };
+    const kube = () => new KubeObjects(loadKubeConfig(kubeconfig));
+    const snapshotRef = {
+      apiVersion: 'etcdfn.io/v1alpha1',
+      kind: 'EtcdSnapshot',
+      namespace: 'default',
+      name: 'demo-nightly',
+    };
+    const answers: [string, RegExp][] = [
+      ['snapshot-ref-add.json', /EtcdSnapshot default\/demo-nightly not found/],
+      ['snapshot-ref-update.json', /EtcdSnapshot default\/demo-nightly not found/],
+      ['snapshot-ref-delete.json', /EtcdSnapshot default\/demo-nightly not found/],
+      ['snapshot-resource-add.json', /EtcdSnapshot default\/demo-nightly not found/],
+      ['schedule-ref-add.json', /EtcdSnapshotSchedule default\/demo-daily: schedules are not handled yet/],
+      ['job-ref-update.json', /Job \(batch\/v1\) default\/demo-restore: not for this function/],
+      ['tick.json', /resync of 0 unfinished snapshot\(s\) of 0/],
+    ];
+    for (const [file, summary] of answers) {
+      it(`${file}: says what it did`, async () => {
+        const res = await post(file);
+        assert.equal(res.status, 200, res.text);
+        assert.match(res.body.summary, summary);
+      });
+    }
+
+    it('an EtcdSnapshot named by the event is read and planned: a PVC destination ends Failed', async () => {
+      const created = await kube().create({
+        apiVersion: snapshotRef.apiVersion,
+        kind: snapshotRef.kind,
+        metadata: { name: snapshotRef.name, namespace: snapshotRef.namespace },
+        spec: { clusterRef: { name: 'demo' }, destination: { pvc: { claimName: 'backups' } } },
+      });
+      assert.equal(created.kind, 'created');
+      try {
+        const res = await post('snapshot-ref-update.json');
+        assert.equal(res.status, 200, res.text);
+        assert.match(res.body.summary, /PVC destinations are not supported yet/);
+        const read = await kube().get<EtcdSnapshot & KubeObject>(snapshotRef);
+        assert.ok(read.kind === 'found');
+        assert.equal(read.object.status?.phase, 'Failed');
+        // Finished: the tick skips it, a repeated event changes nothing.
+        const again = await post('snapshot-resource-add.json');
+        assert.match(again.body.summary, /is Failed/);
+        const tick = await post('tick.json');
+        assert.match(tick.body.summary, /resync of 0 unfinished snapshot\(s\) of 1/);
+      } finally {
+        await kube().delete(snapshotRef);
+      }
+    });
+  });
 
   it('npm run invoke runs one function once on a fixture and prints its answer', async () => {
     const { stdout } = await run(
