@@ -1,0 +1,209 @@
+{{/*
+The Broker, sources and Triggers of knative/, in the release namespace. Rendered as objects in
+knative mode (broker.yaml, sources.yaml, triggers.yaml) and as files in the standalone bridge's
+ConfigMap (standalone.yaml), so both modes route events the same way.
+*/}}
+
+{{/* One Broker carries every etcdfn event. Delivery retries with exponential back-off; a function
+answers 409/429/5xx for "try again" and 400 for an event that can never succeed. */}}
+{{- define "etcdfn.broker" -}}
+apiVersion: eventing.knative.dev/v1
+kind: Broker
+metadata:
+  name: etcdfn
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "etcdfn.labels" . | nindent 4 }}
+spec:
+  delivery:
+    retry: 8
+    backoffPolicy: exponential
+    backoffDelay: PT0.2S
+    timeout: PT120S
+{{- end }}
+
+{{/* Two ApiServerSources (the etcdfn resources; the objects etcdfn creates, selected by the
+etcdfn.io/cluster label) in Reference mode, and the PingSource tick: ApiServerSource never resyncs
+and drops events after its retries, so the tick is the safety net. */}}
+{{- define "etcdfn.sources" -}}
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: etcdfn-resources
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "etcdfn.labels" . | nindent 4 }}
+spec:
+  mode: Reference
+  serviceAccountName: etcdfn-source
+  namespaceSelector: {}
+  resources:
+    - apiVersion: etcdfn.io/v1alpha1
+      kind: EtcdCluster
+    - apiVersion: etcdfn.io/v1alpha1
+      kind: EtcdMember
+    - apiVersion: etcdfn.io/v1alpha1
+      kind: EtcdSnapshot
+    - apiVersion: etcdfn.io/v1alpha1
+      kind: EtcdSnapshotSchedule
+  sink:
+    ref:
+      apiVersion: eventing.knative.dev/v1
+      kind: Broker
+      name: etcdfn
+---
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: etcdfn-owned
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "etcdfn.labels" . | nindent 4 }}
+spec:
+  mode: Reference
+  serviceAccountName: etcdfn-source
+  namespaceSelector: {}
+  resources:
+    - apiVersion: v1
+      kind: Pod
+      selector:
+        matchExpressions:
+          - { key: etcdfn.io/cluster, operator: Exists }
+    - apiVersion: v1
+      kind: PersistentVolumeClaim
+      selector:
+        matchExpressions:
+          - { key: etcdfn.io/cluster, operator: Exists }
+    - apiVersion: batch/v1
+      kind: Job
+      selector:
+        matchExpressions:
+          - { key: etcdfn.io/cluster, operator: Exists }
+  sink:
+    ref:
+      apiVersion: eventing.knative.dev/v1
+      kind: Broker
+      name: etcdfn
+---
+apiVersion: sources.knative.dev/v1
+kind: PingSource
+metadata:
+  name: etcdfn-tick
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "etcdfn.labels" . | nindent 4 }}
+spec:
+  schedule: {{ .Values.tick.schedule | quote }}
+  contentType: application/json
+  data: '{"tick":"resync"}'
+  sink:
+    ref:
+      apiVersion: eventing.knative.dev/v1
+      kind: Broker
+      name: etcdfn
+{{- end }}
+
+{{/* Routing: which events reach which function (CloudEvents Subscriptions filters on the attributes
+ApiServerSource sets; Knative admits one attribute per exact/prefix/suffix, hence the all: pairs).
+A deletion with a finalizer arrives as an update (deletionTimestamp set); finalize-member checks it. */}}
+{{- define "etcdfn.triggers" -}}
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: reconcile-cluster
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "etcdfn.labels" . | nindent 4 }}
+spec:
+  broker: etcdfn
+  filters:
+    - any:
+        - all:
+            - exact: { apiversion: etcdfn.io/v1alpha1 }
+            - exact: { kind: EtcdCluster }
+        - all:
+            - exact: { apiversion: etcdfn.io/v1alpha1 }
+            - exact: { kind: EtcdMember }
+        - exact: { type: dev.knative.sources.ping }
+  subscriber:
+    ref:
+      apiVersion: serving.knative.dev/v1
+      kind: Service
+      name: reconcile-cluster
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: reconcile-member
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "etcdfn.labels" . | nindent 4 }}
+spec:
+  broker: etcdfn
+  filters:
+    - any:
+        - all:
+            - exact: { apiversion: etcdfn.io/v1alpha1 }
+            - exact: { kind: EtcdMember }
+        - all:
+            - exact: { apiversion: v1 }
+            - exact: { kind: Pod }
+        - all:
+            - exact: { apiversion: v1 }
+            - exact: { kind: PersistentVolumeClaim }
+        - exact: { type: dev.knative.sources.ping }
+  subscriber:
+    ref:
+      apiVersion: serving.knative.dev/v1
+      kind: Service
+      name: reconcile-member
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: finalize-member
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "etcdfn.labels" . | nindent 4 }}
+spec:
+  broker: etcdfn
+  filters:
+    - all:
+        - all:
+            - exact: { apiversion: etcdfn.io/v1alpha1 }
+            - exact: { kind: EtcdMember }
+        - not:
+            suffix: { type: .add }
+  subscriber:
+    ref:
+      apiVersion: serving.knative.dev/v1
+      kind: Service
+      name: finalize-member
+---
+apiVersion: eventing.knative.dev/v1
+kind: Trigger
+metadata:
+  name: run-snapshot
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "etcdfn.labels" . | nindent 4 }}
+spec:
+  broker: etcdfn
+  filters:
+    - any:
+        - all:
+            - exact: { apiversion: etcdfn.io/v1alpha1 }
+            - exact: { kind: EtcdSnapshot }
+        - all:
+            - exact: { apiversion: etcdfn.io/v1alpha1 }
+            - exact: { kind: EtcdSnapshotSchedule }
+        - all:
+            - exact: { apiversion: batch/v1 }
+            - exact: { kind: Job }
+        - exact: { type: dev.knative.sources.ping }
+  subscriber:
+    ref:
+      apiVersion: serving.knative.dev/v1
+      kind: Service
+      name: run-snapshot
+{{- end }}
