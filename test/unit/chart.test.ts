@@ -233,7 +233,7 @@ describe('knative mode (the default)', () => {
       rendered.notes,
       /kubectl -n etcd-operator get broker,apiserversources,pingsources,triggers,ksvc/,
     );
-    assert.match(rendered.notes, /kubectl apply --server-side -f charts\/etcdfn\/crds\//);
+    assert.match(rendered.notes, /kubectl apply --server-side --force-conflicts -f charts\/etcdfn\/crds\//);
   });
 });
 
