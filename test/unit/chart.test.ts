@@ -10,7 +10,6 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
-import { isNode, parseDocument, visit } from 'yaml';
 import { loadBrokerDelivery, loadSources, parseManifests } from '../../shared/bridge/sources.ts';
 import { loadTriggers } from '../../shared/bridge/triggers.ts';
 import { buildCommand } from '../../shared/standalone/main.ts';
@@ -44,37 +43,12 @@ const find = (list: Obj[], kind: string, name: string): Obj => {
   return found;
 };
 
-/**
- * knative/services.yaml reuses an anchor across documents (&restricted in the first Service,
- * *restricted in the others), but YAML scopes anchors to one document, so a strict parser (and
- * kubectl) refuses the later documents. Resolve such aliases from earlier documents here, so that the
- * comparison can run; the chart itself uses no anchors.
- */
-function resolveCrossDocumentAliases(text: string): string {
-  const anchors = new Map<string, string>();
-  return text
-    .split(/^---$/m)
-    .map(doc => {
-      let resolved = doc;
-      for (const [name, json] of anchors) {
-        if (!resolved.includes(`&${name}`)) resolved = resolved.replaceAll(`*${name}`, json);
-      }
-      visit(parseDocument(resolved), {
-        Node: (_, node) => {
-          if (isNode(node) && node.anchor) anchors.set(node.anchor, JSON.stringify(node.toJSON()));
-        },
-      });
-      return resolved;
-    })
-    .join('---');
-}
-
 /** knative/*.yaml with etcdfn-system replaced by the release namespace, as the chart should render it. */
 function knativeObjects(namespace = NAMESPACE): Obj[] {
   return readdirSync(KNATIVE_DIR)
     .filter(f => f.endsWith('.yaml'))
     .sort()
-    .flatMap(f => parseManifests(resolveCrossDocumentAliases(readFileSync(join(KNATIVE_DIR, f), 'utf8')), f))
+    .flatMap(f => parseManifests(readFileSync(join(KNATIVE_DIR, f), 'utf8'), f))
     .map(o => JSON.parse(JSON.stringify(o).replaceAll('"etcdfn-system"', JSON.stringify(namespace))) as Obj);
 }
 
