@@ -13,6 +13,12 @@ import { startCore, type SandboxCore } from './core.ts';
 import { startFunctions, type RunningFunctions } from './functions.ts';
 import { kubeConfigFor } from './kubeconfig.ts';
 import { ensurePrivateMountNamespace } from './namespace.ts';
+import {
+  SANDBOX_BUCKET,
+  SANDBOX_S3_SECRET,
+  startObjectStore,
+  type SandboxObjectStore,
+} from './object-store.ts';
 import { watchProgress } from './progress.ts';
 
 await ensurePrivateMountNamespace();
@@ -24,6 +30,7 @@ const program = new Command()
   .option('--dir <dir>', 'state directory (kubeconfig, logs, volumes)', '.sandbox')
   .option('--port <port>', 'API server port on 127.0.0.1 (0 = any free port)', '0')
   .option('--no-example', 'do not apply examples/etcdcluster.yaml')
+  .option('--no-s3', 'do not start the local object store for snapshots (s3rver)')
   .option('--tick-seconds <n>', 'resync tick period (Knative: one minute)', '15')
   .option('--chaos', 'deliver events with duplicates, reordering, delays and in parallel')
   .option('--chaos-seed <n>', 'seed for --chaos, to repeat a run')
@@ -44,6 +51,7 @@ const o = program.opts<{
   dir: string;
   port: string;
   example: boolean;
+  s3: boolean;
   tickSeconds: string;
   chaos?: boolean;
   chaosSeed?: string;
@@ -72,6 +80,7 @@ const logFile = (name: string) => {
 let core: SandboxCore | undefined;
 let functions: RunningFunctions | undefined;
 let bridge: Bridge | undefined;
+let objectStore: SandboxObjectStore | undefined;
 let stopProgress: (() => void) | undefined;
 let stopping = false;
 
@@ -82,6 +91,7 @@ async function stop(code: number): Promise<never> {
     stopProgress?.();
     await bridge?.stop();
     await functions?.stop();
+    await objectStore?.stop();
     await core?.stop();
     for (const stream of logs) stream.end();
     say('stopped; nothing is left running.');
@@ -106,6 +116,12 @@ try {
     persist: o.persist ?? false,
   });
   say(`  API server  ${core.api.url}`);
+  if (o.s3) {
+    objectStore = await startObjectStore(core, dir);
+    say(
+      `  S3 (s3rver) ${objectStore.endpoint}, bucket ${SANDBOX_BUCKET}, credentials in Secret ${SANDBOX_S3_SECRET}`,
+    );
+  }
   say('starting the functions…');
   const fnLog = logFile('functions');
   functions = await startFunctions({
@@ -190,6 +206,11 @@ function printGuide(sandbox: SandboxCore): void {
   say(`  kubectl --kubeconfig ${kubeconfig} describe etcdcluster demo`);
   say(`  ${etcdctl} --endpoints http://<pod IP>:2379 member list -w table`);
   say(`     (pod IPs: kubectl --kubeconfig ${kubeconfig} get pods -o wide)`);
+  if (objectStore) {
+    const manifest = relative(process.cwd(), objectStore.exampleManifest);
+    say(`  kubectl --kubeconfig ${kubeconfig} create -f ${manifest}   # a snapshot into the local S3`);
+    say(`  kubectl --kubeconfig ${kubeconfig} get etcdsnapshots -o wide`);
+  }
   say(`Logs: ${relative(process.cwd(), logDir)}/. Ctrl-C stops everything.`);
   say('');
 }

@@ -18,8 +18,13 @@ export interface TestS3 {
   stop(): Promise<void>;
 }
 
-export async function startS3rver(buckets: string[]): Promise<TestS3> {
-  const dir = mkdtempSync(join(tmpdir(), 'etcdfn-s3rver-'));
+/**
+ * @param buckets created at start
+ * @param keepIn  store objects in this directory and keep them after stop() (default: a temp dir
+ *                that stop() removes)
+ */
+export async function startS3rver(buckets: string[], keepIn?: string): Promise<TestS3> {
+  const dir = keepIn ?? mkdtempSync(join(tmpdir(), 'etcdfn-s3rver-'));
   const server = new S3rver({
     address: '127.0.0.1',
     port: 0,
@@ -47,7 +52,7 @@ export async function startS3rver(buckets: string[]): Promise<TestS3> {
     async stop() {
       client.destroy();
       await server.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!keepIn) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -51,6 +51,7 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
     '--dir',
     dir,
     '--no-example',
+    '--no-s3',
     '--ready-json',
     '--watch-stdin',
   ];
