@@ -19,6 +19,8 @@ export interface FullSandboxOptions {
   crashDir?: string;
   /** Share of watch events the bridge loses on purpose (1 = only ticks get through). */
   loseEvents?: number;
+  /** Run as `npm run sandbox` does: apply examples/etcdcluster.yaml and start the object store. */
+  asUserSees?: boolean;
 }
 
 export interface FullSandbox {
@@ -50,11 +52,10 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
     join(repoRoot, 'test', 'sandbox', 'main.ts'),
     '--dir',
     dir,
-    '--no-example',
-    '--no-s3',
     '--ready-json',
     '--watch-stdin',
   ];
+  if (!opts.asUserSees) args.push('--no-example', '--no-s3');
   args.push('--tick-seconds', String(opts.tickSeconds ?? 10));
   if (opts.chaos) args.push('--chaos', '--chaos-seed', String(opts.chaosSeed ?? 1));
   if (opts.crashDir) args.push('--crash-dir', opts.crashDir);
