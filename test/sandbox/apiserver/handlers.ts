@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import type { ServerContext } from './context.ts';
 import { deleteCollection, deleteObject } from './deletion.ts';
+import { evictionRefusal } from './eviction.ts';
 import {
   ApiError,
   badRequest,
@@ -214,7 +215,13 @@ function handleBinding(ctx: ServerContext, r: ResourceRequest, def: ResourceDef)
 
 function handleEviction(ctx: ServerContext, r: ResourceRequest, def: ResourceDef): void {
   const body = (r.body.trim() ? decodeBody(r, def) : {}) as { deleteOptions?: DeleteOptions };
-  deleteObject(ctx.engine, def, r.info.namespace, r.info.name!, body?.deleteOptions ?? {});
+  const { namespace, name } = r.info;
+  const pod = ctx.engine.get(def, namespace, name!);
+  const pdbDef = ctx.registry.lookup('policy', 'v1', 'poddisruptionbudgets');
+  const pdbs = pdbDef ? ctx.engine.list(pdbDef, namespace).items : [];
+  const refusal = evictionRefusal(pod, pdbs, ctx.engine.list(def, namespace).items);
+  if (refusal) throw refusal;
+  deleteObject(ctx.engine, def, namespace, name!, body?.deleteOptions ?? {});
   sendJson(r.res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 }
 
