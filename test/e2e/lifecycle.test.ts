@@ -9,7 +9,7 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
-import { kubectl } from '../support/kubectl.ts';
+import { kubectl, kubectlOutput } from '../support/kubectl.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -183,6 +183,45 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
       return read.kind === 'found' && read.object.spec.minAvailable === 2 ? read.object : false;
     });
     assert.equal(pdb.spec.minAvailable, 2);
+  });
+
+  it('kubectl drain evicts the members one at a time: the PDB holds quorum, they come back as themselves', async () => {
+    const ids = new Map((await cluster()).status?.members?.map(m => [m.name, m.id]));
+    let fewestReady = 3;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const ready = (await pods()).filter(
+          p =>
+            !p.metadata.deletionTimestamp &&
+            p.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True'),
+        ).length;
+        fewestReady = Math.min(fewestReady, ready);
+        await new Promise(r => setTimeout(r, 100));
+      }
+    })();
+    let output: { stdout: string; stderr: string };
+    try {
+      output = await kubectlOutput(
+        sandbox.kubeconfig,
+        'drain',
+        'sandbox',
+        `--pod-selector=etcdfn.io/cluster=${NAME}`,
+        '--delete-emptydir-data',
+        '--ignore-daemonsets',
+        '--timeout=240s',
+      );
+    } finally {
+      sampling = false;
+      await sampler;
+      await kubectl(sandbox.kubeconfig, 'uncordon', 'sandbox');
+    }
+    for (const name of ids.keys()) assert.match(output.stdout, new RegExp(`pod/${name} evicted`));
+    assert.match(output.stderr, /violate the pod's disruption budget/, 'the budget held evictions back');
+    assert.ok(fewestReady >= 2, `at most one member was down at a time (fewest ready: ${fewestReady})`);
+    const after = await converged(3);
+    assert.deepEqual(new Map(after.status?.members?.map(m => [m.name, m.id])), ids, 'same members, same IDs');
+    await keysIntact();
   });
 
   let clusterID = '';

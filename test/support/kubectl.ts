@@ -9,8 +9,15 @@ const run = promisify(execFile);
 const cacheDir = mkdtempSync(join(tmpdir(), 'etcdfn-kubectl-'));
 
 export async function kubectl(kubeconfig: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], {
+  return (await kubectlOutput(kubeconfig, ...args)).stdout;
+}
+
+/** Both streams: some commands (drain) report progress and refusals on stderr. */
+export async function kubectlOutput(
+  kubeconfig: string,
+  ...args: string[]
+): Promise<{ stdout: string; stderr: string }> {
+  return run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, ...args], {
     env: { ...process.env, HOME: cacheDir },
   });
-  return stdout;
 }
