@@ -1,11 +1,15 @@
-// run-snapshot: takes on-demand EtcdSnapshots to S3 (shared/reconcile/snapshot.ts). Entry point for
-// the functions framework (FUNCTION_TARGET).
+// run-snapshot: takes EtcdSnapshots to S3 (shared/reconcile/snapshot.ts) and runs
+// EtcdSnapshotSchedules (shared/reconcile/schedule.ts). Entry point for the functions framework
+// (FUNCTION_TARGET).
 import * as ff from '@google-cloud/functions-framework';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
-import { API_VERSION, ETCD_SNAPSHOT } from '../../shared/api/group.ts';
+import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
+import { API_VERSION, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from '../../shared/api/group.ts';
 import { eventFunction, type EventHandler, type HandlerOutcome } from '../../shared/events/handler.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
+import { owningSchedule } from '../../shared/plan/schedule-plan.ts';
 import { isFinished } from '../../shared/plan/snapshot-plan.ts';
+import { reconcileSchedule } from '../../shared/reconcile/schedule.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { FUNCTION_NAME, snapshotTarget } from './targets.ts';
@@ -14,17 +18,61 @@ import { FUNCTION_NAME, snapshotTarget } from './targets.ts';
 export function createHandler(context: () => Context = defaultContext): EventHandler {
   return async event => {
     const target = snapshotTarget(event);
-    if (target.kind === 'ignore') return { result: 'done', summary: target.summary };
-    if (target.kind === 'unfinished-snapshots') return resyncUnfinished(context());
-    return reconcileSnapshot(context(), { namespace: target.namespace, name: target.name });
+    switch (target.kind) {
+      case 'ignore':
+        return { result: 'done', summary: target.summary };
+      case 'resync':
+        return resync(context());
+      case 'schedule':
+        return reconcileSchedule(context(), { namespace: target.namespace, name: target.name });
+      case 'snapshot':
+        return snapshotAndSchedule(context(), { namespace: target.namespace, name: target.name });
+    }
   };
 }
 
-/** The tick: every snapshot not Complete or Failed, one after the other. */
-async function resyncUnfinished(ctx: Context): Promise<HandlerOutcome> {
+/** The snapshot; then, when a schedule owns it, the schedule (its status and retention follow the snapshot). */
+async function snapshotAndSchedule(
+  ctx: Context,
+  ref: { namespace: string; name: string },
+): Promise<HandlerOutcome> {
+  const outcome = await reconcileSnapshot(ctx, ref);
+  if (outcome.result !== 'done') return outcome;
+  const read = await ctx.kube.get<EtcdSnapshot & KubeObject>({
+    apiVersion: API_VERSION,
+    kind: ETCD_SNAPSHOT.kind,
+    ...ref,
+  });
+  const owner = read.kind === 'found' ? owningSchedule(read.object) : undefined;
+  if (!owner) return outcome;
+  const scheduled = await reconcileSchedule(ctx, { namespace: ref.namespace, name: owner });
+  if (scheduled.result !== 'done') return scheduled;
+  return { result: 'done', summary: `${outcome.summary}; schedule: ${scheduled.summary}` };
+}
+
+/** The tick: every schedule, then every snapshot not Complete or Failed, one after the other. */
+async function resync(ctx: Context): Promise<HandlerOutcome> {
+  const summaries: string[] = [];
+  const failures: string[] = [];
+  const schedules = await ctx.kube.list<EtcdSnapshotSchedule & KubeObject>(
+    API_VERSION,
+    ETCD_SNAPSHOT_SCHEDULE.kind,
+    '',
+  );
+  for (const schedule of schedules) {
+    const ref = { namespace: schedule.metadata.namespace ?? '', name: schedule.metadata.name ?? '' };
+    // One broken schedule (an API error) must not keep the others from firing.
+    try {
+      const outcome = await reconcileSchedule(ctx, ref);
+      summaries.push(outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`);
+    } catch (err) {
+      const message = `EtcdSnapshotSchedule ${ref.namespace}/${ref.name}: ${err instanceof Error ? err.message : String(err)}`;
+      failures.push(message);
+      summaries.push(message);
+    }
+  }
   const all = await ctx.kube.list<EtcdSnapshot & KubeObject>(API_VERSION, ETCD_SNAPSHOT.kind, '');
   const unfinished = all.filter(s => !isFinished(s));
-  const summaries: string[] = [];
   for (const snapshot of unfinished) {
     const ref = { namespace: snapshot.metadata.namespace ?? '', name: snapshot.metadata.name ?? '' };
     const outcome = await reconcileSnapshot(ctx, ref);
@@ -32,11 +80,9 @@ async function resyncUnfinished(ctx: Context): Promise<HandlerOutcome> {
       `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`,
     );
   }
-  return {
-    result: 'done',
-    summary: `resync of ${unfinished.length} unfinished snapshot(s) of ${all.length}`,
-    details: summaries,
-  };
+  const summary = `resync of ${schedules.length} schedule(s) and ${unfinished.length} unfinished snapshot(s) of ${all.length}`;
+  if (failures.length > 0) return { result: 'retry', reason: `${summary}; failed: ${failures.join('; ')}` };
+  return { result: 'done', summary, details: summaries };
 }
 
 export const handler: EventHandler = createHandler();

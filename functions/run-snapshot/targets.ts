@@ -1,26 +1,28 @@
-// Which EtcdSnapshot(s) an event is about, for run-snapshot. Pure: the event is only a hint, the
-// function reads the snapshot itself.
+// Which object(s) an event is about, for run-snapshot. Pure: the event is only a hint, the function
+// reads the objects itself.
 import { API_VERSION, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from '../../shared/api/group.ts';
 import type { OperatorEvent } from '../../shared/events/types.ts';
 
 export const FUNCTION_NAME = 'run-snapshot';
 
 export type SnapshotTarget =
+  /** The snapshot, then (when a schedule owns it) its schedule, so retention follows completion. */
   | { kind: 'snapshot'; namespace: string; name: string }
-  /** The resync tick: every EtcdSnapshot not finished yet (waiting, retrying, or left Started by a crash). */
-  | { kind: 'unfinished-snapshots' }
+  | { kind: 'schedule'; namespace: string; name: string }
+  /**
+   * The tick: every schedule (this is what fires them), then every EtcdSnapshot not finished yet
+   * (waiting, retrying, or left Started by a crash).
+   */
+  | { kind: 'resync' }
   /** Nothing for this function to do; answered done with `summary`. */
   | { kind: 'ignore'; summary: string };
 
 export function snapshotTarget(event: OperatorEvent): SnapshotTarget {
-  if (event.kind === 'tick') return { kind: 'unfinished-snapshots' };
+  if (event.kind === 'tick') return { kind: 'resync' };
   const { apiVersion, kind, namespace, name } = event.ref;
   if (apiVersion === API_VERSION && kind === ETCD_SNAPSHOT.kind) return { kind: 'snapshot', namespace, name };
   if (apiVersion === API_VERSION && kind === ETCD_SNAPSHOT_SCHEDULE.kind) {
-    return {
-      kind: 'ignore',
-      summary: `EtcdSnapshotSchedule ${namespace}/${name}: schedules are not handled yet; create EtcdSnapshots on demand`,
-    };
+    return { kind: 'schedule', namespace, name };
   }
   return { kind: 'ignore', summary: `${kind} (${apiVersion}) ${namespace}/${name}: not for this function` };
 }

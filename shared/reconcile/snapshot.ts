@@ -180,7 +180,7 @@ async function readCredentials(ctx: Context, ns: string, target: S3Target): Prom
 }
 
 /** The Secret's non-empty values, decoded (data is base64; stringData if an API server left it). */
-function secretValues(secret: V1Secret): Record<string, string> {
+export function secretValues(secret: V1Secret): Record<string, string> {
   const values: Record<string, string> = {};
   for (const [key, value] of Object.entries(secret.data ?? {})) {
     const decoded = Buffer.from(value, 'base64').toString('utf8').trim();

@@ -5,6 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
+import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule-plan.ts';
 import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
 
 export interface OperatorSettings {
@@ -17,6 +18,8 @@ export interface OperatorSettings {
   unhealthyWaitMs: number;
   /** run-snapshot's clock: attempt timeout, retry delay and give-up deadline (shared/plan/snapshot-plan.ts). */
   snapshot: SnapshotTimings;
+  /** EtcdSnapshotSchedule: how late a run may start (shared/plan/schedule-plan.ts). */
+  schedule: ScheduleTimings;
 }
 
 export interface Context {
@@ -33,6 +36,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     promoteIntervalMs: Number(env.ETCDFN_PROMOTE_INTERVAL_MS ?? 250),
     unhealthyWaitMs: Number(env.ETCDFN_UNHEALTHY_WAIT_MS ?? 8000),
     snapshot: snapshotTimingsFromEnv(env),
+    schedule: scheduleTimingsFromEnv(env),
   };
 }
 

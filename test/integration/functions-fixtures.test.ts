@@ -14,6 +14,7 @@ import request from 'supertest';
 import type { Server } from 'node:http';
 import { FUNCTION_NAMES, loadFunction, type FunctionName } from '../../functions/registry.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
+import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
 import { loadKubeConfig } from '../../shared/k8s/client.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { functionServer } from '../../shared/runtime/function-server.ts';
@@ -83,9 +84,11 @@ describe('functions answer every fixture', () => {
       ['snapshot-ref-update.json', /EtcdSnapshot default\/demo-nightly not found/],
       ['snapshot-ref-delete.json', /EtcdSnapshot default\/demo-nightly not found/],
       ['snapshot-resource-add.json', /EtcdSnapshot default\/demo-nightly not found/],
-      ['schedule-ref-add.json', /EtcdSnapshotSchedule default\/demo-daily: schedules are not handled yet/],
+      ['schedule-ref-add.json', /EtcdSnapshotSchedule default\/demo-daily not found/],
+      ['schedule-ref-update.json', /EtcdSnapshotSchedule default\/demo-daily not found/],
+      ['schedule-ref-delete.json', /EtcdSnapshotSchedule default\/demo-daily not found/],
       ['job-ref-update.json', /Job \(batch\/v1\) default\/demo-restore: not for this function/],
-      ['tick.json', /resync of 0 unfinished snapshot\(s\) of 0/],
+      ['tick.json', /resync of 0 schedule\(s\) and 0 unfinished snapshot\(s\) of 0/],
     ];
     for (const [file, summary] of answers) {
       it(`${file}: says what it did`, async () => {
@@ -114,9 +117,51 @@ describe('functions answer every fixture', () => {
         const again = await post('snapshot-resource-add.json');
         assert.match(again.body.summary, /is Failed/);
         const tick = await post('tick.json');
-        assert.match(tick.body.summary, /resync of 0 unfinished snapshot\(s\) of 1/);
+        assert.match(tick.body.summary, /resync of 0 schedule\(s\) and 0 unfinished snapshot\(s\) of 1/);
       } finally {
         await kube().delete(snapshotRef);
+      }
+    });
+
+    it('an EtcdSnapshotSchedule named by the event is read and planned: a missing cluster is in its status', async () => {
+      const scheduleRef = { ...snapshotRef, kind: 'EtcdSnapshotSchedule', name: 'demo-daily' };
+      const created = await kube().create({
+        apiVersion: scheduleRef.apiVersion,
+        kind: scheduleRef.kind,
+        metadata: { name: scheduleRef.name, namespace: scheduleRef.namespace },
+        spec: {
+          clusterRef: { name: 'demo' },
+          schedule: '0 3 * * *',
+          destination: {
+            s3: {
+              endpoint: 'http://127.0.0.1:9',
+              bucket: 'etcd-backups',
+              credentialsSecretRef: { name: 's3' },
+            },
+          },
+        },
+      });
+      assert.equal(created.kind, 'created');
+      try {
+        const res = await post('schedule-ref-update.json');
+        assert.equal(res.status, 200, res.text);
+        assert.match(res.body.summary, /ClusterNotFound: EtcdCluster demo not found in namespace default/);
+        const read = await kube().get<EtcdSnapshotSchedule & KubeObject>(scheduleRef);
+        assert.ok(read.kind === 'found');
+        const ready = read.object.status?.conditions?.find(c => c.type === 'Ready');
+        assert.equal(ready?.status, 'False');
+        assert.match(ready?.message ?? '', /no snapshots are taken until it exists/);
+        assert.match(read.object.status?.nextScheduleTime ?? '', /T03:00:00Z$/);
+        // Nothing changed: a repeated event writes nothing, and the tick sees the schedule.
+        const again = await post('schedule-ref-add.json');
+        assert.equal(again.status, 200, again.text);
+        const reread = await kube().get<EtcdSnapshotSchedule & KubeObject>(scheduleRef);
+        assert.ok(reread.kind === 'found');
+        assert.equal(reread.object.metadata.resourceVersion, read.object.metadata.resourceVersion);
+        const tick = await post('tick.json');
+        assert.match(tick.body.summary, /resync of 1 schedule\(s\)/);
+      } finally {
+        await kube().delete(scheduleRef);
       }
     });
   });

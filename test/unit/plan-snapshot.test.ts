@@ -682,13 +682,17 @@ describe('run-snapshot targets', () => {
       }
     }
   });
-  it('the tick → every unfinished snapshot', () => {
-    assert.deepEqual(snapshotTarget(tick), { kind: 'unfinished-snapshots' });
+  it('the tick → every schedule and every unfinished snapshot', () => {
+    assert.deepEqual(snapshotTarget(tick), { kind: 'resync' });
   });
-  it('schedules → not handled yet; Jobs and anything else → ignored', () => {
-    const schedule = snapshotTarget(event('etcdfn.io/v1alpha1', 'EtcdSnapshotSchedule', 'add'));
-    assert.equal(schedule.kind, 'ignore');
-    assert.match(schedule.kind === 'ignore' ? schedule.summary : '', /schedules are not handled yet/);
+  it('schedule events, every verb → that schedule; Jobs and anything else → ignored', () => {
+    for (const verb of ['add', 'update', 'delete'] as const) {
+      assert.deepEqual(snapshotTarget(event('etcdfn.io/v1alpha1', 'EtcdSnapshotSchedule', verb)), {
+        kind: 'schedule',
+        namespace: 'prod',
+        name: 'x',
+      });
+    }
     assert.equal(snapshotTarget(event('batch/v1', 'Job', 'update')).kind, 'ignore');
     assert.equal(snapshotTarget(event('v1', 'Pod', 'update')).kind, 'ignore');
     assert.equal(snapshotTarget(event('other.io/v1', 'EtcdSnapshot', 'add')).kind, 'ignore');

@@ -1,0 +1,183 @@
+// run-snapshot's I/O for an EtcdSnapshotSchedule: observe the schedule, its cluster and the
+// EtcdSnapshots it owns, plan (shared/plan/schedule-plan.ts), then write the status with a
+// compare-and-swap (the claim of a run), create the run's EtcdSnapshot, and apply retention.
+//
+// Crash safety: the run is claimed in status before its snapshot is created and the snapshot's name
+// is fixed by the run's time, so a duplicate invocation loses the claim (409) or, at worst, gets
+// AlreadyExists. Retention deletes the S3 object before the EtcdSnapshot, so the object is never
+// orphaned: a crash in between leaves the EtcdSnapshot, and the next invocation deletes the object
+// again (NotFound = deleted) and then the EtcdSnapshot (by uid).
+import type { V1Secret } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
+import type { EtcdSnapshotSchedule } from '../api/etcd-snapshot-schedule.ts';
+import { API_VERSION, ETCD_CLUSTER, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from '../api/group.ts';
+import type { EventContent } from '../builders/k8s-event.ts';
+import type { HandlerOutcome } from '../events/handler.ts';
+import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
+import {
+  isOwnedBy,
+  planRetentionResult,
+  planSchedule,
+  type ScheduleDeletion,
+  type ScheduleState,
+} from '../plan/schedule-plan.ts';
+import type { Context } from '../runtime/context.ts';
+import { deleteObject } from '../s3/delete.ts';
+import { ACCESS_KEY_ID, SECRET_ACCESS_KEY, snapshotTarget } from '../s3/location.ts';
+import { emitEvents } from './member-events.ts';
+import { secretValues } from './snapshot.ts';
+
+export interface ScheduleRef {
+  namespace: string;
+  name: string;
+}
+
+type Schedule = EtcdSnapshotSchedule & KubeObject;
+type Snapshot = EtcdSnapshot & KubeObject;
+
+const INSTANCE = 'run-snapshot';
+
+export async function reconcileSchedule(ctx: Context, ref: ScheduleRef): Promise<HandlerOutcome> {
+  const observed = await observeSchedule(ctx, ref);
+  if (!observed)
+    return { result: 'done', summary: `EtcdSnapshotSchedule ${ref.namespace}/${ref.name} not found` };
+  let schedule = observed.schedule;
+  const plan = planSchedule(observed.state);
+  const done: string[] = [plan.summary];
+
+  if (plan.statusChanged) {
+    const written = await ctx.kube.replaceStatus<Schedule>({ ...schedule, status: plan.status });
+    switch (written.kind) {
+      case 'conflict':
+        // Another invocation wrote first; its write brings the next event.
+        return {
+          result: 'done',
+          summary: `EtcdSnapshotSchedule ${ref.name} changed meanwhile (another invocation has it): ${written.message}`,
+        };
+      case 'not-found':
+        return { result: 'done', summary: `EtcdSnapshotSchedule ${ref.namespace}/${ref.name} is gone` };
+      case 'invalid':
+        throw new Error(`status of EtcdSnapshotSchedule ${ref.name} refused: ${written.message}`);
+      case 'written':
+        schedule = written.object;
+    }
+    await emitEvents(ctx, schedule, plan.events, INSTANCE);
+  }
+
+  if (plan.create) {
+    const created = await ctx.kube.create<Snapshot>(plan.create);
+    if (created.kind === 'invalid') {
+      const message = `EtcdSnapshot ${plan.create.metadata.name} was refused by the API server: ${created.message}`;
+      await emitEvents(
+        ctx,
+        schedule,
+        [{ type: 'Warning', reason: 'SnapshotCreateFailed', message }],
+        INSTANCE,
+      );
+      done.push(message);
+    } else {
+      done.push(created.kind === 'created' ? 'created' : 'it exists already');
+    }
+  }
+
+  if (plan.deletions.length > 0) {
+    const problems: string[] = [];
+    const pruned: EventContent[] = [];
+    for (const deletion of plan.deletions) {
+      const snapshot = observed.snapshots.find(s => s.metadata.uid === deletion.uid);
+      if (!snapshot) continue;
+      const problem = await prune(ctx, snapshot, deletion);
+      if (problem) problems.push(problem);
+      else {
+        pruned.push({
+          type: 'Normal',
+          reason: 'SnapshotPruned',
+          message: `deleted EtcdSnapshot ${deletion.name}${deletion.s3Object ? ` and ${snapshot.status?.artifact?.uri ?? 'its object'}` : ''}: ${deletion.why}`,
+        });
+      }
+    }
+    await emitEvents(ctx, schedule, pruned, INSTANCE);
+    const problem = problems.length > 0 ? problems.join('; ') : undefined;
+    const result = planRetentionResult(schedule, problem, ctx.now());
+    if (result.statusChanged) {
+      const written = await ctx.kube.replaceStatus<Schedule>({ ...schedule, status: result.status });
+      if (written.kind === 'written' && problem) {
+        await emitEvents(
+          ctx,
+          written.object,
+          [{ type: 'Warning', reason: 'RetentionFailed', message: problem }],
+          INSTANCE,
+        );
+      }
+    }
+    done.push(problem ? `retention stopped: ${problem}` : `pruned ${pruned.length}`);
+  }
+  return { result: 'done', summary: done.join('; ') };
+}
+
+/** The schedule and the facts its plan needs; undefined when the schedule does not exist. */
+async function observeSchedule(
+  ctx: Context,
+  ref: ScheduleRef,
+): Promise<{ schedule: Schedule; snapshots: Snapshot[]; state: ScheduleState } | undefined> {
+  const read = await ctx.kube.get<Schedule>(objectRef(ETCD_SNAPSHOT_SCHEDULE.kind, ref.namespace, ref.name));
+  if (read.kind === 'not-found') return undefined;
+  const schedule = read.object;
+  // All snapshots of the namespace, filtered by owner uid: the label is for people, the owner
+  // reference is the truth (a schedule deleted and recreated under the same name owns nothing yet).
+  const [all, cluster] = await Promise.all([
+    ctx.kube.list<Snapshot>(API_VERSION, ETCD_SNAPSHOT.kind, ref.namespace),
+    ctx.kube.get<EtcdCluster & KubeObject>(
+      objectRef(ETCD_CLUSTER.kind, ref.namespace, schedule.spec.clusterRef.name),
+    ),
+  ]);
+  const snapshots = all.filter(s => isOwnedBy(s, schedule.metadata.uid));
+  const state: ScheduleState = {
+    now: ctx.now(),
+    schedule,
+    snapshots,
+    timings: ctx.settings.schedule,
+  };
+  if (cluster.kind === 'found') state.cluster = cluster.object;
+  return { schedule, snapshots, state };
+}
+
+/** Deletes the snapshot's object (when it has one), then the snapshot; a problem a person must fix, or undefined. */
+async function prune(
+  ctx: Context,
+  snapshot: Snapshot,
+  deletion: ScheduleDeletion,
+): Promise<string | undefined> {
+  const ns = snapshot.metadata.namespace ?? '';
+  const s3 = snapshot.spec.destination.s3;
+  if (deletion.s3Object && s3) {
+    const target = snapshotTarget(s3, snapshot.metadata.name ?? '');
+    const secret = await ctx.kube.get<V1Secret & KubeObject>({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      namespace: ns,
+      name: target.secretName,
+    });
+    const values = secret.kind === 'found' ? secretValues(secret.object) : {};
+    const accessKeyId = values[ACCESS_KEY_ID];
+    const secretAccessKey = values[SECRET_ACCESS_KEY];
+    if (!accessKeyId || !secretAccessKey) {
+      return `cannot delete ${target.uri} of EtcdSnapshot ${deletion.name}: Secret ${target.secretName} is missing or lacks ${ACCESS_KEY_ID} and ${SECRET_ACCESS_KEY}; restore it (the EtcdSnapshot is kept until its object is deleted)`;
+    }
+    const deleted = await deleteObject(target, { accessKeyId, secretAccessKey });
+    if (deleted.kind === 'refused') {
+      return `S3 refused to delete ${target.uri} of EtcdSnapshot ${deletion.name}: ${deleted.code}: ${deleted.message}; give the key in Secret ${target.secretName} s3:DeleteObject (the EtcdSnapshot is kept until its object is deleted)`;
+    }
+    if (deleted.kind === 'unavailable') {
+      return `could not reach the store to delete ${target.uri} of EtcdSnapshot ${deletion.name}: ${deleted.message}; retried every minute`;
+    }
+  }
+  // By uid: a newer snapshot of the same name is left alone (conflict), one already gone is done.
+  await ctx.kube.delete(objectRef(ETCD_SNAPSHOT.kind, ns, deletion.name), { uid: deletion.uid });
+  return undefined;
+}
+
+function objectRef(kind: string, namespace: string, name: string): ObjectRef {
+  return { apiVersion: API_VERSION, kind, namespace, name };
+}

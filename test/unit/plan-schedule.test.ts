@@ -1,0 +1,595 @@
+// The EtcdSnapshotSchedule planner: when a run is due, what it creates, what retention deletes, and
+// what status says. Pure, so every case is a table row with its own `now`.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdSnapshot, SnapshotPhase } from '../../shared/api/etcd-snapshot.ts';
+import type {
+  EtcdSnapshotSchedule,
+  EtcdSnapshotScheduleSpec,
+  EtcdSnapshotScheduleStatus,
+} from '../../shared/api/etcd-snapshot-schedule.ts';
+import { findCondition } from '../../shared/conditions.ts';
+import {
+  FAILED_KEPT,
+  isOwnedBy,
+  owningSchedule,
+  parseCadence,
+  planRetentionResult,
+  planSchedule,
+  runSnapshotName,
+  scheduleTimingsFromEnv,
+  type SchedulePlan,
+  type ScheduleState,
+} from '../../shared/plan/schedule-plan.ts';
+
+const CREATED = new Date('2026-11-22T08:00:30Z');
+const T = (iso: string) => new Date(iso);
+const TIMINGS = { startingDeadlineMs: 5 * 60_000 };
+const DEST = {
+  s3: {
+    endpoint: 'http://minio.backup.svc:9000',
+    bucket: 'etcd',
+    key: 'prod/',
+    credentialsSecretRef: { name: 'backup-creds' },
+  },
+};
+
+function schedule(
+  spec: Partial<EtcdSnapshotScheduleSpec> = {},
+  status?: EtcdSnapshotScheduleStatus,
+  deleting = false,
+): EtcdSnapshotSchedule {
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdSnapshotSchedule',
+    metadata: {
+      name: 'nightly',
+      namespace: 'prod',
+      uid: 'sched-uid',
+      generation: 2,
+      resourceVersion: '10',
+      creationTimestamp: CREATED,
+      ...(deleting && { deletionTimestamp: CREATED }),
+    },
+    spec: {
+      clusterRef: { name: 'demo' },
+      schedule: '0 3 * * *',
+      destination: DEST,
+      retention: { keepLast: 7 },
+      suspend: false,
+      ...spec,
+    },
+    ...(status && { status }),
+  };
+}
+
+const CLUSTER: EtcdCluster = {
+  apiVersion: 'etcdfn.io/v1alpha1',
+  kind: 'EtcdCluster',
+  metadata: { name: 'demo', namespace: 'prod', uid: 'cluster-uid' },
+  spec: { replicas: 3, version: '3.5.16' },
+};
+
+/** A snapshot of the schedule for the run at `run`, created then, in `phase`. */
+function snap(
+  run: string,
+  phase?: SnapshotPhase,
+  opts: { deleting?: boolean; reason?: string } = {},
+): EtcdSnapshot {
+  const time = T(run);
+  const done = new Date(time.getTime() + 20_000).toISOString().replace('.000', '');
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdSnapshot',
+    metadata: {
+      name: runSnapshotName('nightly', time),
+      namespace: 'prod',
+      uid: `uid-${run}`,
+      creationTimestamp: time,
+      annotations: { 'etcdfn.io/scheduled-time': run },
+      ownerReferences: [
+        { apiVersion: 'etcdfn.io/v1alpha1', kind: 'EtcdSnapshotSchedule', name: 'nightly', uid: 'sched-uid' },
+      ],
+      ...(opts.deleting && { deletionTimestamp: time }),
+    },
+    spec: { clusterRef: { name: 'demo' }, destination: DEST },
+    ...(phase && {
+      status: {
+        phase,
+        ...((phase === 'Complete' || phase === 'Failed') && { completionTime: done }),
+        ...(phase === 'Failed' && {
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'False' as const,
+              reason: opts.reason ?? 'UploadRefused',
+              message: 'S3 refused',
+              lastTransitionTime: done,
+            },
+          ],
+        }),
+      },
+    }),
+  };
+}
+
+function plan(
+  now: string,
+  s: EtcdSnapshotSchedule = schedule(),
+  snapshots: EtcdSnapshot[] = [],
+  extra: Partial<ScheduleState> = {},
+): SchedulePlan {
+  return planSchedule({ now: T(now), schedule: s, cluster: CLUSTER, snapshots, timings: TIMINGS, ...extra });
+}
+
+const ready = (p: SchedulePlan) => findCondition(p.status.conditions, 'Ready');
+/** The schedule as it is after the plan's status was written. */
+const after = (s: EtcdSnapshotSchedule, p: SchedulePlan): EtcdSnapshotSchedule => ({
+  ...s,
+  status: p.status,
+});
+
+describe('planSchedule: when a run is due', () => {
+  it('not due: nothing created; status says the next run, in UTC', () => {
+    const p = plan('2026-11-22T10:02:00Z');
+    assert.equal(p.create, undefined);
+    assert.equal(p.status.nextScheduleTime, '2026-11-23T03:00:00Z');
+    assert.equal(p.status.lastScheduleTime, undefined);
+    assert.equal(ready(p)?.status, 'True');
+    assert.equal(ready(p)?.reason, 'Scheduled');
+    assert.match(ready(p)!.message, /"0 3 \* \* \*" \(UTC\): the next run is at 2026-11-23T03:00:00Z/);
+    assert.equal(p.status.observedGeneration, 2);
+    assert.ok(p.statusChanged);
+  });
+
+  it('steady state: the same answer a minute later writes nothing', () => {
+    const s = schedule();
+    const first = plan('2026-11-22T10:02:00Z', s);
+    const again = plan('2026-11-22T10:03:00Z', after(s, first));
+    assert.equal(again.statusChanged, false);
+    assert.equal(again.create, undefined);
+    assert.deepEqual(again.events, []);
+  });
+
+  it('due: creates the run’s snapshot, named after the schedule and the run time, owned and labelled', () => {
+    const s = schedule({ schedule: '*/5 * * * *' });
+    const p = plan('2026-11-22T10:05:20Z', s);
+    assert.ok(p.create);
+    assert.equal(p.create.metadata.name, 'nightly-202611221005');
+    assert.equal(p.create.metadata.namespace, 'prod');
+    assert.deepEqual(p.create.metadata.ownerReferences, [
+      {
+        apiVersion: 'etcdfn.io/v1alpha1',
+        kind: 'EtcdSnapshotSchedule',
+        name: 'nightly',
+        uid: 'sched-uid',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    assert.equal(p.create.metadata.labels?.['etcdfn.io/cluster'], 'demo');
+    assert.equal(p.create.metadata.labels?.['etcdfn.io/schedule'], 'nightly');
+    assert.equal(p.create.metadata.annotations?.['etcdfn.io/scheduled-time'], '2026-11-22T10:05:00Z');
+    assert.deepEqual(p.create.spec, { clusterRef: { name: 'demo' }, destination: DEST });
+    // The claim: status names the run before the snapshot exists.
+    assert.equal(p.status.lastScheduleTime, '2026-11-22T10:05:00Z');
+    assert.deepEqual(p.status.active, ['nightly-202611221005']);
+    assert.equal(p.status.nextScheduleTime, '2026-11-22T10:10:00Z');
+    assert.ok(p.statusChanged);
+    assert.deepEqual(
+      p.events.map(e => e.reason),
+      ['SnapshotScheduled'],
+    );
+    assert.ok(isOwnedBy(p.create, 'sched-uid'));
+    assert.equal(owningSchedule(p.create), 'nightly');
+  });
+
+  it('a run at exactly `now` is due; a run before the schedule existed is not', () => {
+    const s = schedule({ schedule: '*/5 * * * *' });
+    assert.equal(plan('2026-11-22T10:05:00Z', s).create?.metadata.name, 'nightly-202611221005');
+    // Created 08:00:30: the run at 08:00 is older than the schedule.
+    assert.equal(plan('2026-11-22T08:01:00Z', schedule({ schedule: '0 * * * *' })).create, undefined);
+  });
+
+  it('duplicate and parallel invocations decide on the same name; an existing snapshot is not created again', () => {
+    const s = schedule({ schedule: '*/5 * * * *' });
+    const a = plan('2026-11-22T10:05:20Z', s);
+    const b = plan('2026-11-22T10:05:40Z', s);
+    assert.equal(a.create?.metadata.name, b.create?.metadata.name);
+    // The snapshot exists but status lags (the status write was lost): no second create, and status catches up.
+    const existing = snap('2026-11-22T10:05:00Z');
+    const c = plan('2026-11-22T10:06:00Z', s, [existing]);
+    assert.equal(c.create, undefined);
+    assert.equal(c.status.lastScheduleTime, '2026-11-22T10:05:00Z');
+    assert.deepEqual(c.status.active, ['nightly-202611221005']);
+    // And once status has it, nothing more happens.
+    const d = plan('2026-11-22T10:07:00Z', after(s, c), [existing]);
+    assert.equal(d.create, undefined);
+    assert.equal(d.statusChanged, false);
+  });
+
+  it('a claim whose snapshot was never created (crash in between) is created on the next invocation, within the deadline', () => {
+    const s = schedule({ schedule: '*/5 * * * *' });
+    const claimed = after(s, plan('2026-11-22T10:05:20Z', s));
+    const retry = plan('2026-11-22T10:06:00Z', claimed);
+    assert.equal(retry.create?.metadata.name, 'nightly-202611221005');
+    assert.equal(retry.statusChanged, false);
+    // Too late: not created any more.
+    const late = plan('2026-11-22T10:11:00Z', claimed);
+    assert.notEqual(late.create?.metadata.name, 'nightly-202611221005');
+  });
+});
+
+describe('planSchedule: missed runs are never caught up beyond the most recent', () => {
+  it('after an outage, only the most recent run is taken when it is within the starting deadline', () => {
+    const s = schedule({ schedule: '* * * * *' }, { lastScheduleTime: '2026-11-22T08:02:00Z' });
+    const p = plan('2026-11-22T10:02:30Z', s);
+    assert.equal(p.create?.metadata.name, 'nightly-202611221002');
+    assert.equal(p.status.lastScheduleTime, '2026-11-22T10:02:00Z');
+    // Two hours of minutes were missed; exactly one snapshot is created.
+    assert.deepEqual(
+      p.events.map(e => e.reason),
+      ['SnapshotScheduled'],
+    );
+  });
+
+  it('a daily run seen 3 days late takes today’s run only', () => {
+    const s = schedule({}, { lastScheduleTime: '2026-11-19T03:00:00Z' });
+    s.metadata.creationTimestamp = T('2026-11-01T00:00:00Z');
+    assert.equal(plan('2026-11-22T03:02:00Z', s).create?.metadata.name, 'nightly-202611220300');
+  });
+
+  it('a run later than the starting deadline is skipped and recorded, with the next run', () => {
+    const s = schedule({ schedule: '0 * * * *' }, { lastScheduleTime: '2026-11-22T09:00:00Z' });
+    const p = plan('2026-11-22T10:07:00Z', s);
+    assert.equal(p.create, undefined);
+    assert.equal(p.status.lastScheduleTime, '2026-11-22T09:00:00Z');
+    assert.equal(ready(p)?.status, 'False');
+    assert.equal(ready(p)?.reason, 'MissedRun');
+    assert.match(
+      ready(p)!.message,
+      /the run at 2026-11-22T10:00:00Z was skipped: nothing started it within 5 minutes/,
+    );
+    assert.match(ready(p)!.message, /the next run is at 2026-11-22T11:00:00Z/);
+    assert.deepEqual(
+      p.events.map(e => e.reason),
+      ['RunMissed'],
+    );
+    // Recorded once: the next tick writes nothing and records no second Event.
+    const again = plan('2026-11-22T10:08:00Z', after(s, p));
+    assert.equal(again.statusChanged, false);
+    assert.deepEqual(again.events, []);
+    // The next run is taken as usual and Ready again.
+    const next = plan('2026-11-22T11:00:10Z', after(s, p));
+    assert.equal(next.create?.metadata.name, 'nightly-202611221100');
+    assert.equal(ready(next)?.status, 'True');
+  });
+
+  it('the starting deadline comes from ETCDFN_SCHEDULE_STARTING_DEADLINE_SECONDS (default 300 s)', () => {
+    assert.equal(scheduleTimingsFromEnv({}).startingDeadlineMs, 300_000);
+    assert.equal(
+      scheduleTimingsFromEnv({ ETCDFN_SCHEDULE_STARTING_DEADLINE_SECONDS: '3600' }).startingDeadlineMs,
+      3_600_000,
+    );
+    assert.equal(
+      scheduleTimingsFromEnv({ ETCDFN_SCHEDULE_STARTING_DEADLINE_SECONDS: 'x' }).startingDeadlineMs,
+      300_000,
+    );
+  });
+});
+
+describe('planSchedule: runs never overlap', () => {
+  const s = schedule({ schedule: '*/5 * * * *' }, { lastScheduleTime: '2026-11-22T10:00:00Z' });
+  const running = snap('2026-11-22T10:00:00Z', 'Started');
+
+  it('a run due while the previous snapshot is unfinished waits for it', () => {
+    const p = plan('2026-11-22T10:05:10Z', s, [running]);
+    assert.equal(p.create, undefined);
+    assert.equal(ready(p)?.reason, 'PreviousRunActive');
+    assert.match(ready(p)!.message, /waits for EtcdSnapshot nightly-202611221000 to finish/);
+    assert.deepEqual(p.status.active, ['nightly-202611221000']);
+  });
+  it('and is taken once it finishes within the deadline', () => {
+    const p = plan('2026-11-22T10:07:00Z', s, [snap('2026-11-22T10:00:00Z', 'Complete')]);
+    assert.equal(p.create?.metadata.name, 'nightly-202611221005');
+  });
+  it('or skipped, saying why, when the deadline passes first', () => {
+    const p = plan('2026-11-22T10:09:30Z', schedule({ schedule: '*/10 * * * *' }, s.status), [running]);
+    // */10: the run at 10:00 is the one running; nothing is due.
+    assert.equal(p.create, undefined);
+    const q = plan('2026-11-22T10:05:10Z', schedule({ schedule: '*/5 * * * *' }, s.status), [running], {
+      timings: { startingDeadlineMs: 5_000 },
+    });
+    assert.equal(q.create, undefined);
+    assert.equal(ready(q)?.reason, 'MissedRun');
+    assert.match(ready(q)!.message, /EtcdSnapshot nightly-202611221000 was still unfinished/);
+  });
+});
+
+describe('planSchedule: time zones and cron forms', () => {
+  it('spec.timeZone: 03:00 in Europe/Berlin (UTC+1 in November) is 02:00Z; the name is in UTC', () => {
+    const s = schedule({ timeZone: 'Europe/Berlin' });
+    const p = plan('2026-11-23T02:00:10Z', s);
+    assert.equal(p.create?.metadata.name, 'nightly-202611230200');
+    assert.equal(p.status.nextScheduleTime, '2026-11-24T02:00:00Z');
+    assert.match(ready(p)!.message, /took the run at 2026-11-23T02:00:00Z/);
+    // 03:00 UTC is not a run in Berlin.
+    assert.equal(plan('2026-11-23T03:00:10Z', after(s, p)).create, undefined);
+  });
+
+  it('America/New_York (UTC-5 in November)', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule({ timeZone: 'America/New_York' }));
+    assert.equal(p.status.nextScheduleTime, '2026-11-23T08:00:00Z');
+    assert.match(ready(p)!.message, /"0 3 \* \* \*" in America\/New_York/);
+  });
+
+  it('DST: 02:30 in Berlin on the spring-forward day runs at 03:00 local, once; on the fall-back day once', () => {
+    const spring = parseCadence('30 2 * * *', 'Europe/Berlin');
+    assert.ok(typeof spring !== 'string');
+    assert.equal(spring.next(T('2026-03-28T12:00:00Z'))?.toISOString(), '2026-03-29T01:00:00.000Z');
+    assert.equal(spring.next(T('2026-03-29T01:00:00Z'))?.toISOString(), '2026-03-30T00:30:00.000Z');
+    assert.equal(spring.next(T('2026-10-24T12:00:00Z'))?.toISOString(), '2026-10-25T00:30:00.000Z');
+    assert.equal(spring.next(T('2026-10-25T00:30:00Z'))?.toISOString(), '2026-10-26T01:30:00.000Z');
+  });
+
+  it('macros, @every (counted from the epoch, UTC) and cron extensions', () => {
+    const cases: [string, string, string][] = [
+      ['@hourly', '2026-11-22T10:02:00Z', '2026-11-22T11:00:00Z'],
+      ['@daily', '2026-11-22T10:02:00Z', '2026-11-23T00:00:00Z'],
+      ['@weekly', '2026-11-22T10:02:00Z', '2026-11-29T00:00:00Z'],
+      ['@every 6h', '2026-11-22T10:02:00Z', '2026-11-22T12:00:00Z'],
+      ['@every 1h30m', '2026-11-22T10:02:00Z', '2026-11-22T10:30:00Z'],
+      ['@every 7m', '2026-11-22T10:02:00Z', '2026-11-22T10:08:00Z'],
+      ['0 0 L * *', '2026-11-22T10:02:00Z', '2026-11-30T00:00:00Z'],
+      ['0 0 * * MON', '2026-11-22T10:02:00Z', '2026-11-23T00:00:00Z'],
+    ];
+    for (const [cron, now, next] of cases) {
+      const p = plan(now, schedule({ schedule: cron }));
+      assert.equal(p.status.nextScheduleTime, next, cron);
+    }
+    assert.equal(
+      plan('2026-11-22T12:00:30Z', schedule({ schedule: '@every 6h' })).create?.metadata.name,
+      'nightly-202611221200',
+    );
+  });
+
+  it('schedules that pass the CRD’s shape check but cannot run say so, and create nothing', () => {
+    const cases: [Partial<EtcdSnapshotScheduleSpec>, RegExp][] = [
+      [{ schedule: '99 * * * *' }, /schedule "99 \* \* \* \*" cannot be used: .*minute/],
+      [{ schedule: '@every 0m' }, /interval of zero; use at least "@every 1m"/],
+      [{ timeZone: 'Mars/Olympus_Mons' }, /timeZone "Mars\/Olympus_Mons" is not a known IANA time zone/],
+    ];
+    for (const [spec, message] of cases) {
+      const p = plan('2026-11-22T03:00:10Z', schedule(spec));
+      assert.equal(p.create, undefined);
+      assert.equal(ready(p)?.status, 'False');
+      assert.equal(ready(p)?.reason, 'InvalidSchedule');
+      assert.match(ready(p)!.message, message);
+      assert.match(ready(p)!.message, /no snapshots are taken until it is fixed/);
+      assert.equal(p.status.nextScheduleTime, undefined);
+    }
+  });
+
+  it('a cron that names no date (Feb 31) never runs and says so', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule({ schedule: '0 0 31 2 *' }));
+    assert.equal(p.create, undefined);
+    assert.equal(p.status.nextScheduleTime, undefined);
+    assert.match(ready(p)!.message, /names no future time/);
+  });
+});
+
+describe('planSchedule: suspend', () => {
+  it('suspended: nothing is created, status says so and how to resume; no next run', () => {
+    const s = schedule(
+      { schedule: '*/5 * * * *', suspend: true },
+      { nextScheduleTime: '2026-11-22T10:05:00Z' },
+    );
+    const p = plan('2026-11-22T10:05:10Z', s);
+    assert.equal(p.create, undefined);
+    assert.equal(ready(p)?.status, 'False');
+    assert.equal(ready(p)?.reason, 'Suspended');
+    assert.match(ready(p)!.message, /set it to false to resume/);
+    assert.equal(findCondition(p.status.conditions, 'Suspended')?.status, 'True');
+    assert.equal(p.status.nextScheduleTime, undefined);
+  });
+
+  it('resumed: runs that fell due while suspended are not caught up; the next one is taken', () => {
+    const s = schedule(
+      { schedule: '*/5 * * * *', suspend: true },
+      { lastScheduleTime: '2026-11-22T09:00:00Z' },
+    );
+    const suspended = after(s, plan('2026-11-22T09:02:00Z', s));
+    const resumedSpec = { ...suspended, spec: { ...suspended.spec, suspend: false } };
+    const resumed = plan('2026-11-22T10:05:20Z', resumedSpec);
+    assert.equal(resumed.create, undefined, 'the run at 10:05 fell due while suspended');
+    assert.equal(findCondition(resumed.status.conditions, 'Suspended')?.status, 'False');
+    assert.equal(ready(resumed)?.reason, 'Scheduled');
+    const next = plan('2026-11-22T10:10:05Z', after(resumedSpec, resumed));
+    assert.equal(next.create?.metadata.name, 'nightly-202611221010');
+  });
+
+  it('retention still applies while suspended', () => {
+    const s = schedule({ suspend: true, retention: { keepLast: 1 } });
+    const p = plan('2026-11-22T10:02:00Z', s, [
+      snap('2026-11-20T03:00:00Z', 'Complete'),
+      snap('2026-11-21T03:00:00Z', 'Complete'),
+    ]);
+    assert.deepEqual(
+      p.deletions.map(d => d.name),
+      ['nightly-202611200300'],
+    );
+  });
+});
+
+describe('planSchedule: the cluster', () => {
+  it('missing: nothing is created, and status names the cluster and the namespace', () => {
+    const p = plan('2026-11-22T03:00:10Z', schedule(), [], { cluster: undefined });
+    assert.equal(p.create, undefined);
+    assert.equal(ready(p)?.status, 'False');
+    assert.equal(ready(p)?.reason, 'ClusterNotFound');
+    assert.match(
+      ready(p)!.message,
+      /EtcdCluster demo not found in namespace prod; no snapshots are taken until it exists/,
+    );
+    assert.match(ready(p)!.message, /the next run is at 2026-11-23T03:00:00Z/);
+  });
+  it('being deleted: nothing is created', () => {
+    const deleting = { ...CLUSTER, metadata: { ...CLUSTER.metadata, deletionTimestamp: CREATED } };
+    const p = plan('2026-11-22T03:00:10Z', schedule(), [], { cluster: deleting });
+    assert.equal(p.create, undefined);
+    assert.equal(ready(p)?.reason, 'ClusterDeleted');
+  });
+  it('a schedule being deleted does nothing (its snapshots go with it)', () => {
+    const p = plan('2026-11-22T03:00:10Z', schedule({}, undefined, true), [
+      snap('2026-11-01T03:00:00Z', 'Complete'),
+    ]);
+    assert.equal(p.create, undefined);
+    assert.deepEqual(p.deletions, []);
+    assert.equal(p.statusChanged, false);
+  });
+});
+
+describe('planSchedule: retention', () => {
+  const days = (n: number, phase: SnapshotPhase) =>
+    Array.from({ length: n }, (_, i) => snap(`2026-11-${String(10 + i).padStart(2, '0')}T03:00:00Z`, phase));
+
+  it('deletes the oldest Complete snapshots beyond keepLast (by run time, whatever the list order), with their S3 object', () => {
+    const nine = days(9, 'Complete').reverse();
+    const p = plan('2026-11-22T10:02:00Z', schedule(), nine);
+    assert.deepEqual(
+      p.deletions.map(d => [d.name, d.s3Object]),
+      [
+        ['nightly-202611110300', true],
+        ['nightly-202611100300', true],
+      ],
+    );
+    assert.match(p.deletions[0].why, /beyond retention.keepLast 7/);
+  });
+
+  it('keepLast defaults to 7; nothing to delete at or below it', () => {
+    assert.equal(
+      plan('2026-11-22T10:02:00Z', schedule({ retention: {} }), days(8, 'Complete')).deletions.length,
+      1,
+    );
+    assert.deepEqual(plan('2026-11-22T10:02:00Z', schedule(), days(7, 'Complete')).deletions, []);
+  });
+
+  it('never deletes an unfinished snapshot, however old', () => {
+    const old = [
+      snap('2026-11-01T03:00:00Z', 'Pending'),
+      snap('2026-11-02T03:00:00Z', 'Started'),
+      snap('2026-11-03T03:00:00Z'),
+    ];
+    const p = plan('2026-11-22T10:02:00Z', schedule({ retention: { keepLast: 1 } }), [
+      ...old,
+      ...days(3, 'Complete'),
+    ]);
+    assert.deepEqual(
+      p.deletions.map(d => d.name),
+      ['nightly-202611110300', 'nightly-202611100300'],
+    );
+    assert.deepEqual(p.status.active, old.map(s => s.metadata.name).sort());
+  });
+
+  it('Failed: deleted once a later run succeeded (no object to delete)', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule(), [
+      snap('2026-11-20T03:00:00Z', 'Failed'),
+      snap('2026-11-21T03:00:00Z', 'Complete'),
+    ]);
+    assert.deepEqual(
+      p.deletions.map(d => [d.name, d.s3Object]),
+      [['nightly-202611200300', false]],
+    );
+    assert.match(p.deletions[0].why, /a later run \(EtcdSnapshot nightly-202611210300\) succeeded/);
+  });
+
+  it(`Failed since the last success: the newest ${FAILED_KEPT} stay so a person can read why, older ones go`, () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule(), [
+      snap('2026-11-09T03:00:00Z', 'Complete'),
+      ...days(5, 'Failed'),
+    ]);
+    assert.deepEqual(
+      p.deletions.map(d => d.name),
+      ['nightly-202611110300', 'nightly-202611100300'],
+    );
+    // With no success at all, the failures are kept too (up to the bound).
+    assert.deepEqual(plan('2026-11-22T10:02:00Z', schedule(), days(2, 'Failed')).deletions, []);
+  });
+
+  it('snapshots already being deleted are neither counted nor deleted again', () => {
+    const gone = snap('2026-11-09T03:00:00Z', 'Complete', { deleting: true });
+    const p = plan('2026-11-22T10:02:00Z', schedule({ retention: { keepLast: 2 } }), [
+      gone,
+      ...days(2, 'Complete'),
+    ]);
+    assert.deepEqual(p.deletions, []);
+  });
+
+  it('status: lastSuccessfulTime from the newest Complete; Retention says what is kept', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule(), days(2, 'Complete'));
+    assert.equal(p.status.lastSuccessfulTime, '2026-11-11T03:00:20Z');
+    assert.equal(p.status.lastScheduleTime, '2026-11-11T03:00:00Z');
+    const retention = findCondition(p.status.conditions, 'Retention');
+    assert.equal(retention?.status, 'True');
+    assert.match(
+      retention.message,
+      /keeping the newest 7 Complete snapshots, and up to 3 Failed ones since the last success/,
+    );
+  });
+
+  it('a deletion that failed is recorded in Retention, and cleared once it works', () => {
+    const s = schedule();
+    const failed = planRetentionResult(
+      s,
+      'S3 refused to delete s3://etcd/prod/x.db: AccessDenied',
+      T('2026-11-22T10:00:00Z'),
+    );
+    assert.ok(failed.statusChanged);
+    const c = findCondition(failed.status.conditions, 'Retention');
+    assert.equal(c?.status, 'False');
+    assert.equal(c?.reason, 'DeleteFailed');
+    assert.match(c.message, /AccessDenied/);
+    const same = planRetentionResult({ ...s, status: failed.status }, c.message, T('2026-11-22T10:01:00Z'));
+    assert.equal(same.statusChanged, false);
+    const cleared = planRetentionResult(
+      { ...s, status: failed.status },
+      undefined,
+      T('2026-11-22T10:02:00Z'),
+    );
+    assert.equal(findCondition(cleared.status.conditions, 'Retention')?.status, 'True');
+  });
+
+  it('the last run Failed: Ready stays True but says which snapshot failed and why', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule(), [
+      snap('2026-11-21T03:00:00Z', 'Complete'),
+      snap('2026-11-22T03:00:00Z', 'Failed', { reason: 'CredentialsInvalid' }),
+    ]);
+    assert.equal(ready(p)?.status, 'True');
+    assert.match(
+      ready(p)!.message,
+      /the last run, EtcdSnapshot nightly-202611220300, Failed \(CredentialsInvalid\)/,
+    );
+  });
+});
+
+describe('snapshot names', () => {
+  it('<schedule>-<yyyymmddhhmm> in UTC', () => {
+    assert.equal(runSnapshotName('nightly', T('2026-01-02T03:04:59Z')), 'nightly-202601020304');
+  });
+  it('a schedule name too long for the suffix says so', () => {
+    const long = schedule({ schedule: '* * * * *' });
+    long.metadata.name = 'n'.repeat(241);
+    const p = plan('2026-11-22T10:02:10Z', long);
+    assert.equal(p.create, undefined);
+    assert.equal(ready(p)?.reason, 'InvalidSchedule');
+    assert.match(ready(p)!.message, /recreate it with a shorter name/);
+  });
+  it('the schedule label is left out when the name is longer than a label value may be', () => {
+    const s = schedule({ schedule: '* * * * *' });
+    s.metadata.name = 'n'.repeat(70);
+    const p = plan('2026-11-22T10:02:10Z', s);
+    assert.equal(p.create?.metadata.labels?.['etcdfn.io/schedule'], undefined);
+    assert.equal(p.create?.metadata.labels?.['etcdfn.io/cluster'], 'demo');
+  });
+});
