@@ -1,0 +1,310 @@
+// EtcdSnapshotSchedules on the sandbox: a real 1-member etcd 3.5.16 cluster, the real functions, the
+// event bridge with a 2 s tick, and s3rver on loopback. One real run: the schedule names the next
+// wall-clock minute in a non-UTC time zone, and the test waits for that run (no clock is faked).
+// Retention: a schedule that owns Complete snapshots beyond keepLast (made by the test, status
+// written through the status subresource, objects put in the store) deletes the oldest ones and
+// their objects.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-snapshot.ts';
+import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
+import { API_VERSION } from '../../shared/api/group.ts';
+import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { runSnapshotName } from '../../shared/plan/schedule-plan.ts';
+import { S3RVER_CREDENTIALS, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
+import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { waitFor } from '../support/wait.ts';
+
+const NS = 'default';
+const CLUSTER = 'scheddemo';
+const BUCKET = 'etcd-backups';
+const SECRET = 'backup-s3';
+const ZONE = 'Asia/Kolkata'; // UTC+05:30, no DST: the cron's hour and minute are not UTC's
+type Cluster = EtcdCluster & KubeObject;
+type Snapshot = EtcdSnapshot & KubeObject;
+type Schedule = EtcdSnapshotSchedule & KubeObject;
+
+/** The next whole minute at least 3 s away (so the schedule exists before it), and its cron in ZONE. */
+function nextMinute(): { time: Date; cron: string } {
+  const time = new Date(Math.floor((Date.now() + 3_000) / 60_000) * 60_000 + 60_000);
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone: ZONE,
+    hour: 'numeric',
+    minute: 'numeric',
+    hourCycle: 'h23',
+  }).formatToParts(time);
+  const field = (type: string) => Number(parts.find(p => p.type === type)?.value);
+  return { time, cron: `${field('minute')} ${field('hour')} * * *` };
+}
+
+describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000 }, () => {
+  let sandbox: FullSandbox;
+  let s3: TestS3;
+  let kube: KubeObjects;
+  let run: { time: Date; cron: string };
+
+  before(async () => {
+    s3 = await startS3rver([BUCKET]);
+    sandbox = await startFullSandbox({ tickSeconds: 2 });
+    kube = new KubeObjects(sandbox.kc);
+  });
+  after(async () => {
+    await sandbox?.stop();
+    await s3?.stop();
+  });
+
+  const ref = (kind: string, name: string) => ({ apiVersion: API_VERSION, kind, namespace: NS, name });
+  async function get<T extends KubeObject>(kind: string, name: string): Promise<T | undefined> {
+    const read = await kube.get<T>(ref(kind, name));
+    return read.kind === 'found' ? read.object : undefined;
+  }
+  const destination = (key: string) => ({
+    s3: { endpoint: s3.endpoint, bucket: BUCKET, key, credentialsSecretRef: { name: SECRET } },
+  });
+  async function objectExists(key: string): Promise<boolean> {
+    try {
+      await s3.client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key }));
+      return true;
+    } catch (err) {
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404)
+        return false;
+      throw err;
+    }
+  }
+  const world = (names: string[]) => async () => {
+    const parts = await Promise.all(
+      names.map(
+        async n => `${n}: ${JSON.stringify((await get<Schedule>('EtcdSnapshotSchedule', n))?.status)}`,
+      ),
+    );
+    const snaps = await kube.list<Snapshot>(API_VERSION, 'EtcdSnapshot', NS);
+    parts.push(`snapshots: ${snaps.map(s => `${s.metadata.name}=${s.status?.phase}`).join(', ')}`);
+    return `${parts.join('\n')}\n${sandbox.output().slice(-3000)}`;
+  };
+
+  it('a 1-member cluster, the credentials Secret, and a schedule due at the next minute in Asia/Kolkata', async () => {
+    const secret = await kube.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: SECRET, namespace: NS },
+      data: {
+        AWS_ACCESS_KEY_ID: Buffer.from(S3RVER_CREDENTIALS.accessKeyId).toString('base64'),
+        AWS_SECRET_ACCESS_KEY: Buffer.from(S3RVER_CREDENTIALS.secretAccessKey).toString('base64'),
+      },
+    });
+    assert.equal(secret.kind, 'created');
+    const cluster = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: CLUSTER, namespace: NS },
+      spec: { replicas: 1, version: '3.5.16' },
+    });
+    assert.equal(cluster.kind, 'created');
+    // Created at once, so the wait for the minute overlaps the cluster's start.
+    run = nextMinute();
+    const schedule = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdSnapshotSchedule',
+      metadata: { name: 'daily', namespace: NS },
+      spec: {
+        clusterRef: { name: CLUSTER },
+        schedule: run.cron,
+        timeZone: ZONE,
+        retention: { keepLast: 3 },
+        destination: destination('scheduled/'),
+      },
+    });
+    assert.equal(schedule.kind, 'created', JSON.stringify(schedule));
+    // Before the minute: not run yet, and status says when it will.
+    const waiting = await waitFor(
+      'the schedule’s first status',
+      async () =>
+        (await get<Schedule>('EtcdSnapshotSchedule', 'daily'))?.status?.nextScheduleTime &&
+        (await get<Schedule>('EtcdSnapshotSchedule', 'daily')),
+      { timeoutMs: 30_000, intervalMs: 250 },
+      world(['daily']),
+    );
+    if (waiting && Date.now() < run.time.getTime()) {
+      assert.equal(waiting.status?.nextScheduleTime, run.time.toISOString().replace('.000', ''));
+      assert.equal(waiting.status?.lastScheduleTime, undefined);
+    }
+  });
+
+  it('retention: of the Complete snapshots a schedule owns, the oldest beyond keepLast go, with their objects', async () => {
+    const created = await kube.create<Schedule>({
+      apiVersion: API_VERSION,
+      kind: 'EtcdSnapshotSchedule',
+      metadata: { name: 'retained', namespace: NS },
+      spec: {
+        // No such cluster: retention works all the same, and status says what is missing.
+        clusterRef: { name: 'elsewhere' },
+        schedule: '0 0 1 1 *',
+        retention: { keepLast: 2 },
+        destination: destination('retained/'),
+      },
+    });
+    assert.ok(created.kind === 'created');
+    const owner = created.object;
+    const runs = [
+      '2026-01-01T00:00:00Z',
+      '2026-01-02T00:00:00Z',
+      '2026-01-03T00:00:00Z',
+      '2026-01-04T00:00:00Z',
+    ];
+    const failedRun = '2026-01-02T12:00:00Z';
+    const names = runs.map(r => runSnapshotName('retained', new Date(r)));
+    const failedName = runSnapshotName('retained', new Date(failedRun));
+    for (const [i, name] of [...names, failedName].entries()) {
+      const when = i < runs.length ? runs[i] : failedRun;
+      const made = await kube.create({
+        apiVersion: API_VERSION,
+        kind: 'EtcdSnapshot',
+        metadata: {
+          name,
+          namespace: NS,
+          labels: { 'etcdfn.io/cluster': 'elsewhere', 'etcdfn.io/schedule': 'retained' },
+          annotations: { 'etcdfn.io/scheduled-time': when },
+          ownerReferences: [
+            {
+              apiVersion: API_VERSION,
+              kind: 'EtcdSnapshotSchedule',
+              name: 'retained',
+              uid: owner.metadata.uid!,
+              controller: true,
+            },
+          ],
+        },
+        spec: { clusterRef: { name: 'elsewhere' }, destination: destination('retained/') },
+      });
+      assert.equal(made.kind, 'created');
+      const complete = i < runs.length;
+      if (complete) {
+        await s3.client.send(
+          new PutObjectCommand({
+            Bucket: BUCKET,
+            Key: `retained/${name}.db`,
+            Body: Buffer.from(`snapshot ${name}`),
+          }),
+        );
+      }
+      const status: EtcdSnapshotStatus = complete
+        ? {
+            phase: 'Complete',
+            startTime: when,
+            completionTime: when,
+            artifact: { uri: `s3://${BUCKET}/retained/${name}.db`, sizeBytes: 26, revision: 1 },
+          }
+        : { phase: 'Failed', completionTime: when };
+      // run-snapshot sees the new snapshot too (it waits for the missing cluster): write until it lands.
+      await waitFor(`status of ${name} written`, async () => {
+        const current = await get<Snapshot>('EtcdSnapshot', name);
+        if (!current) return false;
+        const written = await kube.replaceStatus<Snapshot>({ ...current, status });
+        return written.kind === 'written';
+      });
+    }
+
+    const gone = [names[0], names[1], failedName];
+    const kept = [names[2], names[3]];
+    await waitFor(
+      'the two oldest Complete snapshots and the Failed one before a success deleted',
+      async () => {
+        const left = (await kube.list<Snapshot>(API_VERSION, 'EtcdSnapshot', NS))
+          .map(s => s.metadata.name)
+          .filter(n => n?.startsWith('retained-'))
+          .sort();
+        return left.join() === kept.join();
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+      world(['retained']),
+    );
+    for (const name of gone.slice(0, 2)) assert.equal(await objectExists(`retained/${name}.db`), false, name);
+    for (const name of kept) assert.equal(await objectExists(`retained/${name}.db`), true, name);
+
+    const schedule = await get<Schedule>('EtcdSnapshotSchedule', 'retained');
+    const conditions = schedule?.status?.conditions ?? [];
+    const retention = conditions.find(c => c.type === 'Retention');
+    assert.equal(retention?.status, 'True', JSON.stringify(conditions));
+    const ready = conditions.find(c => c.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.equal(ready?.reason, 'ClusterNotFound');
+    assert.match(ready?.message ?? '', /EtcdCluster elsewhere not found in namespace default/);
+    assert.equal(schedule?.status?.lastSuccessfulTime, runs[3]);
+    const events = await kube.list<
+      KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }
+    >('v1', 'Event', NS);
+    const pruned = events.filter(e => e.involvedObject?.name === 'retained' && e.reason === 'SnapshotPruned');
+    assert.ok(
+      pruned.some(e => e.message?.includes(`s3://${BUCKET}/retained/${names[0]}.db`)),
+      JSON.stringify(pruned.map(e => e.message)),
+    );
+  });
+
+  it('the run at that minute creates one owned, labelled EtcdSnapshot that is Complete in S3, and status records it', async () => {
+    const cluster = await waitFor(
+      'the cluster Ready 1/1',
+      async () => {
+        const c = await get<Cluster>('EtcdCluster', CLUSTER);
+        return c?.status?.ready === '1/1' ? c : false;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+      world(['daily']),
+    );
+    assert.ok(cluster);
+    const name = runSnapshotName('daily', run.time);
+    const done = await waitFor(
+      `EtcdSnapshot ${name} Complete`,
+      async () => {
+        const s = await get<Snapshot>('EtcdSnapshot', name);
+        return s?.status?.phase === 'Complete' || s?.status?.phase === 'Failed' ? s : false;
+      },
+      { timeoutMs: 150_000, intervalMs: 500 },
+      world(['daily']),
+    );
+    assert.equal(done.status?.phase, 'Complete', JSON.stringify(done.status));
+    const schedule = await get<Schedule>('EtcdSnapshotSchedule', 'daily');
+    assert.ok(schedule);
+    assert.deepEqual(
+      done.metadata.ownerReferences?.map(o => [o.kind, o.name, o.uid, o.controller]),
+      [['EtcdSnapshotSchedule', 'daily', schedule.metadata.uid, true]],
+    );
+    assert.equal(done.metadata.labels?.['etcdfn.io/cluster'], CLUSTER);
+    assert.equal(done.metadata.labels?.['etcdfn.io/schedule'], 'daily');
+    const artifact = done.status?.artifact;
+    assert.equal(artifact?.uri, `s3://${BUCKET}/scheduled/${name}.db`);
+    const bytes = await s3.download(BUCKET, `scheduled/${name}.db`);
+    assert.equal(bytes.length, artifact?.sizeBytes);
+    assert.equal(`sha256:${sha256(bytes)}`, artifact?.checksum);
+
+    // Exactly one run: nothing else was created for this schedule.
+    const owned = (await kube.list<Snapshot>(API_VERSION, 'EtcdSnapshot', NS)).filter(s =>
+      s.metadata.ownerReferences?.some(o => o.uid === schedule.metadata.uid),
+    );
+    assert.deepEqual(
+      owned.map(s => s.metadata.name),
+      [name],
+    );
+
+    const status = await waitFor(
+      'the schedule’s status to record the success',
+      async () => {
+        const s = (await get<Schedule>('EtcdSnapshotSchedule', 'daily'))?.status;
+        return s?.lastSuccessfulTime && !s.active ? s : false;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+      world(['daily']),
+    );
+    const at = run.time.toISOString().replace('.000', '');
+    assert.equal(status.lastScheduleTime, at);
+    assert.equal(status.lastSuccessfulTime, done.status?.completionTime);
+    assert.equal(
+      status.nextScheduleTime,
+      new Date(run.time.getTime() + 86_400_000).toISOString().replace('.000', ''),
+    );
+    const ready = status.conditions?.find(c => c.type === 'Ready');
+    assert.equal(ready?.status, 'True');
+    assert.match(ready?.message ?? '', new RegExp(`in ${ZONE}: the next run is at`));
+  });
+});
