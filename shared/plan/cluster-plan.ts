@@ -4,6 +4,7 @@
 import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import { buildPdb, pdbDrift } from '../builders/pdb.ts';
+import { isMemoryMedium } from '../builders/storage.ts';
 import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { clusterToken } from '../names.ts';
@@ -46,6 +47,8 @@ export type ClusterAction =
   /** etcd says voter but the EtcdMember does not know yet. */
   | { kind: 'mark-voter'; member: string }
   | { kind: 'move-leader'; from: string; toId: string }
+  /** Set one member's version; reconcile-member then replaces its Pod on the same volume. */
+  | { kind: 'upgrade-member'; member: string; from: string; version: string }
   | { kind: 'delete-member'; member: string }
   | { kind: 'remove-orphan'; id: string; peerURL: string };
 
@@ -264,7 +267,84 @@ function planMembership(state: ClusterState, desired: number): MembershipStep | 
   const running = runningMembers(state);
   if (running.length < desired) return planScaleUp(state, running);
   if (running.length > desired) return planScaleDown(state, running, desired);
-  return undefined;
+  return planUpgrade(state, running);
+}
+
+/** Members whose spec is still on an older release than the target. */
+function outdatedMembers(state: ClusterState, running: EtcdMember[]): EtcdMember[] {
+  const target = state.cluster.status?.observed?.version;
+  return running.filter(m => m.spec.version !== target);
+}
+
+/** Members set to the target whose etcd has not reported running it yet. */
+function upgradingMembers(state: ClusterState, running: EtcdMember[]): EtcdMember[] {
+  const target = state.cluster.status?.observed?.version;
+  return running.filter(
+    m => m.spec.version === target && m.status?.version !== undefined && m.status.version !== target,
+  );
+}
+
+/**
+ * Rolling upgrade (patch releases, or one minor forward as the CRD allows): one member at a time,
+ * only while every member is ready and the previous one runs the new release; followers first, the
+ * leader last once leadership has moved to an upgraded member.
+ */
+function planUpgrade(state: ClusterState, running: EtcdMember[]): MembershipStep | undefined {
+  const target = state.cluster.status?.observed?.version ?? '';
+  const outdated = outdatedMembers(state, running);
+  const upgrading = upgradingMembers(state, running);
+  if (outdated.length === 0 && upgrading.length === 0) return undefined;
+  const done = running.length - outdated.length - upgrading.length;
+  const tally = `${done}/${running.length} members on ${target}`;
+  const waitFor = (why: string): MembershipStep => ({
+    action: { kind: 'wait', reason: why },
+    progress: working('Upgrading', `${why} (${tally})`),
+  });
+  if (isMemoryMedium(state.cluster.spec.storage) && running.length < 3) {
+    return waitFor(
+      `a Memory-medium cluster of ${running.length} member${running.length === 1 ? '' : 's'} cannot be upgraded without losing its data (each member is replaced); scale it to 3 first, or set spec.version back to ${outdated[0]?.spec.version ?? 'the running version'}`,
+    );
+  }
+  const inFlight = upgrading[0];
+  if (inFlight)
+    return waitFor(
+      `waiting for ${inFlight.metadata.name} to run etcd ${target}${podTrouble(state, inFlight)}`,
+    );
+  const unready = running.find(m => !isMemberReady(state, m));
+  if (unready)
+    return waitFor(
+      `waiting for member ${unready.metadata.name} to be ready before upgrading the next one${podTrouble(state, unready)}`,
+    );
+  const etcd = state.etcd?.reachable ? state.etcd : undefined;
+  const leaderId = etcd?.leaderId;
+  const isLeader = (m: EtcdMember) =>
+    leaderId !== undefined &&
+    etcd !== undefined &&
+    membershipOf(state.cluster, m, etcd.members)?.id === leaderId;
+  const victim = newestFirst(outdated).find(m => !isLeader(m)) ?? outdated[0];
+  const name = victim.metadata.name ?? '';
+  if (isLeader(victim) && etcd) {
+    const successor = etcd.members.find(
+      e =>
+        !e.isLearner &&
+        e.started &&
+        e.id !== leaderId &&
+        running.some(m => m !== victim && m.spec.version === target && membershipOf(state.cluster, m, [e])),
+    );
+    if (successor) {
+      return {
+        action: { kind: 'move-leader', from: name, toId: successor.id },
+        progress: working('Upgrading', `moving leadership off ${name} before upgrading it (${tally})`),
+      };
+    }
+  }
+  const from = victim.spec.version;
+  const why = `upgrading member ${name} from etcd ${from} to ${target}`;
+  return {
+    action: { kind: 'upgrade-member', member: name, from, version: target },
+    progress: working('Upgrading', `${why} (${tally})`),
+    events: [{ type: 'Normal', reason: 'UpgradingMember', message: why }],
+  };
 }
 
 function planLearner(
@@ -379,6 +459,7 @@ export function isComplete(state: ClusterState): boolean {
   if (!current.clusterID || !running.every(m => isMemberReady(state, m))) return false;
   const etcd = state.etcd;
   if (!etcd?.reachable) return false;
+  if (outdatedMembers(state, running).length > 0 || upgradingMembers(state, running).length > 0) return false;
   return etcd.members.length === desired && etcd.members.every(e => !e.isLearner);
 }
 

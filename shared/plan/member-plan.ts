@@ -20,6 +20,7 @@ import {
   isPodReady,
   isPodTerminal,
   ownershipOf,
+  podEtcdVersion,
   podNotReadyMessage,
   type Ownership,
 } from './member-pod.ts';
@@ -290,6 +291,8 @@ function planPod(state: MemberState): MemberPlan {
       { type: 'Normal', reason: 'ReplacingPod', message },
     ]);
   }
+  const upgrade = planPodUpgrade(state, pod);
+  if (upgrade) return upgrade;
   const ready: ConditionInput = isPodReady(pod)
     ? { type: READY, status: 'True', reason: 'PodReady', message: 'etcd member is ready' }
     : notReady('PodNotReady', podNotReadyMessage(pod));
@@ -306,6 +309,23 @@ function planPod(state: MemberState): MemberPlan {
   if (!isPodReady(pod))
     return { ...base, action: { kind: 'none', reason: `${name}: waiting for its Pod to be ready` } };
   return base;
+}
+
+/**
+ * The member's version moved on (reconcile-cluster changes one member at a time, so that quorum
+ * holds): its Pod is replaced by one running the new release on the same volume, with the same
+ * member ID.
+ */
+function planPodUpgrade(state: MemberState, pod: V1Pod): MemberPlan | undefined {
+  const { member } = state;
+  const running = podEtcdVersion(pod);
+  if (!running || running === member.spec.version) return undefined;
+  const name = member.metadata.name ?? '';
+  const message = `upgrading ${name} from etcd ${running} to ${member.spec.version}: replacing its Pod, keeping its data`;
+  const action: MemberAction = { kind: 'delete-pod', name, uid: pod.metadata?.uid ?? '', reason: message };
+  return plan(state, action, { pod, ready: notReady('Upgrading', message) }, [
+    { type: 'Normal', reason: 'UpgradingMember', message },
+  ]);
 }
 
 function roleLabelPatch(name: string, role: MemberRole): MemberAction {

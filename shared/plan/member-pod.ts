@@ -78,3 +78,13 @@ export function podNotReadyMessage(pod: V1Pod): string {
 function exitOf(t: { reason?: string; exitCode: number }): string {
   return `${t.reason ?? 'Error'} (code ${t.exitCode})`;
 }
+
+/**
+ * The etcd release a member's Pod runs, read from its etcd container's image tag (v3.5.16 or
+ * 3.5.16, with any suffix such as -0); undefined when the tag says no version.
+ */
+export function podEtcdVersion(pod: V1Pod): string | undefined {
+  const image = pod.spec?.containers.find(c => c.name === ETCD_CONTAINER)?.image ?? '';
+  const tag = /:v?(\d+\.\d+\.\d+)(?:-[\w.]+)?$/.exec(image.split('@')[0] ?? '');
+  return tag?.[1];
+}

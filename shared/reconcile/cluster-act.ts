@@ -59,6 +59,14 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
         ? { ok: true, summary: `moved leadership from ${action.from} to ${action.toId}` }
         : retry(`moving leadership off ${action.from}: ${moved.message}`);
     }
+    case 'upgrade-member': {
+      const patched = await ctx.kube.mergePatch(memberRef(state, action.member), {
+        spec: { version: action.version },
+      });
+      return patched.kind === 'written'
+        ? { ok: true, summary: `upgrading ${action.member} from ${action.from} to ${action.version}` }
+        : retry(`upgrading ${action.member}: ${patched.kind}`);
+    }
     case 'delete-member': {
       await ctx.kube.delete(memberRef(state, action.member));
       await crashPoint('cluster:member-deleted');

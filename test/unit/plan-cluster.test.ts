@@ -330,3 +330,100 @@ describe('planCluster', () => {
     assert.equal(planCluster(state(c, [member(0)])).action.kind, 'none');
   });
 });
+
+describe('planCluster: rolling upgrade', () => {
+  // Three voters, demo-0 leads; the target moved from 3.4.23 to 3.5.16.
+  const on = (ordinal: number, specVersion: string, runningVersion: string): EtcdMember => {
+    const m = member(ordinal);
+    m.spec.version = specVersion;
+    m.status = { ...m.status, version: runningVersion };
+    return m;
+  };
+  const c = () => cluster({}, locked(3, { clusterID: 'c0ffee0000000001' }));
+  const etcd = (leader = 0) => etcdOf([membership(0), membership(1), membership(2)], leader);
+  const upgradeWorld = (members: EtcdMember[], opts: { ready?: number[]; leader?: number } = {}) =>
+    state(c(), members, { etcd: etcd(opts.leader ?? 0), ...(opts.ready && { ready: opts.ready }) });
+  const progressing = (plan: ReturnType<typeof planCluster>) =>
+    findCondition(plan.status.conditions, 'Progressing');
+
+  it('upgrades a follower first, the newest, and says so in Progressing and an Event', () => {
+    const plan = planCluster(
+      upgradeWorld([on(0, '3.4.23', '3.4.23'), on(1, '3.4.23', '3.4.23'), on(2, '3.4.23', '3.4.23')]),
+    );
+    assert.deepEqual(plan.action, {
+      kind: 'upgrade-member',
+      member: 'demo-2',
+      from: '3.4.23',
+      version: '3.5.16',
+    });
+    assert.equal(progressing(plan)?.reason, 'Upgrading');
+    assert.equal(
+      progressing(plan)?.message,
+      'upgrading member demo-2 from etcd 3.4.23 to 3.5.16 (0/3 members on 3.5.16)',
+    );
+    assert.deepEqual(
+      plan.events.map(e => e.reason),
+      ['UpgradingMember'],
+    );
+  });
+
+  it('waits while the member being upgraded does not run the new release yet', () => {
+    const plan = planCluster(
+      upgradeWorld([on(0, '3.4.23', '3.4.23'), on(1, '3.4.23', '3.4.23'), on(2, '3.5.16', '3.4.23')]),
+    );
+    assert.equal(plan.action.kind, 'wait');
+    assert.match(progressing(plan)?.message ?? '', /^waiting for demo-2 to run etcd 3\.5\.16/);
+  });
+
+  it('never takes a second member while one is not ready', () => {
+    const plan = planCluster(
+      upgradeWorld([on(0, '3.4.23', '3.4.23'), on(1, '3.4.23', '3.4.23'), on(2, '3.5.16', '3.5.16')], {
+        ready: [0, 2],
+      }),
+    );
+    assert.equal(plan.action.kind, 'wait');
+    assert.match(progressing(plan)?.message ?? '', /demo-1 to be ready before upgrading the next one/);
+  });
+
+  it('moves leadership to an upgraded member before upgrading the leader, then upgrades it', () => {
+    const members = [on(0, '3.4.23', '3.4.23'), on(1, '3.5.16', '3.5.16'), on(2, '3.5.16', '3.5.16')];
+    const move = planCluster(upgradeWorld(members, { leader: 0 }));
+    assert.equal(move.action.kind, 'move-leader');
+    assert.equal((move.action as { from: string }).from, 'demo-0');
+    assert.notEqual((move.action as { toId: string }).toId, membership(0).id);
+    const after = planCluster(upgradeWorld(members, { leader: 1 }));
+    assert.deepEqual(after.action, {
+      kind: 'upgrade-member',
+      member: 'demo-0',
+      from: '3.4.23',
+      version: '3.5.16',
+    });
+  });
+
+  it('is Reconciled only once every member runs the target', () => {
+    const pending = planCluster(
+      upgradeWorld([on(0, '3.5.16', '3.4.23'), on(1, '3.5.16', '3.5.16'), on(2, '3.5.16', '3.5.16')], {
+        leader: 1,
+      }),
+    );
+    assert.notEqual(progressing(pending)?.reason, 'Reconciled');
+    const done = planCluster(
+      upgradeWorld([on(0, '3.5.16', '3.5.16'), on(1, '3.5.16', '3.5.16'), on(2, '3.5.16', '3.5.16')]),
+    );
+    assert.equal(progressing(done)?.reason, 'Reconciled');
+    assert.equal(progressing(done)?.message, '3 members of etcd 3.5.16: reached');
+  });
+
+  it('refuses to upgrade a Memory-medium cluster of fewer than 3 members, saying what to do', () => {
+    const mem = cluster(
+      { replicas: 1, storage: { size: '1Gi', medium: 'Memory' } },
+      locked(1, { clusterID: 'c0ffee0000000001' }),
+    );
+    const plan = planCluster(state(mem, [on(0, '3.4.23', '3.4.23')], { etcd: etcdOf([membership(0)]) }));
+    assert.equal(plan.action.kind, 'wait');
+    assert.match(
+      progressing(plan)?.message ?? '',
+      /cannot be upgraded without losing its data.*scale it to 3 first/,
+    );
+  });
+});

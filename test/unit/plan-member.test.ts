@@ -690,3 +690,41 @@ describe('podNotReadyMessage', () => {
     );
   });
 });
+
+describe('planMember: upgrades', () => {
+  const withImage = (p: V1Pod, image: string): V1Pod => ({
+    ...p,
+    spec: {
+      containers: [
+        { name: 'etcd', image },
+        { name: 'sidecar', image: 'busybox:1.36' },
+      ],
+    },
+  });
+
+  it('replaces a Pod that runs another release than the member asks for, keeping the volume', () => {
+    const m = member({ version: '3.5.16' }, { memberID: ID, isVoter: true, version: '3.4.23' });
+    const p = planMember(
+      running(m, { pod: withImage(pod(m, { uid: 'old-pod' }), 'quay.io/coreos/etcd:v3.4.23') }),
+    );
+    assert.deepEqual(p.action, {
+      kind: 'delete-pod',
+      name: 'demo-1',
+      uid: 'old-pod',
+      reason: 'upgrading demo-1 from etcd 3.4.23 to 3.5.16: replacing its Pod, keeping its data',
+    });
+    assert.equal(ready(p)?.reason, 'Upgrading');
+    assert.deepEqual(
+      p.events.map(e => e.reason),
+      ['UpgradingMember'],
+    );
+  });
+
+  it('leaves a Pod alone when its tag matches, whatever the repository or a -0 suffix', () => {
+    const m = member({ version: '3.5.16' }, { memberID: ID, isVoter: true, version: '3.5.16' });
+    for (const image of ['registry.local/etcd:v3.5.16', 'registry.k8s.io/etcd:3.5.16-0', 'etcd@sha256:abc']) {
+      const p = planMember(running(m, { pod: withImage(pod(m, { role: 'voter' }), image) }));
+      assert.notEqual(p.action.kind, 'delete-pod', image);
+    }
+  });
+});

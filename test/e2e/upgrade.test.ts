@@ -1,0 +1,158 @@
+// Rolling upgrade on the sandbox: a 3-member etcd 3.4.23 cluster moved to 3.5.16 by editing
+// spec.version. One member at a time gets a Pod of the new release on its own volume: etcd itself
+// reports the new version on every member afterwards, the member IDs and the data are the same,
+// and at least two members stay ready throughout (quorum never lost).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Etcd3 } from 'etcd3';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import { API_VERSION } from '../../shared/api/group.ts';
+import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { kubectl } from '../support/kubectl.ts';
+import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { waitFor } from '../support/wait.ts';
+
+const NS = 'default';
+const NAME = 'up';
+const KEYS = 200;
+type Cluster = EtcdCluster & KubeObject;
+interface PodLike extends KubeObject {
+  status?: { podIP?: string; conditions?: { type: string; status: string }[] };
+}
+interface EventLike extends KubeObject {
+  involvedObject?: { name?: string };
+  reason?: string;
+  message?: string;
+}
+
+describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, () => {
+  let sandbox: FullSandbox;
+  let kube: KubeObjects;
+  const ref = { apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: NAME };
+
+  before(async () => {
+    sandbox = await startFullSandbox({ chaos: true, chaosSeed: 11, tickSeconds: 5 });
+    kube = new KubeObjects(sandbox.kc);
+  });
+  after(async () => sandbox?.stop());
+
+  const cluster = async (): Promise<Cluster> => {
+    const read = await kube.get<Cluster>(ref);
+    assert.equal(read.kind, 'found');
+    return (read as { object: Cluster }).object;
+  };
+  const readyPods = async () =>
+    (await kube.list<PodLike>('v1', 'Pod', NS, `etcdfn.io/cluster=${NAME}`)).filter(
+      p =>
+        !p.metadata.deletionTimestamp &&
+        p.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True'),
+    );
+  const describeWorld = async () =>
+    `${JSON.stringify((await cluster()).status)}\n${sandbox.output().slice(-3000)}`;
+
+  /** Every member's etcd, asked directly: its own version and ID. */
+  async function etcdVersions(): Promise<Map<string, string>> {
+    const versions = new Map<string, string>();
+    for (const pod of await readyPods()) {
+      const client = new Etcd3({ hosts: `http://${pod.status?.podIP}:2379`, dialTimeout: 2000 });
+      try {
+        const status = await client.maintenance.status();
+        versions.set(pod.metadata.name ?? '', status.version);
+      } finally {
+        client.close();
+      }
+    }
+    return versions;
+  }
+
+  async function withEtcd<T>(fn: (client: Etcd3) => Promise<T>): Promise<T> {
+    const hosts = (await readyPods()).map(p => `http://${p.status?.podIP}:2379`);
+    const client = new Etcd3({ hosts, dialTimeout: 2000 });
+    try {
+      return await fn(client);
+    } finally {
+      client.close();
+    }
+  }
+
+  const reached = (version: string) =>
+    waitFor(
+      `3 members on ${version}, Reconciled`,
+      async () => {
+        const c = await cluster();
+        const progressing = c.status?.conditions?.find(x => x.type === 'Progressing');
+        if (progressing?.reason !== 'Reconciled' || c.status?.ready !== '3/3') return false;
+        if (!c.status.members?.every(m => m.version === version)) return false;
+        return c;
+      },
+      { timeoutMs: 180_000, intervalMs: 500 },
+      describeWorld,
+    );
+
+  let ids = new Map<string, string | undefined>();
+
+  it('runs 3 members of etcd 3.4.23 with data', async () => {
+    const created = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: NAME, namespace: NS },
+      spec: { replicas: 3, version: '3.4.23', storage: { size: '1Gi' } },
+    });
+    assert.equal(created.kind, 'created');
+    const c = await reached('3.4.23');
+    ids = new Map(c.status?.members?.map(m => [m.name, m.id]));
+    assert.deepEqual([...(await etcdVersions()).values()], ['3.4.23', '3.4.23', '3.4.23']);
+    await withEtcd(client =>
+      Promise.all(
+        Array.from({ length: KEYS }, (_, i) =>
+          client
+            .put(`up/${String(i).padStart(3, '0')}`)
+            .value(`v${i}`)
+            .exec(),
+        ),
+      ),
+    );
+  });
+
+  it('moves to 3.5.16 one member at a time, same member IDs, data intact', async () => {
+    let fewestReady = 3;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        fewestReady = Math.min(fewestReady, (await readyPods()).length);
+        await new Promise(r => setTimeout(r, 100));
+      }
+    })();
+    try {
+      await kubectl(
+        sandbox.kubeconfig,
+        'patch',
+        'etcdcluster',
+        NAME,
+        '-n',
+        NS,
+        '--type=merge',
+        '-p',
+        '{"spec":{"version":"3.5.16"}}',
+      );
+      const c = await reached('3.5.16');
+      assert.deepEqual(new Map(c.status?.members?.map(m => [m.name, m.id])), ids, 'same members, same IDs');
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    assert.ok(fewestReady >= 2, `at most one member was down at a time (fewest ready: ${fewestReady})`);
+    const versions = await etcdVersions();
+    assert.deepEqual(
+      [...versions.values()],
+      ['3.5.16', '3.5.16', '3.5.16'],
+      'etcd itself reports 3.5.16 everywhere',
+    );
+    const count = await withEtcd(client => client.getAll().prefix('up/').count());
+    assert.equal(count, KEYS, 'every key written on 3.4 is readable on 3.5');
+    const events = await kube.list<EventLike>('v1', 'Event', NS);
+    const upgrading = events.filter(e => e.reason === 'UpgradingMember').map(e => e.involvedObject?.name);
+    for (const name of ids.keys())
+      assert.ok(upgrading.includes(name), `an UpgradingMember event for ${name}`);
+  });
+});
