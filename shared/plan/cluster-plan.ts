@@ -276,11 +276,18 @@ function outdatedMembers(state: ClusterState, running: EtcdMember[]): EtcdMember
   return running.filter(m => m.spec.version !== target);
 }
 
-/** Members set to the target whose etcd has not reported running it yet. */
-function upgradingMembers(state: ClusterState, running: EtcdMember[]): EtcdMember[] {
+/**
+ * Members set to the target whose etcd has not reported running it yet. `strict`: a member that
+ * has reported no version yet (a new Pod) counts too — for pacing; completion only waits for
+ * members known to run another release.
+ */
+function upgradingMembers(state: ClusterState, running: EtcdMember[], strict = false): EtcdMember[] {
   const target = state.cluster.status?.observed?.version;
   return running.filter(
-    m => m.spec.version === target && m.status?.version !== undefined && m.status.version !== target,
+    m =>
+      m.spec.version === target &&
+      m.status?.version !== target &&
+      (strict || m.status?.version !== undefined),
   );
 }
 
@@ -292,7 +299,7 @@ function upgradingMembers(state: ClusterState, running: EtcdMember[]): EtcdMembe
 function planUpgrade(state: ClusterState, running: EtcdMember[]): MembershipStep | undefined {
   const target = state.cluster.status?.observed?.version ?? '';
   const outdated = outdatedMembers(state, running);
-  const upgrading = upgradingMembers(state, running);
+  const upgrading = upgradingMembers(state, running, outdated.length > 0);
   if (outdated.length === 0 && upgrading.length === 0) return undefined;
   const done = running.length - outdated.length - upgrading.length;
   const tally = `${done}/${running.length} members on ${target}`;

@@ -73,6 +73,8 @@ export function memberStatus(input: StatusInputs): EtcdMemberStatus {
     delete status.podUID;
   } else if (pod?.metadata?.name) {
     status.podName = pod.metadata.name;
+    // A new Pod may run another release (an upgrade): what the old one reported no longer holds.
+    if (pod.metadata.uid && pod.metadata.uid !== current.podUID) delete status.version;
     if (pod.metadata.uid) status.podUID = pod.metadata.uid;
   }
 

@@ -720,6 +720,28 @@ describe('planMember: upgrades', () => {
     );
   });
 
+  it('forgets the version the old Pod reported once a new Pod stands in, so the new one is asked', () => {
+    const m = member(
+      { version: '3.5.16' },
+      { memberID: ID, isVoter: true, version: '3.4.23', podUID: 'old-pod', podName: 'demo-1' },
+    );
+    const fresh = withImage(
+      pod(m, { uid: 'new-pod', ready: false, role: 'voter' }),
+      'quay.io/coreos/etcd:v3.5.16',
+    );
+    const p = planMember(running(m, { pod: fresh }));
+    assert.equal(p.status.podUID, 'new-pod');
+    assert.equal(p.status.version, undefined);
+    assert.equal(
+      needsEtcd({
+        member: written(m, p),
+        cluster: cluster(),
+        pod: withImage(pod(m, { uid: 'new-pod', role: 'voter' }), 'x:v3.5.16'),
+      }),
+      true,
+    );
+  });
+
   it('leaves a Pod alone when its tag matches, whatever the repository or a -0 suffix', () => {
     const m = member({ version: '3.5.16' }, { memberID: ID, isVoter: true, version: '3.5.16' });
     for (const image of ['registry.local/etcd:v3.5.16', 'registry.k8s.io/etcd:3.5.16-0', 'etcd@sha256:abc']) {
