@@ -13,7 +13,7 @@ import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedu
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { runSnapshotName } from '../../shared/plan/schedule-plan.ts';
-import { S3RVER_CREDENTIALS, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
+import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -85,15 +85,7 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
   };
 
   it('a 1-member cluster, the credentials Secret, and a schedule due at the next minute in Asia/Kolkata', async () => {
-    const secret = await kube.create({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: SECRET, namespace: NS },
-      data: {
-        AWS_ACCESS_KEY_ID: Buffer.from(S3RVER_CREDENTIALS.accessKeyId).toString('base64'),
-        AWS_SECRET_ACCESS_KEY: Buffer.from(S3RVER_CREDENTIALS.secretAccessKey).toString('base64'),
-      },
-    });
+    const secret = await kube.create(s3rverSecret(SECRET, NS));
     assert.equal(secret.kind, 'created');
     const cluster = await kube.create({
       apiVersion: API_VERSION,

@@ -12,7 +12,7 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { EtcdTestCluster } from '../support/etcd-process.ts';
 import { kubectl } from '../support/kubectl.ts';
-import { S3RVER_CREDENTIALS, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
+import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -134,15 +134,7 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
   });
 
   it('an EtcdSnapshot to S3 completes, kubectl shows it, and the object restores with every key', async () => {
-    const secret = await kube.create({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: SECRET, namespace: NS },
-      data: {
-        AWS_ACCESS_KEY_ID: Buffer.from(S3RVER_CREDENTIALS.accessKeyId).toString('base64'),
-        AWS_SECRET_ACCESS_KEY: Buffer.from(S3RVER_CREDENTIALS.secretAccessKey).toString('base64'),
-      },
-    });
+    const secret = await kube.create(s3rverSecret(SECRET, NS));
     assert.equal(secret.kind, 'created');
     await createSnapshot('before-upgrade', s3Destination());
     const done = await finished('before-upgrade');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects } from '../../shared/k8s/objects.ts';
-import { S3RVER_CREDENTIALS, startS3rver, type TestS3 } from '../support/s3rver.ts';
+import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import type { SandboxCore } from './core.ts';
 import { kubeConfigFor } from './kubeconfig.ts';
 
@@ -27,16 +27,7 @@ export async function startObjectStore(core: SandboxCore, dir: string): Promise<
   const s3: TestS3 = await startS3rver([SANDBOX_BUCKET], storeDir);
   try {
     const kube = new KubeObjects(kubeConfigFor(core.api.url));
-    const secret = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: SANDBOX_S3_SECRET, namespace: 'default' },
-      stringData: {
-        AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
-      },
-    };
-    const created = await kube.create(secret);
+    const created = await kube.create(s3rverSecret(SANDBOX_S3_SECRET, 'default'));
     if (created.kind === 'invalid')
       throw new Error(`the Secret ${SANDBOX_S3_SECRET} was refused: ${created.message}`);
     const exampleManifest = join(dir, 'etcdsnapshot.yaml');

@@ -9,6 +9,19 @@ import S3rver from 's3rver';
 
 export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 
+/** A Secret holding s3rver's credentials under the keys an S3 destination's Secret must have. */
+export function s3rverSecret(name: string, namespace: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    stringData: {
+      AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    },
+  };
+}
+
 export interface TestS3 {
   endpoint: string;
   /** A client with the right credentials, path style. */
