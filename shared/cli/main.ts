@@ -1,0 +1,120 @@
+// kubectl etcdfn: a kubectl plugin for etcdfn clusters. Run as `node --import tsx shared/cli/main.ts`
+// or, with scripts/ on PATH, as `kubectl etcdfn`. Every failure is one line on stderr and a
+// non-zero exit code.
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { CliError, openCli, type GlobalOptions } from './context.ts';
+import { runMembers } from './members.ts';
+import { runPause } from './pause.ts';
+import { runResume } from './resume.ts';
+import { runSnapshot, type SnapshotOptions } from './snapshot.ts';
+import { runStatus } from './status.ts';
+import { errorMessage } from '../k8s/errors.ts';
+
+const print = (line: string): void => void process.stdout.write(`${line}\n`);
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('not a whole number');
+  return n;
+}
+
+const outputOption = () => new Option('-o, --output <format>', 'output format').choices(['text', 'json']);
+const timeoutOption = () =>
+  new Option('--timeout <seconds>', 'how long --wait waits').argParser(positiveInt).default(600);
+
+function globals(command: Command): GlobalOptions {
+  return command.optsWithGlobals<GlobalOptions>();
+}
+
+export function buildProgram(): Command {
+  const program = new Command('kubectl etcdfn')
+    .description('Operate etcdfn etcd clusters')
+    .option('--kubeconfig <path>', 'path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)')
+    .option('--context <name>', 'the kubeconfig context to use')
+    .option('-n, --namespace <namespace>', "namespace (default: the context's namespace, else default)")
+    .showHelpAfterError()
+    .configureOutput({ outputError: (str, write) => write(str) });
+
+  program
+    .command('status')
+    .description('readiness, conditions, members and latest snapshot of a cluster')
+    .argument('<cluster>')
+    .addOption(outputOption())
+    .action(async (cluster: string, opts: { output?: string }, command: Command) => {
+      print(await runStatus(openCli(globals(command)), cluster, opts.output));
+    });
+
+  program
+    .command('members')
+    .description("etcd's own member list and status, asked from the members, next to the EtcdCluster status")
+    .argument('<cluster>')
+    .addOption(outputOption())
+    .action(async (cluster: string, opts: { output?: string }, command: Command) => {
+      print(await runMembers(openCli(globals(command)), cluster, opts.output));
+    });
+
+  program
+    .command('snapshot')
+    .description('take a snapshot to S3 (creates an EtcdSnapshot named <cluster>-xxxxx)')
+    .argument('<cluster>')
+    .requiredOption('--s3-endpoint <url>', 'S3 endpoint, e.g. https://s3.eu-west-1.amazonaws.com')
+    .requiredOption('--bucket <bucket>', 'the bucket (must exist)')
+    .option('--key <prefix>', 'object key prefix; end it with / for a folder')
+    .requiredOption('--secret <name>', 'Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY')
+    .option('--region <region>', 'S3 region (default us-east-1)')
+    .option('--wait', 'wait until Complete or Failed; exit 1 on Failed')
+    .addOption(timeoutOption())
+    .action(async (cluster: string, opts: SnapshotOptions, command: Command) => {
+      process.exitCode = await runSnapshot(openCli(globals(command)), cluster, opts, print);
+    });
+
+  program
+    .command('pause')
+    .description("scale to 0, keeping the data on the last member's PersistentVolumeClaim")
+    .argument('<cluster>')
+    .option('--wait', 'wait until the cluster is Paused')
+    .addOption(timeoutOption())
+    .action(async (cluster: string, opts: { wait?: boolean; timeout: number }, command: Command) => {
+      await runPause(
+        openCli(globals(command)),
+        cluster,
+        { wait: opts.wait === true, timeout: opts.timeout },
+        print,
+      );
+    });
+
+  program
+    .command('resume')
+    .description('scale a paused cluster back up (default: the replicas it had before `pause`)')
+    .argument('<cluster>')
+    .option('--replicas <n>', 'members to resume to', positiveInt)
+    .option('--wait', 'wait until all members are ready')
+    .addOption(timeoutOption())
+    .action(
+      async (
+        cluster: string,
+        opts: { replicas?: number; wait?: boolean; timeout: number },
+        command: Command,
+      ) => {
+        const o = { replicas: opts.replicas, wait: opts.wait === true, timeout: opts.timeout };
+        await runResume(openCli(globals(command)), cluster, o, print);
+      },
+    );
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    const message = err instanceof CliError ? err.message : errorMessage(err).split('\n')[0];
+    process.stderr.write(`error: ${message}\n`);
+    return err instanceof CliError ? err.exitCode : 1;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/cli/main.ts')) {
+  process.exitCode = await main(process.argv.slice(2));
+}
