@@ -4,16 +4,25 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { BatchV1Api, CoreV1Api, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  PatchStrategy,
+  PolicyV1Api,
+  Watch,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 
 export class Api {
   readonly core: CoreV1Api;
   readonly batch: BatchV1Api;
+  readonly policy: PolicyV1Api;
   private readonly watcher: Watch;
 
   constructor(readonly kc: KubeConfig) {
     this.core = kc.makeApiClient(CoreV1Api);
     this.batch = kc.makeApiClient(BatchV1Api);
+    this.policy = kc.makeApiClient(PolicyV1Api);
     this.watcher = new Watch(kc);
   }
 

@@ -12,6 +12,7 @@ import { bindHostsFile, insidePrivateMountNamespace } from '../namespace.ts';
 import { Api, errorText } from './api.ts';
 import type { RuntimeConfig } from './container.ts';
 import { startControlServer } from './control.ts';
+import { DisruptionController, type Pdb } from './disruption.ts';
 import { Dns } from './dns.ts';
 import { nameServerCandidates, startNameServer, type NameServer } from './dns-server.ts';
 import { EndpointsController } from './endpoints.ts';
@@ -97,6 +98,7 @@ class ProcessKubelet implements Kubelet, Faults {
   private readonly endpoints: Informer<Endpoints>;
   private readonly pvcs: Informer<Pvc>;
   private readonly jobs: Informer<Job>;
+  private readonly pdbs: Informer<Pdb>;
   private readonly node: NodeContext;
   private dns: Dns | undefined;
   private controllers: { stop(): void }[] = [];
@@ -117,6 +119,7 @@ class ProcessKubelet implements Kubelet, Faults {
     this.endpoints = new Informer<Endpoints>(this.api, '/api/v1/endpoints', this.log);
     this.pvcs = new Informer<Pvc>(this.api, '/api/v1/persistentvolumeclaims', this.log);
     this.jobs = new Informer<Job>(this.api, '/apis/batch/v1/jobs', this.log);
+    this.pdbs = new Informer<Pdb>(this.api, '/apis/policy/v1/poddisruptionbudgets', this.log);
     this.node = this.nodeContext();
   }
 
@@ -175,12 +178,20 @@ class ProcessKubelet implements Kubelet, Faults {
         new JobController(this.api, this.jobs, this.pods, this.node.cfg.backoff, this.log),
       );
     }
-    this.controllers.push(...[this.pods, this.services, this.endpoints, this.pvcs, this.jobs]);
+    const disruption = ctl.disruption !== false;
+    if (disruption) this.controllers.push(new DisruptionController(this.api, this.pdbs, this.pods, this.log));
+    this.controllers.push(...[this.pods, this.services, this.endpoints, this.pvcs, this.jobs, this.pdbs]);
     this.pods.on({ upsert: pod => this.onPod(pod), deleted: pod => this.onPodDeleted(pod) });
     const refresh = { upsert: () => this.dns?.refresh(), deleted: () => this.dns?.refresh() };
     this.services.on(refresh);
     this.endpoints.on(refresh);
-    await Promise.all([this.pvcs.start(), this.services.start(), this.endpoints.start(), this.jobs.start()]);
+    await Promise.all([
+      this.pvcs.start(),
+      this.services.start(),
+      this.endpoints.start(),
+      this.jobs.start(),
+      disruption ? this.pdbs.start() : undefined,
+    ]);
     await registerNode(this.api, this.nodeName, this.node.hostIP, this.log);
     await this.pods.start();
     if (this.opts.controlPort !== false) {
