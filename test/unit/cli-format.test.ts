@@ -98,7 +98,7 @@ describe('kubectl etcdfn status output', () => {
       ),
       NOW,
     );
-    assert.match(text, /READY 0\/3   PHASE -   VERSION 3\.5\.16   CLUSTER ID -/);
+    assert.match(text, /READY 0\/3 {3}PHASE - {3}VERSION 3\.5\.16 {3}CLUSTER ID -/);
     assert.match(text, /No conditions yet/);
     assert.match(text, /No members\./);
     assert.match(text, /Latest snapshot: none/);
@@ -132,7 +132,7 @@ describe('kubectl etcdfn status output', () => {
     };
     assert.match(
       renderStatus(buildStatusView(cluster(), [], pending), NOW),
-      /Latest snapshot: demo-x7k2p   Pending   10m ago   no ready member of demo$/,
+      /Latest snapshot: demo-x7k2p {3}Pending {3}10m ago {3}no ready member of demo$/,
     );
   });
 });
