@@ -70,9 +70,12 @@ export function buildProgram(): Command {
 
   program
     .command('pause')
-    .description("scale to 0, keeping the data on the last member's PersistentVolumeClaim")
+    .description(
+      "scale to 0 and wait until Paused, keeping the data on the last member's PersistentVolumeClaim",
+    )
     .argument('<cluster>')
-    .option('--wait', 'wait until the cluster is Paused')
+    .option('--wait', 'wait until the cluster is Paused (the default)', true)
+    .option('--no-wait', 'return once spec.replicas is 0, without waiting for Paused')
     .addOption(timeoutOption())
     .action(async (cluster: string, opts: { wait?: boolean; timeout: number }, command: Command) => {
       await runPause(

@@ -1,0 +1,170 @@
+// kubectl etcdfn on the sandbox: the real plugin, run by the real kubectl from scripts/ on PATH,
+// against the sandbox's kubeconfig. What a user sees: the status screen, etcd's own view agreeing
+// with it, a snapshot that ends Complete, pause and resume that keep the cluster and its data.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Etcd3 } from 'etcd3';
+import { API_VERSION } from '../../shared/api/group.ts';
+import type { StatusView } from '../../shared/cli/status.ts';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
+import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { waitFor } from '../support/wait.ts';
+
+const NS = 'default';
+const NAME = 'cli';
+const scripts = resolve(import.meta.dirname, '..', '..', 'scripts');
+const home = mkdtempSync(join(tmpdir(), 'etcdfn-cli-home-'));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('kubectl etcdfn on the sandbox', { timeout: 240_000 }, () => {
+  let sandbox: FullSandbox;
+  let s3: TestS3;
+  let kube: KubeObjects;
+  const ref = { apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: NAME };
+
+  /** `kubectl etcdfn <args>` as a user types it, with scripts/ on PATH. */
+  const etcdfn = (...args: string[]): Promise<Run> =>
+    new Promise(done => {
+      const env = { ...process.env, HOME: home, PATH: `${scripts}${delimiter}${process.env.PATH ?? ''}` };
+      execFile(
+        'kubectl',
+        ['etcdfn', ...args, '--kubeconfig', sandbox.kubeconfig],
+        { env },
+        (err, stdout, stderr) =>
+          done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const ok = async (...args: string[]): Promise<string> => {
+    const run = await etcdfn(...args);
+    assert.equal(run.code, 0, `kubectl etcdfn ${args.join(' ')} failed:\n${run.stderr}${run.stdout}`);
+    return run.stdout;
+  };
+  const statusJson = async (): Promise<StatusView> => JSON.parse(await ok('status', NAME, '-o', 'json'));
+  /** Polls the API (not the CLI: each run starts node) until 3/3 with three voters, nothing in progress. */
+  const converged = async (): Promise<StatusView> => {
+    await waitFor(
+      `${NAME} at 3/3 with three voters, one leader, nothing in progress`,
+      async () => {
+        const read = await kube.get<EtcdCluster & KubeObject>(ref);
+        const s = read.kind === 'found' ? read.object.status : undefined;
+        const progressing = s?.conditions?.find(c => c.type === 'Progressing');
+        const voters = s?.members?.filter(m => m.role === 'voter' && m.id && m.ready) ?? [];
+        return s?.ready === '3/3' && progressing?.status === 'False' && !s.operation && voters.length === 3;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+      () => sandbox.output().slice(-3000),
+    );
+    return statusJson();
+  };
+
+  async function withEtcd<T>(fn: (client: Etcd3) => Promise<T>): Promise<T> {
+    const v = await statusJson();
+    const hosts = v.members.flatMap(m => (m.podIP ? [`http://${m.podIP}:2379`] : []));
+    const client = new Etcd3({ hosts, dialTimeout: 2000 });
+    try {
+      return await fn(client);
+    } finally {
+      client.close();
+    }
+  }
+
+  before(async () => {
+    [sandbox, s3] = await Promise.all([startFullSandbox({ tickSeconds: 5 }), startS3rver(['backups'])]);
+    kube = new KubeObjects(sandbox.kc);
+    assert.equal((await kube.create(s3rverSecret('cli-s3', NS))).kind, 'created');
+    const created = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: NAME, namespace: NS },
+      spec: { replicas: 3, version: '3.5.16' },
+    });
+    assert.equal(created.kind, 'created');
+  });
+  after(async () => {
+    await Promise.all([sandbox?.stop(), s3?.stop()]);
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  let ids: string[] = [];
+  let clusterID = '';
+
+  it('status shows READY 3/3 and three voters, one of them the leader', async () => {
+    await converged();
+    const text = await ok('status', NAME);
+    assert.match(text, /READY 3\/3/);
+    assert.match(text, /PHASE Running/);
+    assert.match(text, /^Available\s+True\s+QuorumHealthy/m);
+    const rows = text.split('\n').filter(l => l.startsWith(`${NAME}-`));
+    assert.equal(rows.length, 3, text);
+    assert.ok(
+      rows.every(r => /\svoter\s/.test(r)),
+      text,
+    );
+    assert.equal(rows.filter(r => /\svoter\s+\*\s/.test(r)).length, 1, `one leader:\n${text}`);
+    ids = rows.map(r => r.split(/\s+/)[1] ?? '').sort();
+    assert.ok(
+      ids.every(id => /^[0-9a-f]{16}$/.test(id)),
+      text,
+    );
+    clusterID = (await statusJson()).clusterID ?? '';
+    assert.match(clusterID, /^[0-9a-f]{16}$/);
+  });
+
+  it("members shows etcd's view with the same three IDs and no mismatch", async () => {
+    const text = await ok('members', NAME);
+    for (const id of ids) assert.match(text, new RegExp(`^${id}\\s+${NAME}-\\d+\\s+http://`, 'm'), text);
+    assert.match(text, new RegExp(`cluster ID ${clusterID}`));
+    assert.match(text, /No mismatch: etcd and the EtcdCluster status agree on 3 members/, text);
+  });
+
+  it('snapshot --wait prints the name and Complete with the artifact', async () => {
+    const args = ['--s3-endpoint', s3.endpoint, '--bucket', 'backups', '--key', 'cli/', '--secret', 'cli-s3'];
+    const text = await ok('snapshot', NAME, ...args, '--wait', '--timeout', '60');
+    const [name, ...rest] = text.trim().split('\n');
+    assert.match(name ?? '', new RegExp(`^${NAME}-[a-z0-9]+$`));
+    assert.match(rest.join('\n'), new RegExp(`${name} Complete`));
+    assert.match(text, new RegExp(`uri: +s3://backups/cli/${name}\\.db`));
+    assert.match(text, /checksum: sha256:[0-9a-f]{64}/);
+    assert.match(await ok('status', NAME), new RegExp(`Latest snapshot: ${name}\\s+Complete`));
+  });
+
+  it('pause keeps the data, resume brings 3/3 back with the same cluster ID and the data', async () => {
+    await withEtcd(c => c.put('cli/kept').value('before pause').exec());
+    const idOf = new Map((await statusJson()).members.map(m => [m.name, m.id]));
+    const paused = await ok('pause', NAME, '--timeout', '90');
+    assert.match(paused, /replicas 3 → 0/);
+    const claim = /data-(cli-\d+)/.exec(paused);
+    assert.ok(claim, `pause names the claim that keeps the data:\n${paused}`);
+    const keptMember = claim[1] ?? '';
+    const keptID = idOf.get(keptMember);
+    assert.ok(keptID && ids.includes(keptID), 'the paused member is one of the three');
+
+    const resumed = await ok('resume', NAME, '--wait', '--timeout', '120');
+    assert.match(resumed, /replicas 0 → 3/);
+    const v = await converged();
+    assert.equal(v.clusterID, clusterID);
+    assert.equal(v.members.find(m => m.name === keptMember)?.id, keptID);
+    assert.equal(await withEtcd(c => c.get('cli/kept').string()), 'before pause');
+    assert.match(await ok('members', NAME), /No mismatch/);
+  });
+
+  it('errors are one line with a non-zero exit code', async () => {
+    const missing = await etcdfn('status', 'nosuch');
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, 'error: etcdcluster "nosuch" not found in namespace "default"\n');
+    const notPaused = await etcdfn('resume', NAME);
+    assert.equal(notPaused.code, 1);
+    assert.match(notPaused.stderr, /^error: cli is not paused \(spec.replicas is 3\)\n$/);
+  });
+});
