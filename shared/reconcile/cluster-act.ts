@@ -63,6 +63,7 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
       const patched = await ctx.kube.mergePatch(memberRef(state, action.member), {
         spec: { version: action.version },
       });
+      if (patched.kind === 'written') await crashPoint('cluster:member-upgraded');
       return patched.kind === 'written'
         ? { ok: true, summary: `upgrading ${action.member} from ${action.from} to ${action.version}` }
         : retry(`upgrading ${action.member}: ${patched.kind}`);

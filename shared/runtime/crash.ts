@@ -23,6 +23,7 @@ export const CRASH_POINTS = [
   'cluster:member-deleted',
   'cluster:dormant-set',
   'cluster:orphan-removed',
+  'cluster:member-upgraded',
   // reconcile-member (shared/reconcile/member.ts)
   'member:status-written',
   'member:pvc-created',

@@ -254,12 +254,12 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
     covered.add(point);
   }
 
-  async function create(name: string, replicas: number, medium = ''): Promise<void> {
+  async function create(name: string, replicas: number, medium = '', version = '3.5.16'): Promise<void> {
     const created = await kube.create({
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
       metadata: { name, namespace: NS },
-      spec: { replicas, version: '3.5.16', storage: { size: medium ? '256Mi' : '1Gi', medium } },
+      spec: { replicas, version, storage: { size: medium ? '256Mi' : '1Gi', medium } },
     });
     assert.equal(created.kind, 'created');
   }
@@ -394,6 +394,45 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
     assert.ok(!(await members(name)).some(m => m.metadata.name === lost), `${lost} was replaced`);
     assert.equal((await kube.delete(clusterRef(name))).kind, 'deleted');
   });
+
+  const upgradeSteps: { point: CrashPoint; name: string }[] = [
+    { point: 'cluster:member-upgraded', name: 'upg-a' },
+    { point: 'member:pod-deleted', name: 'upg-b' },
+  ];
+  for (const { point, name } of upgradeSteps) {
+    it(`upgrade 3.4.23 → 3.5.16 of 3 members: crash after ${point}`, async () => {
+      await create(name, 3, '', '3.4.23');
+      const ids = new Map((await converged(name, 3)).status?.members?.map(m => [m.name, m.id]));
+      await crashingAt(
+        point,
+        () =>
+          kubectl(
+            sandbox.kubeconfig,
+            'patch',
+            'etcdcluster',
+            name,
+            '-n',
+            NS,
+            '--type=merge',
+            '-p',
+            '{"spec":{"version":"3.5.16"}}',
+          ).then(() => undefined),
+        name,
+      );
+      const c = await waitFor(
+        `${name}: every member on 3.5.16`,
+        async () => {
+          const done = await converged(name, 3);
+          return done.status?.members?.every(m => m.version === '3.5.16') ? done : false;
+        },
+        { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
+        describeWorld(name),
+      );
+      assert.deepEqual(new Map(c.status?.members?.map(m => [m.name, m.id])), ids, 'same members, same IDs');
+      for (const m of await members(name)) assert.equal(m.spec.version, '3.5.16');
+      assert.equal((await kube.delete(clusterRef(name))).kind, 'deleted');
+    });
+  }
 
   it('every crash point of the functions was crashed through', () => {
     const missing = CRASH_POINTS.filter(p => !covered.has(p));
