@@ -66,6 +66,12 @@ export class KubeObjects {
     }
   }
 
+  /** The object, or undefined when it does not exist (get without the outcome to switch on). */
+  async find<T extends KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    const read = await this.get<T>(ref);
+    return read.kind === 'found' ? read.object : undefined;
+  }
+
   /** Lists one kind in a namespace (or all namespaces when namespace is ''), optionally by label. */
   async list<T extends KubeObject>(
     apiVersion: string,

@@ -322,28 +322,18 @@ function planUpgrade(state: ClusterState, running: EtcdMember[]): MembershipStep
     return waitFor(
       `waiting for member ${unready.metadata.name} to be ready before upgrading the next one${podTrouble(state, unready)}`,
     );
-  const etcd = state.etcd?.reachable ? state.etcd : undefined;
-  const leaderId = etcd?.leaderId;
-  const isLeader = (m: EtcdMember) =>
-    leaderId !== undefined &&
-    etcd !== undefined &&
-    membershipOf(state.cluster, m, etcd.members)?.id === leaderId;
-  const victim = newestFirst(outdated).find(m => !isLeader(m)) ?? outdated[0];
+  const victim = newestFirst(outdated).find(m => !isLeader(state, m)) ?? outdated[0];
   const name = victim.metadata.name ?? '';
-  if (isLeader(victim) && etcd) {
-    const successor = etcd.members.find(
-      e =>
-        !e.isLearner &&
-        e.started &&
-        e.id !== leaderId &&
-        running.some(m => m !== victim && m.spec.version === target && membershipOf(state.cluster, m, [e])),
-    );
-    if (successor) {
-      return {
-        action: { kind: 'move-leader', from: name, toId: successor.id },
-        progress: working('Upgrading', `moving leadership off ${name} before upgrading it (${tally})`),
-      };
-    }
+  const successor = leaderSuccessor(
+    state,
+    victim,
+    running.filter(m => m !== victim && m.spec.version === target),
+  );
+  if (successor) {
+    return {
+      action: { kind: 'move-leader', from: name, toId: successor },
+      progress: working('Upgrading', `moving leadership off ${name} before upgrading it (${tally})`),
+    };
   }
   const from = victim.spec.version;
   const why = `upgrading member ${name} from etcd ${from} to ${target}`;
@@ -352,6 +342,32 @@ function planUpgrade(state: ClusterState, running: EtcdMember[]): MembershipStep
     progress: working('Upgrading', `${why} (${tally})`),
     events: [{ type: 'Normal', reason: 'UpgradingMember', message: why }],
   };
+}
+
+function isLeader(state: ClusterState, member: EtcdMember): boolean {
+  const etcd = state.etcd?.reachable ? state.etcd : undefined;
+  if (!etcd?.leaderId) return false;
+  return membershipOf(state.cluster, member, etcd.members)?.id === etcd.leaderId;
+}
+
+/**
+ * When `member` leads, the etcd ID of a started voter to hand leadership to, one of `candidates`;
+ * undefined when `member` does not lead or no candidate is a started voter.
+ */
+function leaderSuccessor(
+  state: ClusterState,
+  member: EtcdMember,
+  candidates: EtcdMember[],
+): string | undefined {
+  const etcd = state.etcd?.reachable ? state.etcd : undefined;
+  if (!etcd || !isLeader(state, member)) return undefined;
+  return etcd.members.find(
+    e =>
+      !e.isLearner &&
+      e.started &&
+      e.id !== etcd.leaderId &&
+      candidates.some(m => membershipOf(state.cluster, m, [e])),
+  )?.id;
 }
 
 function planLearner(
@@ -405,23 +421,19 @@ function planScaleDown(state: ClusterState, running: EtcdMember[], desired: numb
       events: [{ type: 'Normal', reason: 'Pausing', message: why }],
     };
   }
-  const etcd = state.etcd?.reachable ? state.etcd : undefined;
-  const membership = etcd && victim ? membershipOf(state.cluster, victim, etcd.members) : undefined;
-  if (etcd?.leaderId && membership?.id === etcd.leaderId) {
-    const successor = etcd.members.find(
-      e =>
-        !e.isLearner &&
-        e.started &&
-        e.id !== membership.id &&
-        running.some(m => membershipOf(state.cluster, m, [e]) && isMemberReady(state, m)),
+  const successor =
+    victim &&
+    leaderSuccessor(
+      state,
+      victim,
+      running.filter(m => m !== victim && isMemberReady(state, m)),
     );
-    if (successor) {
-      const why = `moving leadership off ${name} before removing it`;
-      return {
-        action: { kind: 'move-leader', from: name, toId: successor.id },
-        progress: working('ScalingDown', why),
-      };
-    }
+  if (successor) {
+    const why = `moving leadership off ${name} before removing it`;
+    return {
+      action: { kind: 'move-leader', from: name, toId: successor },
+      progress: working('ScalingDown', why),
+    };
   }
   const why = `removing member ${name} (${running.length} → ${desired})`;
   return {

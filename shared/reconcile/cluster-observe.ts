@@ -29,17 +29,19 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   if (read.kind === 'not-found') return undefined;
   const cluster = read.object;
   const selector = clusterSelector(ref.name);
+  const namespaced = (apiVersion: string, kind: string, name: string) => ({
+    apiVersion,
+    kind,
+    namespace: ref.namespace,
+    name,
+  });
   const [members, pods, headless, client, pdb] = await Promise.all([
     ctx.kube.list<EtcdMember & KubeObject>(API_VERSION, ETCD_MEMBER.kind, ref.namespace, selector),
     ctx.kube.list<V1Pod & KubeObject>('v1', 'Pod', ref.namespace, selector),
-    optional<V1Service>(ctx, 'v1', 'Service', ref.namespace, headlessServiceName(ref.name)),
-    optional<V1Service>(ctx, 'v1', 'Service', ref.namespace, clientServiceName(ref.name)),
-    optional<V1PodDisruptionBudget>(
-      ctx,
-      'policy/v1',
-      'PodDisruptionBudget',
-      ref.namespace,
-      podDisruptionBudgetName(ref.name),
+    ctx.kube.find<V1Service & KubeObject>(namespaced('v1', 'Service', headlessServiceName(ref.name))),
+    ctx.kube.find<V1Service & KubeObject>(namespaced('v1', 'Service', clientServiceName(ref.name))),
+    ctx.kube.find<V1PodDisruptionBudget & KubeObject>(
+      namespaced('policy/v1', 'PodDisruptionBudget', podDisruptionBudgetName(ref.name)),
     ),
   ]);
   const state: ClusterState = {
@@ -53,17 +55,6 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   const endpoints = etcdEndpoints(state, cluster);
   if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
   return state;
-}
-
-async function optional<T>(
-  ctx: Context,
-  apiVersion: string,
-  kind: string,
-  namespace: string,
-  name: string,
-): Promise<T | undefined> {
-  const read = await ctx.kube.get({ apiVersion, kind, namespace, name });
-  return read.kind === 'found' ? (read.object as T) : undefined;
 }
 
 export function podFacts(pod: V1Pod): PodFacts {

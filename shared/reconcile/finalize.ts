@@ -60,13 +60,12 @@ export async function observeFinalize(ctx: Context, ref: MemberRef): Promise<Fin
   // Most EtcdMember events are not deletions: for those, the member alone says there is nothing to do.
   if (!isBeingDeleted(member) || !hasFinalizer(member)) return { member, others: [], tried: [] };
   const clusterName = member.spec.clusterName;
-  const clusterRead = await ctx.kube.get<EtcdCluster & KubeObject>({
+  const cluster = await ctx.kube.find<EtcdCluster & KubeObject>({
     apiVersion: API_VERSION,
     kind: ETCD_CLUSTER.kind,
     namespace: ref.namespace,
     name: clusterName,
   });
-  const cluster = clusterRead.kind === 'found' ? clusterRead.object : undefined;
   const state: FinalizeState = { member, cluster, others: [], tried: [] };
   // Whether there are others matters only for a member whose removal is still ours to do.
   if (!needsEtcd({ ...state, others: [member] })) return state;

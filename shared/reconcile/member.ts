@@ -51,12 +51,13 @@ export async function observeMember(ctx: Context, ref: MemberRef): Promise<Membe
   const member = read.object;
   const ns = ref.namespace;
   const [cluster, pod, pvc] = await Promise.all([
-    optional<EtcdCluster>(ctx, objectRef(API_VERSION, ETCD_CLUSTER.kind, ns, member.spec.clusterName)),
-    optional<V1Pod>(ctx, objectRef('v1', 'Pod', ns, ref.name)),
+    ctx.kube.find<EtcdCluster & KubeObject>(
+      objectRef(API_VERSION, ETCD_CLUSTER.kind, ns, member.spec.clusterName),
+    ),
+    ctx.kube.find<V1Pod & KubeObject>(objectRef('v1', 'Pod', ns, ref.name)),
     isMemoryMedium(member.spec.storage)
       ? undefined
-      : optional<V1PersistentVolumeClaim>(
-          ctx,
+      : ctx.kube.find<V1PersistentVolumeClaim & KubeObject>(
           objectRef('v1', 'PersistentVolumeClaim', ns, pvcName(ref.name)),
         ),
   ]);
@@ -162,11 +163,6 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
       await crashPoint('member:member-deleted');
       return emitted(action.reason);
   }
-}
-
-async function optional<T>(ctx: Context, ref: ObjectRef): Promise<T | undefined> {
-  const read = await ctx.kube.get<T & KubeObject>(ref);
-  return read.kind === 'found' ? read.object : undefined;
 }
 
 function objectRef(apiVersion: string, kind: string, namespace: string, name: string): ObjectRef {

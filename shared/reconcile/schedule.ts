@@ -15,6 +15,7 @@ import { API_VERSION, ETCD_CLUSTER, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from
 import type { EventContent } from '../builders/k8s-event.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
+import { secretValues } from '../k8s/secrets.ts';
 import {
   isOwnedBy,
   planRetentionResult,
@@ -24,9 +25,8 @@ import {
 } from '../plan/schedule-plan.ts';
 import type { Context } from '../runtime/context.ts';
 import { deleteObject } from '../s3/delete.ts';
-import { ACCESS_KEY_ID, SECRET_ACCESS_KEY, snapshotTarget } from '../s3/location.ts';
+import { ACCESS_KEY_ID, credentialsIn, SECRET_ACCESS_KEY, snapshotTarget } from '../s3/location.ts';
 import { emitEvents } from './member-events.ts';
-import { secretValues } from './snapshot.ts';
 
 export interface ScheduleRef {
   namespace: string;
@@ -84,10 +84,11 @@ export async function reconcileSchedule(ctx: Context, ref: ScheduleRef): Promise
   if (plan.deletions.length > 0) {
     const problems: string[] = [];
     const pruned: EventContent[] = [];
+    const secrets = secretReader(ctx);
     for (const deletion of plan.deletions) {
       const snapshot = observed.snapshots.find(s => s.metadata.uid === deletion.uid);
       if (!snapshot) continue;
-      const problem = await prune(ctx, snapshot, deletion);
+      const problem = await prune(ctx, snapshot, deletion, secrets);
       if (problem) problems.push(problem);
       else {
         pruned.push({
@@ -128,7 +129,7 @@ async function observeSchedule(
   // reference is the truth (a schedule deleted and recreated under the same name owns nothing yet).
   const [all, cluster] = await Promise.all([
     ctx.kube.list<Snapshot>(API_VERSION, ETCD_SNAPSHOT.kind, ref.namespace),
-    ctx.kube.get<EtcdCluster & KubeObject>(
+    ctx.kube.find<EtcdCluster & KubeObject>(
       objectRef(ETCD_CLUSTER.kind, ref.namespace, schedule.spec.clusterRef.name),
     ),
   ]);
@@ -139,33 +140,44 @@ async function observeSchedule(
     snapshots,
     timings: ctx.settings.schedule,
   };
-  if (cluster.kind === 'found') state.cluster = cluster.object;
+  if (cluster) state.cluster = cluster;
   return { schedule, snapshots, state };
 }
 
 /** Deletes the snapshot's object (when it has one), then the snapshot; a problem a person must fix, or undefined. */
+type SecretReader = (namespace: string, name: string) => Promise<Record<string, string>>;
+
+/** Reads each Secret once per invocation: every pruned snapshot of a schedule usually names the same one. */
+function secretReader(ctx: Context): SecretReader {
+  const read = new Map<string, Promise<Record<string, string>>>();
+  return (namespace, name) => {
+    const key = `${namespace}/${name}`;
+    let values = read.get(key);
+    if (!values) {
+      values = ctx.kube
+        .find<V1Secret & KubeObject>({ apiVersion: 'v1', kind: 'Secret', namespace, name })
+        .then(secret => (secret ? secretValues(secret) : {}));
+      read.set(key, values);
+    }
+    return values;
+  };
+}
+
 async function prune(
   ctx: Context,
   snapshot: Snapshot,
   deletion: ScheduleDeletion,
+  secrets: SecretReader,
 ): Promise<string | undefined> {
   const ns = snapshot.metadata.namespace ?? '';
   const s3 = snapshot.spec.destination.s3;
   if (deletion.s3Object && s3) {
     const target = snapshotTarget(s3, snapshot.metadata.name ?? '');
-    const secret = await ctx.kube.get<V1Secret & KubeObject>({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      namespace: ns,
-      name: target.secretName,
-    });
-    const values = secret.kind === 'found' ? secretValues(secret.object) : {};
-    const accessKeyId = values[ACCESS_KEY_ID];
-    const secretAccessKey = values[SECRET_ACCESS_KEY];
-    if (!accessKeyId || !secretAccessKey) {
+    const credentials = credentialsIn(await secrets(ns, target.secretName));
+    if (!credentials) {
       return `cannot delete ${target.uri} of EtcdSnapshot ${deletion.name}: Secret ${target.secretName} is missing or lacks ${ACCESS_KEY_ID} and ${SECRET_ACCESS_KEY}; restore it (the EtcdSnapshot is kept until its object is deleted)`;
     }
-    const deleted = await deleteObject(target, { accessKeyId, secretAccessKey });
+    const deleted = await deleteObject(target, credentials);
     if (deleted.kind === 'refused') {
       return `S3 refused to delete ${target.uri} of EtcdSnapshot ${deletion.name}: ${deleted.code}: ${deleted.message}; give the key in Secret ${target.secretName} s3:DeleteObject (the EtcdSnapshot is kept until its object is deleted)`;
     }

@@ -21,8 +21,9 @@ import {
   type TakeOutcome,
 } from '../plan/snapshot-plan.ts';
 import type { Context } from '../runtime/context.ts';
-import { ACCESS_KEY_ID, SECRET_ACCESS_KEY, type S3Target } from '../s3/location.ts';
-import { uploadStream, type S3Credentials } from '../s3/upload.ts';
+import { secretValues } from '../k8s/secrets.ts';
+import { ACCESS_KEY_ID, credentialsIn, SECRET_ACCESS_KEY } from '../s3/location.ts';
+import { uploadStream } from '../s3/upload.ts';
 import { emitEvents } from './member-events.ts';
 
 export interface SnapshotRef {
@@ -40,7 +41,7 @@ const RESULT_WRITE_ATTEMPTS = 3;
 export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise<HandlerOutcome> {
   const observed = await observeSnapshot(ctx, ref);
   if (!observed) return { result: 'done', summary: `EtcdSnapshot ${ref.namespace}/${ref.name} not found` };
-  const { snapshot, state } = observed;
+  const { snapshot, state, secret } = observed;
   const plan = planSnapshot(state);
   const { step } = plan;
   if (step.kind === 'nothing') return { result: 'done', summary: step.reason };
@@ -62,14 +63,17 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
   }
   await emitEvents(ctx, written.object, plan.events, INSTANCE);
   if (step.kind !== 'claim') return { result: 'done', summary: step.reason };
-  return takeAndRecord(ctx, written.object, step);
+  return takeAndRecord(ctx, written.object, step, secret ?? {});
 }
 
-/** The snapshot and the facts its plan needs; undefined when the snapshot does not exist. */
+/**
+ * The snapshot and the facts its plan needs, plus the credentials Secret's values for the upload;
+ * undefined when the snapshot does not exist.
+ */
 export async function observeSnapshot(
   ctx: Context,
   ref: SnapshotRef,
-): Promise<{ snapshot: Snapshot; state: SnapshotState } | undefined> {
+): Promise<{ snapshot: Snapshot; state: SnapshotState; secret?: Record<string, string> } | undefined> {
   const read = await ctx.kube.get<Snapshot>(
     objectRef(API_VERSION, ETCD_SNAPSHOT.kind, ref.namespace, ref.name),
   );
@@ -87,24 +91,30 @@ export async function observeSnapshot(
   const clusterName = snapshot.spec.clusterRef.name;
   const secretName = snapshot.spec.destination.s3?.credentialsSecretRef.name;
   const [cluster, pods, secret] = await Promise.all([
-    optional<EtcdCluster & KubeObject>(
-      ctx,
+    ctx.kube.find<EtcdCluster & KubeObject>(
       objectRef(API_VERSION, ETCD_CLUSTER.kind, ref.namespace, clusterName),
     ),
     ctx.kube.list<V1Pod & KubeObject>('v1', 'Pod', ref.namespace, clusterSelector(clusterName)),
     secretName
-      ? optional<V1Secret & KubeObject>(ctx, objectRef('v1', 'Secret', ref.namespace, secretName))
+      ? ctx.kube.find<V1Secret & KubeObject>(objectRef('v1', 'Secret', ref.namespace, secretName))
       : undefined,
   ]);
   if (cluster) state.cluster = cluster;
   state.readyPods = pods.filter(isPodReady).map(p => p.metadata.name ?? '');
-  if (secret) state.secretKeys = Object.keys(secretValues(secret));
-  return { snapshot, state };
+  if (!secret) return { snapshot, state };
+  const values = secretValues(secret);
+  state.secretKeys = Object.keys(values);
+  return { snapshot, state, secret: values };
 }
 
-async function takeAndRecord(ctx: Context, claimed: Snapshot, step: ClaimStep): Promise<HandlerOutcome> {
+async function takeAndRecord(
+  ctx: Context,
+  claimed: Snapshot,
+  step: ClaimStep,
+  secret: Record<string, string>,
+): Promise<HandlerOutcome> {
   // Whatever goes wrong, the claim is settled here rather than left to go stale.
-  const outcome = await take(ctx, claimed, step).catch((err: unknown): TakeOutcome => ({
+  const outcome = await take(ctx, step, secret).catch((err: unknown): TakeOutcome => ({
     kind: 'error',
     message: err instanceof Error ? err.message : String(err),
   }));
@@ -119,11 +129,14 @@ async function takeAndRecord(ctx: Context, claimed: Snapshot, step: ClaimStep): 
   return { result: 'done', summary: plan.step.reason };
 }
 
-/** One attempt: credentials, then the first member that serves a snapshot, streamed to S3. */
-async function take(ctx: Context, claimed: Snapshot, step: ClaimStep): Promise<TakeOutcome> {
-  const ns = claimed.metadata.namespace ?? '';
-  const credentials = await readCredentials(ctx, ns, step.target);
-  if (typeof credentials === 'string') return { kind: 'credentials-invalid', message: credentials };
+/** One attempt: the first member that serves a snapshot, streamed to S3 with the Secret's keys. */
+async function take(ctx: Context, step: ClaimStep, secret: Record<string, string>): Promise<TakeOutcome> {
+  // The planner claims only when both keys are there; this guards the types, not a real case.
+  const credentials = credentialsIn(secret);
+  if (!credentials) {
+    const message = `Secret ${step.target.secretName} lacks ${ACCESS_KEY_ID} or ${SECRET_ACCESS_KEY}; fix it, then create a new EtcdSnapshot`;
+    return { kind: 'credentials-invalid', message };
+  }
   const timeout = AbortSignal.timeout(ctx.settings.snapshot.attemptTimeoutMs);
   const failures: string[] = [];
   for (const source of step.sources) {
@@ -166,32 +179,6 @@ async function take(ctx: Context, claimed: Snapshot, step: ClaimStep): Promise<T
   return { kind: 'etcd-unavailable', message: `no member served a snapshot (${failures.join('; ')})` };
 }
 
-async function readCredentials(ctx: Context, ns: string, target: S3Target): Promise<S3Credentials | string> {
-  const secret = await optional<V1Secret & KubeObject>(ctx, objectRef('v1', 'Secret', ns, target.secretName));
-  if (!secret)
-    return `Secret ${target.secretName} disappeared before the upload; create it again, then a new EtcdSnapshot`;
-  const values = secretValues(secret);
-  const accessKeyId = values[ACCESS_KEY_ID];
-  const secretAccessKey = values[SECRET_ACCESS_KEY];
-  if (!accessKeyId || !secretAccessKey) {
-    return `Secret ${target.secretName} lost ${ACCESS_KEY_ID} or ${SECRET_ACCESS_KEY} before the upload; fix it, then create a new EtcdSnapshot`;
-  }
-  return { accessKeyId, secretAccessKey };
-}
-
-/** The Secret's non-empty values, decoded (data is base64; stringData if an API server left it). */
-export function secretValues(secret: V1Secret): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const [key, value] of Object.entries(secret.data ?? {})) {
-    const decoded = Buffer.from(value, 'base64').toString('utf8').trim();
-    if (decoded) values[key] = decoded;
-  }
-  for (const [key, value] of Object.entries(secret.stringData ?? {})) {
-    if (value.trim() && !(key in values)) values[key] = value.trim();
-  }
-  return values;
-}
-
 /**
  * Writes the attempt's result against the claim. A conflict that left the claim in place (the same
  * startTime, still Started) is retried on the fresh object; a claim taken over is left alone.
@@ -228,11 +215,6 @@ async function writeResult(
   throw new Error(
     `EtcdSnapshot ${claimed.metadata.name}: the result could not be written after ${RESULT_WRITE_ATTEMPTS} conflicts`,
   );
-}
-
-async function optional<T extends KubeObject>(ctx: Context, ref: ObjectRef): Promise<T | undefined> {
-  const read = await ctx.kube.get<T>(ref);
-  return read.kind === 'found' ? read.object : undefined;
 }
 
 function objectRef(apiVersion: string, kind: string, namespace: string, name: string): ObjectRef {

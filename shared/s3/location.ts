@@ -8,6 +8,19 @@ export const ACCESS_KEY_ID = 'AWS_ACCESS_KEY_ID';
 export const SECRET_ACCESS_KEY = 'AWS_SECRET_ACCESS_KEY';
 export const CREDENTIAL_KEYS = [ACCESS_KEY_ID, SECRET_ACCESS_KEY] as const;
 
+/** An access key pair for the store. */
+export interface S3Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/** The key pair in a credentials Secret's values; undefined when either key is missing or empty. */
+export function credentialsIn(values: Record<string, string>): S3Credentials | undefined {
+  const accessKeyId = values[ACCESS_KEY_ID];
+  const secretAccessKey = values[SECRET_ACCESS_KEY];
+  return accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined;
+}
+
 /** One object in an S3-compatible store, and how to reach it. */
 export interface S3Target {
   endpoint: string;

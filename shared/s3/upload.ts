@@ -6,12 +6,9 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { S3Target } from './location.ts';
+import type { S3Credentials, S3Target } from './location.ts';
 
-export interface S3Credentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-}
+export type { S3Credentials };
 
 export interface UploadOptions {
   /** Aborts the upload (the multipart upload is aborted in the store too). */

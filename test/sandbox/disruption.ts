@@ -10,7 +10,7 @@
 //   allowed  = healthy - desired, at least 0.
 // The real controller takes `expected` from the owners' scale for a percentage or maxUnavailable
 // (and fails with SyncFailed for Pods without a controller); here it is always the Pod count.
-import { matchLabels, parseLabelSelector, type LabelSelector } from './apiserver/selectors.ts';
+import { matchLabels, type LabelSelector } from './apiserver/selectors.ts';
 import type { KObject } from './apiserver/types.ts';
 
 export interface PodLike extends KObject {
@@ -153,16 +153,20 @@ export function isHealthy(pod: PodLike): boolean {
   return pod.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
+/** A metav1.LabelSelector as the requirements the API server's selector matcher takes. */
 function selectorOf(selector: LabelSelectorObject | undefined): LabelSelector {
-  const parts = Object.entries(selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
-  for (const e of selector?.matchExpressions ?? []) {
-    const values = (e.values ?? []).join(',');
-    if (e.operator === 'In') parts.push(`${e.key} in (${values})`);
-    else if (e.operator === 'NotIn') parts.push(`${e.key} notin (${values})`);
-    else if (e.operator === 'Exists') parts.push(e.key);
-    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
+  const requirements: LabelSelector = Object.entries(selector?.matchLabels ?? {}).map(([key, value]) => ({
+    key,
+    op: '=' as const,
+    values: [value],
+  }));
+  for (const { key, operator, values = [] } of selector?.matchExpressions ?? []) {
+    if (operator === 'In') requirements.push({ key, op: 'in', values });
+    else if (operator === 'NotIn') requirements.push({ key, op: 'notin', values });
+    else if (operator === 'Exists') requirements.push({ key, op: 'exists' });
+    else if (operator === 'DoesNotExist') requirements.push({ key, op: '!' });
   }
-  return parseLabelSelector(parts.join(','));
+  return requirements;
 }
 
 /** An int-or-percent against a total, percentages rounded up (as the disruption controller does). */

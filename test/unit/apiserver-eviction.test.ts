@@ -1,7 +1,8 @@
 // The sandbox API server's eviction decision: what a PodDisruptionBudget lets `kubectl drain` take.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { budgetOf, evictionRefusal } from '../sandbox/apiserver/eviction.ts';
+import { evictionRefusal } from '../sandbox/apiserver/eviction.ts';
+import { budgetOf } from '../sandbox/disruption.ts';
 import type { KObject } from '../sandbox/apiserver/types.ts';
 
 const NS = 'default';

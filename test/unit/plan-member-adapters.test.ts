@@ -37,13 +37,18 @@ class FakeKube {
     this.objects.set(this.key({ kind: object.kind, ...object.metadata }), stored);
     return structuredClone(stored);
   }
-  find<T>(kind: string, name: string): T | undefined {
+  /** What the fake holds now (for assertions). */
+  stored<T>(kind: string, name: string): T | undefined {
     const o = this.objects.get(`${kind}/prod/${name}`);
     return o ? (structuredClone(o) as T) : undefined;
   }
   async get<T extends KubeObject>(ref: ObjectRef) {
     const o = this.objects.get(this.key(ref));
     return o ? { kind: 'found' as const, object: structuredClone(o) as T } : { kind: 'not-found' as const };
+  }
+  async find<T extends KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    const read = await this.get<T>(ref);
+    return read.kind === 'found' ? read.object : undefined;
   }
   async list<T extends KubeObject>(_apiVersion: string, kind: string, namespace: string, selector?: string) {
     const [key, value] = (selector ?? '').split('=');
@@ -263,7 +268,7 @@ beforeEach(() => {
 const ref = (name: string) => ({ namespace: 'prod', name });
 
 function markReady(name: string): void {
-  const pod = kube.find<V1Pod & KubeObject>('Pod', name)!;
+  const pod = kube.stored<V1Pod & KubeObject>('Pod', name)!;
   kube.put({ ...pod, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } });
 }
 
@@ -278,17 +283,17 @@ describe('reconcileMember over fakes', () => {
       'create PersistentVolumeClaim data-demo-2',
       'create Pod demo-2',
     ]);
-    const pod = kube.find<V1Pod>('Pod', 'demo-2')!;
+    const pod = kube.stored<V1Pod>('Pod', 'demo-2')!;
     assert.equal(pod.metadata?.labels?.['etcdfn.io/role'], 'learner');
     assert.equal(pod.metadata?.ownerReferences?.[0]?.uid, 'demo-2-uid');
-    assert.equal(kube.find<EtcdMember>('EtcdMember', 'demo-2')?.status?.memberID, idOf('demo-2'));
+    assert.equal(kube.stored<EtcdMember>('EtcdMember', 'demo-2')?.status?.memberID, idOf('demo-2'));
 
     markReady('demo-2');
     kube.writes = [];
     const second = await reconcileMember(ctx, ref('demo-2'));
     assert.equal(second.result, 'done');
     assert.deepEqual(kube.writes, ['status EtcdMember demo-2']);
-    const status = kube.find<EtcdMember>('EtcdMember', 'demo-2')?.status;
+    const status = kube.stored<EtcdMember>('EtcdMember', 'demo-2')?.status;
     assert.equal(status?.role, 'learner');
     assert.equal(status?.version, '3.5.16');
     assert.equal(status?.conditions?.[0]?.reason, 'PodReady');
@@ -308,7 +313,7 @@ describe('reconcileMember over fakes', () => {
     kube.writes = [];
     await reconcileMember(ctx, ref('demo-2'));
     assert.deepEqual(kube.writes, ['status EtcdMember demo-2', 'patch Pod demo-2']);
-    assert.equal(kube.find<V1Pod>('Pod', 'demo-2')?.metadata?.labels?.['etcdfn.io/role'], 'voter');
+    assert.equal(kube.stored<V1Pod>('Pod', 'demo-2')?.metadata?.labels?.['etcdfn.io/role'], 'voter');
     etcd.calls = [];
     kube.writes = [];
     await reconcileMember(ctx, ref('demo-2'));
@@ -328,14 +333,14 @@ describe('reconcileMember over fakes', () => {
   it('a dormant member has its Pod deleted and keeps its PVC', async () => {
     kube.put(member('demo-2'));
     await reconcileMember(ctx, ref('demo-2'));
-    const dormant = kube.find<EtcdMember & KubeObject>('EtcdMember', 'demo-2')!;
+    const dormant = kube.stored<EtcdMember & KubeObject>('EtcdMember', 'demo-2')!;
     kube.put({ ...dormant, spec: { ...dormant.spec, dormant: true } });
     kube.writes = [];
     const outcome = await reconcileMember(ctx, ref('demo-2'));
     assert.equal(outcome.result, 'done');
     assert.deepEqual(kube.writes, ['status EtcdMember demo-2', 'delete Pod demo-2']);
-    assert.ok(kube.find('PersistentVolumeClaim', 'data-demo-2'));
-    assert.equal(kube.find<EtcdMember>('EtcdMember', 'demo-2')?.status?.conditions?.[0]?.reason, 'Paused');
+    assert.ok(kube.stored('PersistentVolumeClaim', 'data-demo-2'));
+    assert.equal(kube.stored<EtcdMember>('EtcdMember', 'demo-2')?.status?.conditions?.[0]?.reason, 'Paused');
   });
 
   it('a member that does not exist is done', async () => {
@@ -366,7 +371,7 @@ describe('reconcileMember over fakes', () => {
     };
     assert.equal((await handler(podEvent)).result, 'done');
     assert.equal(
-      kube.find<EtcdMember>('EtcdMember', 'demo-2')?.status?.conditions?.[0]?.reason,
+      kube.stored<EtcdMember>('EtcdMember', 'demo-2')?.status?.conditions?.[0]?.reason,
       'WaitingToJoin',
     );
   });
@@ -402,7 +407,7 @@ describe('finalizeMember over fakes', () => {
       etcd.members.map(m => m.name),
       ['demo-0', 'demo-1'],
     );
-    assert.equal(kube.find('EtcdMember', 'demo-2'), undefined, 'the finalizer is gone, so is the member');
+    assert.equal(kube.stored('EtcdMember', 'demo-2'), undefined, 'the finalizer is gone, so is the member');
     assert.deepEqual(events().sort(), ['LeaderMoved', 'MemberRemoved']);
   });
 
@@ -415,7 +420,7 @@ describe('finalizeMember over fakes', () => {
       etcd.members.map(m => m.name),
       ['demo-0', 'demo-1'],
     );
-    assert.equal(kube.find('EtcdMember', 'demo-2'), undefined);
+    assert.equal(kube.stored('EtcdMember', 'demo-2'), undefined);
   });
 
   it('never drops the finalizer while the cluster lives and no peer answers', async () => {
@@ -428,17 +433,17 @@ describe('finalizeMember over fakes', () => {
       (outcome as { reason: string }).reason,
       /asked http:\/\/demo-0\.demo\.prod\.svc:2379, http:\/\/demo-1/,
     );
-    assert.ok(kube.find('EtcdMember', 'demo-2'), 'the member stays');
+    assert.ok(kube.stored('EtcdMember', 'demo-2'), 'the member stays');
   });
 
   it('a member of a cluster being deleted goes without asking etcd', async () => {
-    const c = kube.find<EtcdCluster & KubeObject>('EtcdCluster', 'demo')!;
+    const c = kube.stored<EtcdCluster & KubeObject>('EtcdCluster', 'demo')!;
     kube.put({ ...c, metadata: { ...c.metadata, deletionTimestamp: NOW } });
     deleting('demo-2');
     const outcome = await finalizeMember(ctx, ref('demo-2'));
     assert.equal(outcome.result, 'done');
     assert.deepEqual(etcd.calls, []);
-    assert.equal(kube.find('EtcdMember', 'demo-2'), undefined);
+    assert.equal(kube.stored('EtcdMember', 'demo-2'), undefined);
   });
 
   it('a repeat after the removal (member-not-found) converges: just the finalizer', async () => {

@@ -21,8 +21,6 @@ import {
   type PodLike,
 } from '../disruption.ts';
 
-export { budgetOf, type Budget } from '../disruption.ts';
-
 /** Why the eviction of `pod` must be refused now; undefined when it may go. */
 export function evictionRefusal(
   pod: KObject,
