@@ -25,7 +25,7 @@ import {
   pvcName,
   type MemberRole,
 } from '../names.ts';
-import { parseQuantity, quantityCeil, type Quantity } from '../validation/quantity.ts';
+import { parseQuantity, quantityCeil, type Quantity } from '../quantity.ts';
 import { CLIENT_TLS_DIR, DATA_DIR, etcdFlags, PEER_TLS_DIR } from './etcd-flags.ts';
 import { objectMetadata } from './metadata.ts';
 import { controllerRef } from './owner.ts';

@@ -1,7 +1,7 @@
 // A member's storage size, read once in one way for the PVC, the emptyDir and the quota flag.
 import type { StorageSpec } from '../api/common.ts';
 import { DEFAULT_STORAGE_SIZE } from '../api/defaults.ts';
-import { parseQuantity, quantityCeil } from '../validation/quantity.ts';
+import { parseQuantity, quantityCeil } from '../quantity.ts';
 
 /** The size as a Kubernetes quantity string ("1Gi"; a bare number means bytes). */
 export function storageSize(storage: StorageSpec | undefined): string {

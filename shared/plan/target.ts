@@ -9,7 +9,7 @@ import {
   DEFAULT_STORAGE_SIZE,
 } from '../api/defaults.ts';
 import { toKubeTime } from '../conditions.ts';
-import { compareQuantities, parseQuantity } from '../validation/quantity.ts';
+import { compareQuantities, parseQuantity } from '../quantity.ts';
 
 export function observedFromSpec(cluster: EtcdCluster): ObservedClusterSpec {
   const spec = cluster.spec;

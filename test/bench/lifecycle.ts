@@ -47,7 +47,7 @@ import { stringify } from 'yaml';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember as EtcdMemberObject } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
-import { startBridge, type Bridge } from '../../shared/bridge/bridge.ts';
+import { startBridge, type Bridge } from '../../standalone/bridge/bridge.ts';
 import { createEtcdAdapter, type EtcdAdapter, type EtcdMember } from '../../shared/etcd/index.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';

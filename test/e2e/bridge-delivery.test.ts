@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Request, Response } from 'express';
-import type { DeliveryRecord } from '../../shared/bridge/delivery.ts';
+import type { DeliveryRecord } from '../../standalone/bridge/delivery.ts';
 import type { OperatorEvent } from '../../shared/events/types.ts';
 
 process.env.LOG_LEVEL ??= 'silent';
@@ -15,7 +15,7 @@ process.env.LOG_LEVEL ??= 'silent';
 const ff = await import('@google-cloud/functions-framework');
 const { functionServer, listen } = await import('../../shared/runtime/function-server.ts');
 const { eventFunction } = await import('../../shared/events/handler.ts');
-const { startBridge } = await import('../../shared/bridge/bridge.ts');
+const { startBridge } = await import('../../standalone/bridge/bridge.ts');
 const { KubeObjects } = await import('../../shared/k8s/objects.ts');
 const { startApiServer } = await import('../sandbox/apiserver/index.ts');
 const { kubeConfigFor } = await import('../sandbox/kubeconfig.ts');

@@ -45,7 +45,7 @@ describe('standalone CLI', () => {
       [
         '--import',
         'tsx',
-        join(ROOT, 'shared/standalone/main.ts'),
+        join(ROOT, 'standalone/main.ts'),
         '--kubeconfig',
         join(dir, 'kubeconfig'),
         '--subscriber',

@@ -9,7 +9,7 @@ import { delimiter, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import { API_VERSION } from '../../shared/api/group.ts';
-import type { StatusView } from '../../shared/cli/status.ts';
+import type { StatusView } from '../../cli/status.ts';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';

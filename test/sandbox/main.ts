@@ -7,7 +7,7 @@ import { join, relative, resolve } from 'node:path';
 import { Command } from 'commander';
 import { pino } from 'pino';
 import { parseAllDocuments } from 'yaml';
-import { startBridge, type Bridge } from '../../shared/bridge/bridge.ts';
+import { startBridge, type Bridge } from '../../standalone/bridge/bridge.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { startCore, type SandboxCore } from './core.ts';
 import { startFunctions, type RunningFunctions } from './functions.ts';

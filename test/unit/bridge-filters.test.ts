@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { DEFAULT_KNATIVE_DIR } from '../../shared/bridge/bridge.ts';
-import { parseManifests } from '../../shared/bridge/sources.ts';
+import { DEFAULT_KNATIVE_DIR } from '../../standalone/bridge/bridge.ts';
+import { parseManifests } from '../../standalone/bridge/sources.ts';
 import {
   evaluateFilter,
   evaluateTrigger,
@@ -16,7 +16,7 @@ import {
   type EventAttributes,
   type FilterResult,
   type SubscriptionsApiFilter,
-} from '../../shared/bridge/triggers.ts';
+} from '../../standalone/bridge/triggers.ts';
 
 const podUpdate: EventAttributes = {
   specversion: '1.0',

@@ -11,7 +11,7 @@ import {
   toHttpMessage,
   withBrokerArrival,
   type WatchedObject,
-} from '../../shared/bridge/format.ts';
+} from '../../standalone/bridge/format.ts';
 import { decodeEvent } from '../../shared/events/decode.ts';
 import { loadEventFixture } from '../support/fixtures.ts';
 

@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { DEFAULT_KNATIVE_DIR } from '../../shared/bridge/bridge.ts';
-import { Chaos, seededRandom } from '../../shared/bridge/chaos.ts';
-import { backoffMs, Dispatcher, isRetryable, type DeliveryRecord } from '../../shared/bridge/delivery.ts';
-import { pingEvent } from '../../shared/bridge/format.ts';
+import { DEFAULT_KNATIVE_DIR } from '../../standalone/bridge/bridge.ts';
+import { Chaos, seededRandom } from '../../standalone/bridge/chaos.ts';
+import { backoffMs, Dispatcher, isRetryable, type DeliveryRecord } from '../../standalone/bridge/delivery.ts';
+import { pingEvent } from '../../standalone/bridge/format.ts';
 import {
   labelSelectorToString,
   loadBrokerDelivery,
@@ -15,8 +15,8 @@ import {
   parseIsoDuration,
   parseManifests,
   parseSources,
-} from '../../shared/bridge/sources.ts';
-import { Ticker } from '../../shared/bridge/tick.ts';
+} from '../../standalone/bridge/sources.ts';
+import { Ticker } from '../../standalone/bridge/tick.ts';
 
 const silent = pino({ level: 'silent' });
 

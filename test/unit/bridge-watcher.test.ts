@@ -6,8 +6,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import type { WatchedObject } from '../../shared/bridge/format.ts';
-import { ResourceWatcher } from '../../shared/bridge/watcher.ts';
+import type { WatchedObject } from '../../standalone/bridge/format.ts';
+import { ResourceWatcher } from '../../standalone/bridge/watcher.ts';
 
 type Line = { type: string; object: unknown };
 /** What one watch connection does: send these lines, then close the stream or keep it open. */

@@ -1,7 +1,7 @@
 // The Helm chart (charts/etcdfn), rendered by test/support/helm-template.ts (the helm binary is not
 // available here): its CRDs are byte-identical to crds/; in knative mode it renders exactly what
 // knative/ holds, in the release namespace; in standalone mode one Deployment whose bridge command
-// is what shared/standalone/main.ts accepts, routing by the same sources and Triggers; values reach
+// is what standalone/main.ts accepts, routing by the same sources and Triggers; values reach
 // the objects they name.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,9 +10,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
-import { loadBrokerDelivery, loadSources, parseManifests } from '../../shared/bridge/sources.ts';
-import { loadTriggers } from '../../shared/bridge/triggers.ts';
-import { buildCommand } from '../../shared/standalone/main.ts';
+import { loadBrokerDelivery, loadSources, parseManifests } from '../../standalone/bridge/sources.ts';
+import { loadTriggers } from '../../standalone/bridge/triggers.ts';
+import { buildCommand } from '../../standalone/main.ts';
 import {
   loadChart,
   mergeValues,
@@ -253,10 +253,10 @@ describe('standalone mode', () => {
     }
   });
 
-  it("runs the bridge with arguments shared/standalone/main.ts's CLI accepts", () => {
+  it("runs the bridge with arguments standalone/main.ts's CLI accepts", () => {
     assert.ok(bridge, 'no bridge container');
     const command = bridge.command as string[];
-    assert.deepEqual(command, ['node', '--import', 'tsx', 'shared/standalone/main.ts']);
+    assert.deepEqual(command, ['node', '--import', 'tsx', 'standalone/main.ts']);
     readFileSync(join(ROOT, command.at(-1)!)); // the entry exists
     const options = buildCommand()
       .exitOverride()
@@ -401,7 +401,7 @@ describe('values overrides', () => {
         standalone: {
           concurrency: 8,
           extraArgs: ['--format', 'structured'],
-          bridgeCommand: ['node', 'dist/shared/standalone/main.js'],
+          bridgeCommand: ['node', 'dist/standalone/main.js'],
           nodeSelector: { 'kubernetes.io/os': 'linux' },
           tolerations: [{ key: 'dedicated', operator: 'Exists' }],
         },
@@ -409,7 +409,7 @@ describe('values overrides', () => {
     );
     const deployment = find(list, 'Deployment', 'etcdfn');
     const bridge = containersOf(deployment).find(c => c.name === 'bridge')!;
-    assert.deepEqual(bridge.command, ['node', 'dist/shared/standalone/main.js']);
+    assert.deepEqual(bridge.command, ['node', 'dist/standalone/main.js']);
     const options = buildCommand()
       .exitOverride()
       .parse(bridge.args as string[], { from: 'user' })

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { CliError, loadCliKubeConfig, namespaceOf } from '../../shared/cli/context.ts';
+import { CliError, loadCliKubeConfig, namespaceOf } from '../../cli/context.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'etcdfn-cli-ctx-'));
 const file = join(dir, 'kubeconfig');

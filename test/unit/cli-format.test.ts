@@ -1,12 +1,12 @@
 // What `kubectl etcdfn status` prints, from objects as the API server returns them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { age, formatBytes, table } from '../../shared/cli/format.ts';
-import type { Cluster, Pod, Snapshot } from '../../shared/cli/context.ts';
-import { buildStatusView, renderStatus } from '../../shared/cli/status.ts';
-import { describeOutcome, snapshotManifest } from '../../shared/cli/snapshot.ts';
-import { dataLocation } from '../../shared/cli/pause.ts';
-import { resumeReplicas } from '../../shared/cli/resume.ts';
+import { age, formatBytes, table } from '../../cli/format.ts';
+import type { Cluster, Pod, Snapshot } from '../../cli/context.ts';
+import { buildStatusView, renderStatus } from '../../cli/status.ts';
+import { describeOutcome, snapshotManifest } from '../../cli/snapshot.ts';
+import { dataLocation } from '../../cli/pause.ts';
+import { resumeReplicas } from '../../cli/resume.ts';
 
 const NOW = new Date('2026-11-22T10:10:00Z');
 const condition = (type: string, status: 'True' | 'False', reason: string, message: string) => ({

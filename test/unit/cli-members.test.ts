@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/types.ts';
-import { diffMembers, renderMembers, type EtcdView } from '../../shared/cli/members.ts';
+import { diffMembers, renderMembers, type EtcdView } from '../../cli/members.ts';
 import type { MemberStatus } from '../../shared/etcd/status.ts';
 
 const A = '8e9e05c52164694d';

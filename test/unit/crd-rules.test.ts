@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CelCompileError, compileRule, isTransitionRule, toCelValue } from '../../shared/validation/cel.ts';
-import type { Crd, RuleLocation } from '../../shared/validation/crd-rules.ts';
-import { collectRules, crdSchema, loadCrds, validateObject } from '../../shared/validation/crd-rules.ts';
+import { CelCompileError, compileRule, isTransitionRule, toCelValue } from '../support/crd-validation/cel.ts';
+import type { Crd, RuleLocation } from '../support/crd-validation/crd-rules.ts';
+import { collectRules, crdSchema, loadCrds, validateObject } from '../support/crd-validation/crd-rules.ts';
 import { VERSION } from '../../shared/api/group.ts';
 import type { Case, RuleCases } from './crd-rule-cases.ts';
 import { RULE_CASES } from './crd-rule-cases.ts';

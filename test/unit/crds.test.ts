@@ -18,10 +18,10 @@ import {
   SUPPORTED_ETCD_MINORS,
 } from '../../shared/api/defaults.ts';
 import type { EtcdCluster } from '../../shared/api/types.ts';
-import { compileRule } from '../../shared/validation/cel.ts';
-import type { Crd } from '../../shared/validation/crd-rules.ts';
-import { CRDS_DIR, crdSchema, loadCrds, validateObject } from '../../shared/validation/crd-rules.ts';
-import type { OpenApiSchema } from '../../shared/validation/schema.ts';
+import { compileRule } from '../support/crd-validation/cel.ts';
+import type { Crd } from '../support/crd-validation/crd-rules.ts';
+import { CRDS_DIR, crdSchema, loadCrds, validateObject } from '../support/crd-validation/crd-rules.ts';
+import type { OpenApiSchema } from '../support/crd-validation/schema.ts';
 
 const crds = loadCrds();
 const crdOf = (kind: string): Crd => {

@@ -11,7 +11,7 @@ import {
   quantityToBigInt,
   quantityToNumber,
   subtractQuantities,
-} from '../../shared/validation/quantity.ts';
+} from '../../shared/quantity.ts';
 
 const Ki = 1024n;
 

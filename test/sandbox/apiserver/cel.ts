@@ -1,9 +1,9 @@
-// x-kubernetes-validations through the project's own CEL code (shared/validation), the same code the
+// x-kubernetes-validations through the project's own CEL code (test/support/crd-validation), the same code the
 // CRD tests use, with its errors reshaped into the API server's field errors.
 
-import type { Crd } from '../../../shared/validation/crd-rules.ts';
-import { validateObject } from '../../../shared/validation/crd-rules.ts';
-import type { OpenApiSchema, ValidationRule } from '../../../shared/validation/schema.ts';
+import type { Crd } from '../../support/crd-validation/crd-rules.ts';
+import { validateObject } from '../../support/crd-validation/crd-rules.ts';
+import type { OpenApiSchema, ValidationRule } from '../../support/crd-validation/schema.ts';
 import { formatValue } from './errors.ts';
 import type { Schema } from './schema.ts';
 import { schemaAt, schemaTypeName } from './schema.ts';

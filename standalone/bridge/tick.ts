@@ -3,7 +3,7 @@
 import { Cron } from 'croner';
 import type { CloudEvent } from 'cloudevents';
 import type { Logger } from 'pino';
-import { log as rootLog } from '../log.ts';
+import { log as rootLog } from '../../shared/log.ts';
 import { pingEvent } from './format.ts';
 import type { PingSourceSpec } from './sources.ts';
 

@@ -1,4 +1,4 @@
-// kubectl etcdfn: a kubectl plugin for etcdfn clusters. Run as `node --import tsx shared/cli/main.ts`
+// kubectl etcdfn: a kubectl plugin for etcdfn clusters. Run as `node --import tsx cli/main.ts`
 // or, with scripts/ on PATH, as `kubectl etcdfn`. Every failure is one line on stderr and a
 // non-zero exit code.
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -8,7 +8,7 @@ import { runPause } from './pause.ts';
 import { runResume } from './resume.ts';
 import { runSnapshot, type SnapshotOptions } from './snapshot.ts';
 import { runStatus } from './status.ts';
-import { errorMessage } from '../k8s/errors.ts';
+import { errorMessage } from '../shared/k8s/errors.ts';
 
 const print = (line: string): void => void process.stdout.write(`${line}\n`);
 

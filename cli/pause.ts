@@ -1,7 +1,7 @@
 // `kubectl etcdfn pause <cluster>`: scales to 0, remembering the replicas in an annotation so that
 // `resume` can bring the same size back; prints where the data is kept.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_REPLICAS } from '../api/defaults.ts';
+import { DEFAULT_REPLICAS } from '../shared/api/defaults.ts';
 import { CliError, clusterRef, getCluster, kubeCall, type Cli, type Cluster } from './context.ts';
 
 export const REPLICAS_BEFORE_PAUSE = 'etcdfn.io/replicas-before-pause';

@@ -13,7 +13,7 @@ import {
 } from '@bufbuild/protobuf/wkt';
 import { celFunc, celMethod, CelScalar, objectType } from '@bufbuild/cel';
 import type { CelFunc } from '@bufbuild/cel';
-import type { Quantity } from './quantity.ts';
+import type { Quantity } from '../../../shared/quantity.ts';
 import {
   addQuantities,
   compareQuantities,
@@ -24,7 +24,7 @@ import {
   quantitySign,
   quantityToNumber,
   subtractQuantities,
-} from './quantity.ts';
+} from '../../../shared/quantity.ts';
 
 const TYPE_NAME = 'kubernetes.Quantity';
 const INT64_MIN = -(2n ** 63n);

@@ -1,7 +1,7 @@
 // `kubectl etcdfn snapshot <cluster>`: creates an EtcdSnapshot to S3 and, with --wait, follows it
 // to Complete or Failed.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { API_VERSION } from '../api/group.ts';
+import { API_VERSION } from '../shared/api/group.ts';
 import { CliError, getCluster, kubeCall, type Cli, type Snapshot } from './context.ts';
 import { formatBytes } from './format.ts';
 

@@ -7,8 +7,8 @@
 // is diffed against what was known (add / update / delete), as an informer would.
 import { KubernetesObjectApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { log as rootLog } from '../log.ts';
-import type { ObjectEventVerb } from '../events/types.ts';
+import { log as rootLog } from '../../shared/log.ts';
+import type { ObjectEventVerb } from '../../shared/events/types.ts';
 import type { WatchedObject } from './format.ts';
 
 export interface WatchTarget {

@@ -2,15 +2,15 @@
 // a cluster (or the sandbox): it watches what knative/sources.yaml names, ticks as the PingSource does,
 // and delivers to the function URLs given with --subscriber, routed by knative/triggers.yaml.
 //
-//   node --import tsx shared/standalone/main.ts --kubeconfig ~/.kube/config \
+//   node --import tsx standalone/main.ts --kubeconfig ~/.kube/config \
 //     --subscriber reconcile-cluster=http://127.0.0.1:8081 --subscriber reconcile-member=http://127.0.0.1:8082 ...
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { startBridge, type Bridge, type BridgeOptions } from '../bridge/bridge.ts';
-import type { ChaosOptions } from '../bridge/chaos.ts';
-import { log } from '../log.ts';
+import { startBridge, type Bridge, type BridgeOptions } from './bridge/bridge.ts';
+import type { ChaosOptions } from './bridge/chaos.ts';
+import { log } from '../shared/log.ts';
 
 interface CliOptions {
   kubeconfig?: string;

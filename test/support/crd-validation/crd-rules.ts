@@ -70,7 +70,7 @@ export interface ValidateOptions {
   ratcheting?: boolean;
 }
 
-export const CRDS_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
+export const CRDS_DIR = fileURLToPath(new URL('../../../crds/', import.meta.url));
 
 export function loadCrd(file: string): Crd {
   return parse(readFileSync(file, 'utf8')) as Crd;

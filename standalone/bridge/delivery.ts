@@ -5,7 +5,7 @@
 // Concurrency is bounded; deliveries that share a key are made one after the other.
 import type { CloudEvent, CloudEventV1 } from 'cloudevents';
 import type { Logger } from 'pino';
-import { log as rootLog } from '../log.ts';
+import { log as rootLog } from '../../shared/log.ts';
 import { toHttpMessage } from './format.ts';
 import type { DeliverySpec } from './sources.ts';
 

@@ -7,7 +7,7 @@
 //   dev.knative.sources.ping, source /apis/v1/namespaces/<ns>/pingsources/<name>, data from the spec.
 import { randomUUID } from 'node:crypto';
 import { CloudEvent, HTTP, type CloudEventV1 } from 'cloudevents';
-import { apiServerEventType, PING_EVENT_TYPE, type ObjectEventVerb } from '../events/types.ts';
+import { apiServerEventType, PING_EVENT_TYPE, type ObjectEventVerb } from '../../shared/events/types.ts';
 import type { PingSourceSpec, SourceMode } from './sources.ts';
 
 /** An object as a watch hands it over (apiVersion and kind filled in). */

@@ -1,11 +1,11 @@
 // `kubectl etcdfn members <cluster>`: etcd's own view, asked from the members through their Pod
 // IPs with the project's etcd adapter, side by side with what the EtcdCluster status says. The
 // comparison (diffMembers) and the rendering are pure.
-import type { EtcdClusterStatus } from '../api/types.ts';
-import { createEtcdAdapter } from '../etcd/adapter.ts';
-import type { EtcdMember } from '../etcd/members.ts';
-import { reportedLeader, type EndpointStatus, type MemberStatus } from '../etcd/status.ts';
-import { CLIENT_PORT } from '../names.ts';
+import type { EtcdClusterStatus } from '../shared/api/types.ts';
+import { createEtcdAdapter } from '../shared/etcd/adapter.ts';
+import type { EtcdMember } from '../shared/etcd/members.ts';
+import { reportedLeader, type EndpointStatus, type MemberStatus } from '../shared/etcd/status.ts';
+import { CLIENT_PORT } from '../shared/names.ts';
 import { CliError, getCluster, listPods, type Cli } from './context.ts';
 import { formatBytes, table } from './format.ts';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { CloudEvent } from 'cloudevents';
 import type { Logger } from 'pino';
-import { log as rootLog } from '../log.ts';
+import { log as rootLog } from '../../shared/log.ts';
 import { Chaos, chaosEnabled, type ChaosOptions, type ChaosStats } from './chaos.ts';
 import {
   Dispatcher,

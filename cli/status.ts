@@ -1,7 +1,7 @@
 // `kubectl etcdfn status <cluster>`: one screen to act on. The view is built from the EtcdCluster,
 // its Pods and its latest EtcdSnapshot by a pure function, and printed as text or JSON.
-import { DEFAULT_REPLICAS } from '../api/defaults.ts';
-import type { Condition } from '../api/types.ts';
+import { DEFAULT_REPLICAS } from '../shared/api/defaults.ts';
+import type { Condition } from '../shared/api/types.ts';
 import {
   getCluster,
   latestSnapshot,

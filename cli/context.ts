@@ -5,11 +5,11 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { EtcdCluster, EtcdSnapshot } from '../api/types.ts';
-import { API_VERSION } from '../api/group.ts';
-import { KubeObjects, type KubeObject } from '../k8s/objects.ts';
-import { errorMessage } from '../k8s/errors.ts';
-import { CLUSTER_LABEL } from '../names.ts';
+import type { EtcdCluster, EtcdSnapshot } from '../shared/api/types.ts';
+import { API_VERSION } from '../shared/api/group.ts';
+import { KubeObjects, type KubeObject } from '../shared/k8s/objects.ts';
+import { errorMessage } from '../shared/k8s/errors.ts';
+import { CLUSTER_LABEL } from '../shared/names.ts';
 
 /** A failure the user can act on: main.ts prints the message alone and exits with `exitCode`. */
 export class CliError extends Error {

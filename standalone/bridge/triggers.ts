@@ -5,7 +5,7 @@
 // result is fail. CESQL is not implemented and is refused when the manifests are loaded.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { log as rootLog } from '../log.ts';
+import { log as rootLog } from '../../shared/log.ts';
 import { parseDeliverySpec, readManifests, type DeliverySpec } from './sources.ts';
 
 export type FilterResult = 'pass' | 'fail' | 'none';
