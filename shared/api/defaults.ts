@@ -11,8 +11,11 @@ export const DEFAULT_ISSUER_KIND: IssuerKind = 'Issuer';
 export const DEFAULT_SNAPSHOT_KEEP_LAST = 7;
 export const DEFAULT_SCHEDULE_SUSPEND = false;
 
-/** etcd minor releases the operator runs; spec.version must be one of their patch releases. */
-export const SUPPORTED_ETCD_MINORS = ['3.4', '3.5', '3.6'] as const;
+/**
+ * etcd minor releases the operator runs; spec.version must be one of their patch releases. 3.6 is
+ * left out (and refused by the CRD) until a real 3.6 binary runs in the tests.
+ */
+export const SUPPORTED_ETCD_MINORS = ['3.4', '3.5'] as const;
 
 /** Not schema defaults: what the operator uses when the spec leaves these unset. */
 export const DEFAULT_RESOURCE_REQUESTS = { cpu: '100m', memory: '128Mi' } as const;

@@ -123,17 +123,16 @@ function peerTlsFlags(): string[] {
 }
 
 /**
- * What differs between minors. All three check the data against the peers' before serving
+ * What differs between minors. Both check the data against the peers' before serving
  * (the initial corruption check), each with the spelling it understands:
  * - 3.4: its default logger (capnslog) is deprecated, so zap is asked for explicitly. The
  *   experimental check flag exists (since 3.3; verified against etcd 3.4.23).
  * - 3.5: zap is the default; the check is the --experimental-initial-corrupt-check flag.
- * - 3.6: experimental flags moved behind --feature-gates; the old spelling only logs a
- *   deprecation warning in 3.6 and is removed in 3.7, so the gate is used instead.
- * None passes --enable-v2 (the v2 API is gone in 3.6) or --unsafe-no-fsync (absent in 3.4, and unsafe).
+ * (3.6, not supported yet, moves experimental flags behind --feature-gates: the check becomes
+ * --feature-gates=InitialCorruptCheck=true.)
+ * Neither passes --enable-v2 (the v2 API is gone in 3.6) or --unsafe-no-fsync (absent in 3.4, and unsafe).
  */
 const VERSION_FLAGS: Record<EtcdMinor, readonly string[]> = {
   '3.4': ['--logger=zap', '--experimental-initial-corrupt-check=true'],
   '3.5': ['--experimental-initial-corrupt-check=true'],
-  '3.6': ['--feature-gates=InitialCorruptCheck=true'],
 };

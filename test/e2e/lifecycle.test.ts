@@ -29,7 +29,13 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
   const ref = { apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: NAME };
 
   before(async () => {
-    sandbox = await startFullSandbox({ chaos: true, chaosSeed: 7, tickSeconds: 10 });
+    // No etcd 3.4 in this sandbox, so a 3.4 cluster's image cannot be pulled (the last test).
+    sandbox = await startFullSandbox({
+      chaos: true,
+      chaosSeed: 7,
+      tickSeconds: 10,
+      env: { ETCD_3_4_BIN: '/nonexistent/etcd-3.4' },
+    });
     kube = new KubeObjects(sandbox.kc);
   });
   after(async () => sandbox?.stop());
@@ -279,7 +285,7 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
       metadata: { name: stuck.name, namespace: NS },
-      spec: { replicas: 1, version: '3.6.0', progressDeadlineSeconds: 3 },
+      spec: { replicas: 1, version: '3.4.23', progressDeadlineSeconds: 3 },
     });
     assert.equal(created.kind, 'created');
     const failed = await waitFor(

@@ -21,6 +21,8 @@ export interface FullSandboxOptions {
   loseEvents?: number;
   /** Run as `npm run sandbox` does: apply examples/etcdcluster.yaml and start the object store. */
   asUserSees?: boolean;
+  /** Extra environment for the sandbox process (e.g. ETCD_3_4_BIN pointing nowhere: no 3.4 image). */
+  env?: Record<string, string>;
 }
 
 export interface FullSandbox {
@@ -67,7 +69,7 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
       command: process.execPath,
       args,
       cwd: repoRoot,
-      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env },
       startTimeoutMs: opts.startTimeoutMs ?? 90_000,
       stopGraceMs: 30_000,
     });

@@ -109,11 +109,6 @@ describe('etcd flags per minor release', () => {
       has: ['--experimental-initial-corrupt-check=true'],
       lacks: ['--logger', '--feature-gates', '--enable-v2', '--unsafe-no-fsync'],
     },
-    {
-      version: '3.6.4',
-      has: ['--feature-gates=InitialCorruptCheck=true'],
-      lacks: ['--logger', '--experimental-initial-corrupt-check', '--enable-v2', '--unsafe-no-fsync'],
-    },
   ];
   for (const row of table) {
     it(`${row.version}: ${row.has.join(' ')}`, () => {
@@ -129,19 +124,11 @@ describe('etcd flags per minor release', () => {
     });
   }
 
-  it('3.6 uses no experimental flag at all (they are deprecated in 3.6 and gone in 3.7)', () => {
-    const flags = etcdFlags(member({ version: '3.6.0' }), { namespace: NS, clusterFormed: true });
-    assert.deepEqual(
-      flags.filter(f => f.startsWith('--experimental-')),
-      [],
-    );
-  });
-
-  it('versions outside 3.4–3.6 are refused with a message naming the supported ones', () => {
-    for (const v of ['3.3.27', '3.7.0', '4.0.0', '3.5', 'v3.5.16', '']) {
-      assert.throws(() => etcdMinor(v), /3\.4, 3\.5, 3\.6/, v);
+  it('versions outside 3.4–3.5 (3.6 included, not supported yet) are refused with a message naming the supported ones', () => {
+    for (const v of ['3.3.27', '3.6.0', '3.7.0', '4.0.0', '3.5', 'v3.5.16', '']) {
+      assert.throws(() => etcdMinor(v), /use a 3\.4, 3\.5 release/, v);
     }
-    assert.equal(etcdMinor('3.6.10'), '3.6');
+    assert.equal(etcdMinor('3.5.10'), '3.5');
   });
 
   // Every flag must exist in the real binary: etcd refuses to start on an unknown flag.

@@ -69,7 +69,7 @@ describe('buildMember', () => {
 
   it('copies the locked target, not the spec being edited', () => {
     const c = cluster(
-      { version: '3.6.1', storage: { size: '5Gi' } },
+      { version: '3.5.17', storage: { size: '5Gi' } },
       {
         storage: { size: '2Gi', medium: 'Memory', storageClassName: 'fast' },
         resources: { limits: { cpu: '1' } },

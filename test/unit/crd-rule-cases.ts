@@ -192,7 +192,7 @@ const clusterSpecRules: Omit<RuleCases, 'kind' | 'path'>[] = [
 
 const versionRules: Omit<RuleCases, 'kind' | 'path'>[] = [
   {
-    match: 'must be an etcd release of the 3.4, 3.5 or 3.6 series',
+    match: 'must be an etcd release of the 3.4 or 3.5 series',
     valid: [{ self: '3.4.23' }, { self: '3.5.16' }, { self: '3.6.0' }, { self: '3.5.100' }],
     invalid: [
       { self: '3.3.9' },
@@ -203,6 +203,11 @@ const versionRules: Omit<RuleCases, 'kind' | 'path'>[] = [
       { self: '3.5.1-rc.0' },
       { self: '13.5.1' },
     ],
+  },
+  {
+    match: 'etcd 3.6 is not supported yet',
+    valid: [{ self: '3.4.23' }, { self: '3.5.16' }, { self: '3.5.6' }, { self: '3.7.0' }],
+    invalid: [{ self: '3.6.0' }, { self: '3.6.4' }, { self: '3.6.16' }],
   },
   {
     match: 'at most one minor release per change',
