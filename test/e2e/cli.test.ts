@@ -10,11 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import { API_VERSION } from '../../shared/api/group.ts';
 import type { StatusView } from '../../cli/status.ts';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
-import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { KubeObjects } from '../../shared/k8s/objects.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
+import { beforeCreation, converged as convergedAfter, mark, type Mark } from '../support/converge.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
-import { waitFor } from '../support/wait.ts';
 
 const NS = 'default';
 const NAME = 'cli';
@@ -31,7 +30,6 @@ describe('kubectl etcdfn on the sandbox', { timeout: 240_000 }, () => {
   let sandbox: FullSandbox;
   let s3: TestS3;
   let kube: KubeObjects;
-  const ref = { apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: NAME };
 
   /** `kubectl etcdfn <args>` as a user types it, with scripts/ on PATH. */
   const etcdfn = (...args: string[]): Promise<Run> =>
@@ -51,20 +49,17 @@ describe('kubectl etcdfn on the sandbox', { timeout: 240_000 }, () => {
     return run.stdout;
   };
   const statusJson = async (): Promise<StatusView> => JSON.parse(await ok('status', NAME, '-o', 'json'));
-  /** Polls the API (not the CLI: each run starts node) until 3/3 with three voters, nothing in progress. */
-  const converged = async (): Promise<StatusView> => {
-    await waitFor(
-      `${NAME} at 3/3 with three voters, one leader, nothing in progress`,
-      async () => {
-        const read = await kube.get<EtcdCluster & KubeObject>(ref);
-        const s = read.kind === 'found' ? read.object.status : undefined;
-        const progressing = s?.conditions?.find(c => c.type === 'Progressing');
-        const voters = s?.members?.filter(m => m.role === 'voter' && m.id && m.ready) ?? [];
-        return s?.ready === '3/3' && progressing?.status === 'False' && !s.operation && voters.length === 3;
-      },
-      { timeoutMs: 120_000, intervalMs: 500 },
-      () => sandbox.output().slice(-3000),
+  /**
+   * Polls the API (not the CLI: each run starts node) until 3/3 on evidence from after `since`
+   * (test/support/converge.ts), with three ready voters in status; then reads the CLI's view.
+   */
+  const converged = async (since: Mark): Promise<StatusView> => {
+    const c = await convergedAfter(
+      { kube, namespace: NS, name: NAME },
+      { replicas: 3, since, timeoutMs: 180_000, describe: () => sandbox.output().slice(-3000) },
     );
+    const voters = c.status?.members?.filter(m => m.role === 'voter' && m.id && m.ready) ?? [];
+    assert.equal(voters.length, 3, 'three ready voters in status');
     return statusJson();
   };
 
@@ -100,7 +95,7 @@ describe('kubectl etcdfn on the sandbox', { timeout: 240_000 }, () => {
   let clusterID = '';
 
   it('status shows READY 3/3 and three voters, one of them the leader', async () => {
-    await converged();
+    await converged(beforeCreation());
     const text = await ok('status', NAME);
     assert.match(text, /READY 3\/3/);
     assert.match(text, /PHASE Running/);
@@ -150,9 +145,10 @@ describe('kubectl etcdfn on the sandbox', { timeout: 240_000 }, () => {
     const keptID = idOf.get(keptMember);
     assert.ok(keptID && ids.includes(keptID), 'the paused member is one of the three');
 
+    const since = await mark({ kube, namespace: NS, name: NAME });
     const resumed = await ok('resume', NAME, '--wait', '--timeout', '120');
     assert.match(resumed, /replicas 0 → 3/);
-    const v = await converged();
+    const v = await converged(since);
     assert.equal(v.clusterID, clusterID);
     assert.equal(v.members.find(m => m.name === keptMember)?.id, keptID);
     assert.equal(await withEtcd(c => c.get('cli/kept').string()), 'before pause');

@@ -19,9 +19,9 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { createEtcdAdapter } from '../../shared/etcd/adapter.ts';
-import { toHexId } from '../../shared/etcd/ids.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { CRASH_POINTS, type CrashPoint } from '../../shared/runtime/crash.ts';
+import { beforeCreation, converged as convergedAfter, mark, type Mark } from '../support/converge.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
@@ -175,71 +175,67 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
   };
 
   /**
-   * The cluster reached `replicas`, and etcd, the status, the EtcdMembers, the Pods, the PVCs and
-   * the PDB all agree: etcd's members are exactly the running EtcdMembers (by name and ID, each once,
-   * none a learner), every Pod and PVC belongs to an EtcdMember, no operation is left in status.
+   * The cluster reached `replicas` on evidence from after `since` (test/support/converge.ts: status
+   * written since, Pods Ready, each member healthy on its own endpoint, etcd's members exactly the
+   * running EtcdMembers by name and ID with no learner), and besides: every Pod and PVC belongs to an
+   * EtcdMember, every Pod is labelled a voter, every member's status says voter, the PDB matches.
    */
-  async function converged(name: string, replicas: number): Promise<Cluster> {
-    return waitFor(
-      `${name}: ${replicas} member(s) converged`,
-      async () => {
-        const c = await cluster(name);
-        const s = c.status ?? {};
-        if (s.observed?.replicas !== replicas || s.operation) return false;
-        if (s.conditions?.find(x => x.type === 'Progressing')?.status !== 'False') return false;
-        const all = await members(name);
-        if (all.some(m => m.metadata.deletionTimestamp)) return false;
-        const running = all.filter(m => !m.spec.dormant);
-        const memberNames = new Set(all.map(m => m.metadata.name));
-        const podList = await pods(name);
-        if (podList.some(p => !running.some(m => m.metadata.name === p.metadata.name))) return false;
-        const pvcList = await pvcs(name);
-        if (pvcList.some(p => !memberNames.has((p.metadata.name ?? '').replace(/^data-/, '')))) return false;
-        const pdb = await kube.get<PdbLike>({
-          apiVersion: 'policy/v1',
-          kind: 'PodDisruptionBudget',
-          namespace: NS,
-          name,
-        });
-        if (replicas === 0) {
-          return s.phase === 'Paused' &&
-            running.length === 0 &&
-            podList.length === 0 &&
-            pdb.kind === 'not-found'
-            ? c
-            : false;
-        }
-        if (s.ready !== `${replicas}/${replicas}` || s.phase !== 'Running') return false;
-        if (running.length !== replicas || podList.length !== replicas) return false;
-        if (podList.some(p => p.metadata.labels?.['etcdfn.io/role'] !== 'voter')) return false;
-        if (pdb.kind !== 'found' || pdb.object.spec?.minAvailable !== Math.floor(replicas / 2) + 1)
-          return false;
-        const list = (await withEtcd(name, client => client.cluster.memberList({ linearizable: true })))
-          .members;
-        if (list.length !== replicas || list.some(m => m.isLearner)) return false;
-        const etcdNames = list.map(m => m.name).sort();
-        if (new Set(etcdNames).size !== etcdNames.length) return false;
-        if (JSON.stringify(etcdNames) !== JSON.stringify(running.map(m => m.metadata.name).sort()))
-          return false;
-        const ids = list.map(m => toHexId(m.ID)).sort();
-        if (JSON.stringify(ids) !== JSON.stringify((s.members ?? []).map(m => m.id).sort())) return false;
-        const memberIds = running.map(m => m.status?.memberID ?? '').sort();
-        if (JSON.stringify(ids) !== JSON.stringify(memberIds)) return false;
-        if (running.some(m => m.status?.isVoter !== true)) return false;
-        return c;
+  async function converged(name: string, replicas: number, since: Mark, version?: string): Promise<Cluster> {
+    return convergedAfter(
+      { kube, namespace: NS, name },
+      {
+        replicas,
+        since,
+        ...(version && { version }),
+        timeoutMs: STEP_TIMEOUT,
+        describe: describeWorld(name),
+        also: async () => {
+          const all = await members(name);
+          const running = all.filter(m => !m.spec.dormant);
+          const memberNames = new Set(all.map(m => m.metadata.name));
+          const podList = await pods(name);
+          const stray = podList.find(p => !running.some(m => m.metadata.name === p.metadata.name));
+          if (stray) return `Pod ${stray.metadata.name} has no running EtcdMember`;
+          const pvcList = await pvcs(name);
+          const orphan = pvcList.find(p => !memberNames.has((p.metadata.name ?? '').replace(/^data-/, '')));
+          if (orphan) return `PVC ${orphan.metadata.name} has no EtcdMember`;
+          const pdb = await kube.get<PdbLike>({
+            apiVersion: 'policy/v1',
+            kind: 'PodDisruptionBudget',
+            namespace: NS,
+            name,
+          });
+          if (replicas === 0) return pdb.kind === 'not-found' ? undefined : 'a PDB is left while paused';
+          if (podList.length !== replicas) return `${podList.length} Pods`;
+          if (podList.some(p => p.metadata.labels?.['etcdfn.io/role'] !== 'voter'))
+            return 'a Pod not labelled voter';
+          if (pdb.kind !== 'found' || pdb.object.spec?.minAvailable !== Math.floor(replicas / 2) + 1)
+            return 'the PDB does not match the voters';
+          if (running.some(m => m.status?.isVoter !== true)) return 'an EtcdMember not marked voter';
+          return undefined;
+        },
       },
-      { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
-      describeWorld(name),
     );
   }
 
-  /** Arms `point`, drives the scenario, and waits until the crash really happened. */
+  /** The mark of a cluster, or of one about to be created. */
+  const markOf = (name: string): Promise<Mark> =>
+    mark({ kube, namespace: NS, name }).catch(() => beforeCreation());
+
+  /**
+   * Arms `point`, drives the scenario, and waits until the crash really happened. Returns the mark
+   * taken before the drive: convergence must be shown on evidence from after it.
+   */
   async function crashingAt(
     point: CrashPoint | undefined,
     drive: () => Promise<void>,
     name = MAIN,
-  ): Promise<void> {
-    if (!point) return drive();
+  ): Promise<Mark> {
+    const since = await markOf(name);
+    if (!point) {
+      await drive();
+      return since;
+    }
     const fn = functionOf(point);
     const before = sandbox.restarts()[fn] ?? 0;
     const file = join(crashDir, point);
@@ -252,6 +248,7 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
       describeWorld(name),
     ).finally(() => rmSync(file, { force: true }));
     covered.add(point);
+    return since;
   }
 
   async function create(name: string, replicas: number, medium = '', version = '3.5.16'): Promise<void> {
@@ -308,8 +305,8 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
     it(`bootstrap: crash after ${point}`, async () => {
       // The first bootstrap makes the cluster the scaling steps walk on; the others are thrown away.
       const name = i === 0 ? MAIN : `boot-${i}`;
-      await crashingAt(point, () => create(name, 1), name);
-      const c = await converged(name, 1);
+      const since = await crashingAt(point, () => create(name, 1), name);
+      const c = await converged(name, 1, since);
       assert.match(c.status?.clusterID ?? '', /^[0-9a-f]{16}$/);
       if (name === MAIN) {
         await withEtcd(MAIN, async client => {
@@ -337,19 +334,19 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
   for (const step of SCALING) {
     it(`${step.phase}: ${step.point ? `crash after ${step.point}` : 'no crash'}`, async () => {
       const before = (await cluster(MAIN)).status?.clusterID;
-      await crashingAt(step.point, () => driveStep(step));
-      const c = await converged(MAIN, step.replicas);
+      const since = await crashingAt(step.point, () => driveStep(step));
+      const c = await converged(MAIN, step.replicas, since);
       assert.equal(c.status?.clusterID, before, 'the same etcd cluster');
       await keysIntact();
     });
   }
 
   it('orphan: crash after cluster:orphan-removed (an etcd member no EtcdMember stands for)', async () => {
-    await crashingAt('cluster:orphan-removed', async () => {
+    const since = await crashingAt('cluster:orphan-removed', async () => {
       const added = await etcd.addLearner(await endpoints(MAIN), 'http://orphan.crash.default.svc:2380');
       assert.equal(added.kind, 'ok');
     });
-    await converged(MAIN, 1);
+    await converged(MAIN, 1, since);
     await keysIntact();
   });
 
@@ -365,8 +362,8 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
       const id = (await newest()).id;
       if (step.replicas === 0) pausedID = id;
       const before = (await cluster(MAIN)).status?.clusterID;
-      await crashingAt(step.point, () => scale(MAIN, step.replicas));
-      const c = await converged(MAIN, step.replicas);
+      const since = await crashingAt(step.point, () => scale(MAIN, step.replicas));
+      const c = await converged(MAIN, step.replicas, since);
       assert.equal(c.status?.clusterID, before, 'the same etcd cluster');
       if (step.replicas === 0) {
         assert.equal((await pvcs(MAIN)).length, 1, 'the paused member keeps its PVC');
@@ -380,9 +377,9 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
   it('a Memory-medium member whose Pod is gone is replaced: crash after member:member-deleted', async () => {
     const name = 'mem';
     await create(name, 3, 'Memory');
-    await converged(name, 3);
+    await converged(name, 3, beforeCreation());
     const lost = `${name}-2`;
-    await crashingAt(
+    const since = await crashingAt(
       'member:member-deleted',
       async () => {
         const deleted = await kube.delete({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: lost });
@@ -390,7 +387,7 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
       },
       name,
     );
-    await converged(name, 3);
+    await converged(name, 3, since);
     assert.ok(!(await members(name)).some(m => m.metadata.name === lost), `${lost} was replaced`);
     assert.equal((await kube.delete(clusterRef(name))).kind, 'deleted');
   });
@@ -402,8 +399,10 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
   for (const { point, name } of upgradeSteps) {
     it(`upgrade 3.4.23 → 3.5.16 of 3 members: crash after ${point}`, async () => {
       await create(name, 3, '', '3.4.23');
-      const ids = new Map((await converged(name, 3)).status?.members?.map(m => [m.name, m.id]));
-      await crashingAt(
+      const ids = new Map(
+        (await converged(name, 3, beforeCreation())).status?.members?.map(m => [m.name, m.id]),
+      );
+      const since = await crashingAt(
         point,
         () =>
           kubectl(
@@ -419,15 +418,7 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
           ).then(() => undefined),
         name,
       );
-      const c = await waitFor(
-        `${name}: every member on 3.5.16`,
-        async () => {
-          const done = await converged(name, 3);
-          return done.status?.members?.every(m => m.version === '3.5.16') ? done : false;
-        },
-        { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
-        describeWorld(name),
-      );
+      const c = await converged(name, 3, since, '3.5.16');
       assert.deepEqual(new Map(c.status?.members?.map(m => [m.name, m.id])), ids, 'same members, same IDs');
       for (const m of await members(name)) assert.equal(m.spec.version, '3.5.16');
       assert.equal((await kube.delete(clusterRef(name))).kind, 'deleted');

@@ -1,7 +1,9 @@
 // The cluster lifecycle on the sandbox: real etcd 3.5.16 members, the real functions, and the event
 // bridge delivering with chaos (duplicates, reordering, delays, parallel delivery). After every
-// step, etcd's own member list must match the status and the EtcdMembers, with no learner left,
-// and every key written at the start must still be readable.
+// step, on evidence from after it (test/support/converge.ts: status written since, every Pod Ready
+// and restarted where the step restarted it, every member healthy on its own endpoint), etcd's own
+// member list must match the status and the EtcdMembers, with no learner left, and every key
+// written at the start must still be readable.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
@@ -10,6 +12,8 @@ import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { kubectl, kubectlOutput } from '../support/kubectl.ts';
+import { beforeCreation, converged as convergedAfter, mark, type Mark } from '../support/converge.ts';
+import { watchReadiness } from '../support/ready-watch.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -69,32 +73,10 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
     return `status: ${JSON.stringify(c?.status)}\nmembers: ${m.map(x => `${x.metadata.name}${x.spec.dormant ? '(dormant)' : ''}`).join(', ')}\n${sandbox.output().slice(-3000)}`;
   };
 
-  /** Waits until the cluster has reached `replicas` and etcd, status and EtcdMembers agree. */
-  async function converged(replicas: number): Promise<Cluster> {
-    return waitFor(
-      `${replicas} members converged`,
-      async () => {
-        const c = await cluster();
-        const s = c.status ?? {};
-        if (s.observed?.replicas !== replicas || s.operation) return false;
-        const progressing = s.conditions?.find(x => x.type === 'Progressing');
-        if (progressing?.status !== 'False') return false;
-        if (replicas === 0) return s.phase === 'Paused' ? c : false;
-        if (s.ready !== `${replicas}/${replicas}` || s.phase !== 'Running') return false;
-        const etcdMembers = await withEtcd(client => client.cluster.memberList({ linearizable: true }));
-        const list = etcdMembers.members;
-        if (list.length !== replicas || list.some(m => m.isLearner)) return false;
-        const running = (await members()).filter(m => !m.spec.dormant && !m.metadata.deletionTimestamp);
-        const names = running.map(m => m.metadata.name).sort();
-        if (JSON.stringify(list.map(m => m.name).sort()) !== JSON.stringify(names)) return false;
-        const ids = list.map(m => BigInt(m.ID).toString(16).padStart(16, '0')).sort();
-        const statusIds = (s.members ?? []).map(m => m.id).sort();
-        return JSON.stringify(ids) === JSON.stringify(statusIds) ? c : false;
-      },
-      { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
-      describeWorld,
-    );
-  }
+  const probe = () => ({ kube, namespace: NS, name: NAME });
+  /** Waits until the cluster has reached `replicas` on evidence from after `since` (converge.ts). */
+  const converged = (replicas: number, since: Mark, restarted: string[] = []): Promise<Cluster> =>
+    convergedAfter(probe(), { replicas, since, restarted, timeoutMs: STEP_TIMEOUT, describe: describeWorld });
 
   async function keysIntact(): Promise<void> {
     const count = await withEtcd(client => client.getAll().prefix('life/').count());
@@ -115,7 +97,7 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
       spec: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' } },
     });
     assert.equal(created.kind, 'created');
-    const c = await converged(3);
+    const c = await converged(3, beforeCreation());
     assert.match(c.status?.clusterID ?? '', /^[0-9a-f]{16}$/);
     const available = c.status?.conditions?.find(x => x.type === 'Available');
     assert.equal(available?.status, 'True');
@@ -142,13 +124,9 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
     const victim = `${NAME}-1`;
     const id = await memberIdOf(victim);
     assert.ok(id);
+    const since = await mark(probe());
     await sandbox.faults.kill({ namespace: NS, pod: victim });
-    await waitFor('the Pod restarted', async () => {
-      const pod = (await pods()).find(p => p.metadata.name === victim) as
-        { status?: { containerStatuses?: { restartCount?: number }[] } } | undefined;
-      return (pod?.status?.containerStatuses?.[0]?.restartCount ?? 0) > 0;
-    });
-    await converged(3);
+    await converged(3, since, [victim]);
     assert.equal(await memberIdOf(victim), id);
     await keysIntact();
   });
@@ -156,16 +134,12 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
   it('a member whose Pod is lost gets a new Pod on the same volume, with the same member ID', async () => {
     const victim = `${NAME}-2`;
     const id = await memberIdOf(victim);
-    const before = (await pods()).find(p => p.metadata.name === victim)?.metadata.uid;
+    const since = await mark(probe());
     await kube.delete(
       { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: victim },
       { gracePeriodSeconds: 0 },
     );
-    await waitFor('a new Pod', async () => {
-      const pod = (await pods()).find(p => p.metadata.name === victim);
-      return pod !== undefined && pod.metadata.uid !== before;
-    });
-    await converged(3);
+    await converged(3, since, [victim]);
     assert.equal(await memberIdOf(victim), id);
     await keysIntact();
   });
@@ -193,19 +167,8 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
 
   it('kubectl drain evicts the members one at a time: the PDB holds quorum, they come back as themselves', async () => {
     const ids = new Map((await cluster()).status?.members?.map(m => [m.name, m.id]));
-    let fewestReady = 3;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        const ready = (await pods()).filter(
-          p =>
-            !p.metadata.deletionTimestamp &&
-            p.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True'),
-        ).length;
-        fewestReady = Math.min(fewestReady, ready);
-        await new Promise(r => setTimeout(r, 100));
-      }
-    })();
+    const since = await mark(probe());
+    const readiness = await watchReadiness(sandbox.kc, NS, `etcdfn.io/cluster=${NAME}`);
     let output: { stdout: string; stderr: string };
     try {
       output = await kubectlOutput(
@@ -218,14 +181,17 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
         '--timeout=240s',
       );
     } finally {
-      sampling = false;
-      await sampler;
       await kubectl(sandbox.kubeconfig, 'uncordon', 'sandbox');
     }
     for (const name of ids.keys()) assert.match(output.stdout, new RegExp(`pod/${name} evicted`));
     assert.match(output.stderr, /violate the pod's disruption budget/, 'the budget held evictions back');
-    assert.ok(fewestReady >= 2, `at most one member was down at a time (fewest ready: ${fewestReady})`);
-    const after = await converged(3);
+    const after = await converged(3, since, [...ids.keys()]);
+    readiness.stop();
+    const fewestReady = readiness.fewest();
+    assert.ok(
+      fewestReady >= 2,
+      `at most one member was down at a time (fewest ready: ${fewestReady}; ${readiness.seen().join(', ')})`,
+    );
     assert.deepEqual(new Map(after.status?.members?.map(m => [m.name, m.id])), ids, 'same members, same IDs');
     await keysIntact();
   });
@@ -233,20 +199,23 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
   let clusterID = '';
   it('scales 3 → 5 with kubectl scale', async () => {
     clusterID = (await cluster()).status?.clusterID ?? '';
+    const since = await mark(probe());
     await scale(5);
-    await converged(5);
+    await converged(5, since);
     await keysIntact();
   });
 
   it('scales 5 → 3', async () => {
+    const since = await mark(probe());
     await scale(3);
-    await converged(3);
+    await converged(3, since);
     await keysIntact();
   });
 
   it('scales 3 → 1', async () => {
+    const since = await mark(probe());
     await scale(1);
-    await converged(1);
+    await converged(1, since);
     await keysIntact();
   });
 
@@ -257,11 +226,12 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
     pausedMember = only?.metadata.name ?? '';
     pausedMemberID = (await cluster()).status?.members?.find(m => m.name === pausedMember)?.id ?? '';
     assert.ok(pausedMemberID, 'the last member has an ID');
+    const since = await mark(probe());
     await scale(0);
-    const c = await converged(0);
+    const c = await converged(0, since);
     const available = c.status?.conditions?.find(x => x.type === 'Available');
     assert.match(available?.message ?? '', new RegExp(`data-${pausedMember}`));
-    await waitFor('no Pods while paused', async () => (await pods()).length === 0);
+    assert.equal((await pods()).length, 0, 'no Pods while paused');
     const pvc = await kube.get({
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -272,8 +242,9 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
   });
 
   it('resumes 0 → 3 with the same cluster ID and the same member ID', async () => {
+    const since = await mark(probe());
     await scale(3);
-    const c = await converged(3);
+    const c = await converged(3, since);
     assert.equal(c.status?.clusterID, clusterID);
     assert.equal(c.status?.members?.find(m => m.name === pausedMember)?.id, pausedMemberID);
     await keysIntact();

@@ -8,9 +8,10 @@ import { Etcd3 } from 'etcd3';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { beforeCreation, converged, mark, type Mark } from '../support/converge.ts';
 import { kubectl } from '../support/kubectl.ts';
+import { watchReadiness } from '../support/ready-watch.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
-import { waitFor } from '../support/wait.ts';
 
 const NS = 'default';
 const NAME = 'up';
@@ -75,19 +76,19 @@ describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, (
     }
   }
 
-  const reached = (version: string) =>
-    waitFor(
-      `3 members on ${version}, Reconciled`,
-      async () => {
-        const c = await cluster();
-        const progressing = c.status?.conditions?.find(x => x.type === 'Progressing');
-        if (progressing?.reason !== 'Reconciled' || c.status?.ready !== '3/3') return false;
-        if (!c.status.members?.every(m => m.version === version)) return false;
-        return c;
-      },
-      { timeoutMs: 180_000, intervalMs: 500 },
-      describeWorld,
-    );
+  const probe = () => ({ kube, namespace: NS, name: NAME });
+  /** 3 members on `version` (status, EtcdMembers and each etcd itself), converged after `since`. */
+  const reached = async (version: string, since: Mark) => {
+    const c = await converged(probe(), {
+      replicas: 3,
+      since,
+      version,
+      timeoutMs: 300_000,
+      describe: describeWorld,
+    });
+    assert.equal(c.status?.conditions?.find(x => x.type === 'Progressing')?.reason, 'Reconciled');
+    return c;
+  };
 
   let ids = new Map<string, string | undefined>();
 
@@ -99,7 +100,7 @@ describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, (
       spec: { replicas: 3, version: '3.4.23', storage: { size: '1Gi' } },
     });
     assert.equal(created.kind, 'created');
-    const c = await reached('3.4.23');
+    const c = await reached('3.4.23', beforeCreation());
     ids = new Map(c.status?.members?.map(m => [m.name, m.id]));
     assert.deepEqual([...(await etcdVersions()).values()], ['3.4.23', '3.4.23', '3.4.23']);
     await withEtcd(client =>
@@ -115,14 +116,8 @@ describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, (
   });
 
   it('moves to 3.5.16 one member at a time, same member IDs, data intact', async () => {
-    let fewestReady = 3;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        fewestReady = Math.min(fewestReady, (await readyPods()).length);
-        await new Promise(r => setTimeout(r, 100));
-      }
-    })();
+    const since = await mark(probe());
+    const readiness = await watchReadiness(sandbox.kc, NS, `etcdfn.io/cluster=${NAME}`);
     try {
       await kubectl(
         sandbox.kubeconfig,
@@ -135,13 +130,16 @@ describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, (
         '-p',
         '{"spec":{"version":"3.5.16"}}',
       );
-      const c = await reached('3.5.16');
+      const c = await reached('3.5.16', since);
       assert.deepEqual(new Map(c.status?.members?.map(m => [m.name, m.id])), ids, 'same members, same IDs');
     } finally {
-      sampling = false;
-      await sampler;
+      readiness.stop();
     }
-    assert.ok(fewestReady >= 2, `at most one member was down at a time (fewest ready: ${fewestReady})`);
+    const fewestReady = readiness.fewest();
+    assert.ok(
+      fewestReady >= 2,
+      `at most one member was down at a time (fewest ready: ${fewestReady}; ${readiness.seen().join(', ')})`,
+    );
     const versions = await etcdVersions();
     assert.deepEqual(
       [...versions.values()],

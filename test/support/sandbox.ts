@@ -70,7 +70,7 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
       args,
       cwd: repoRoot,
       env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env },
-      startTimeoutMs: opts.startTimeoutMs ?? 90_000,
+      startTimeoutMs: opts.startTimeoutMs ?? 240_000,
       stopGraceMs: 30_000,
     });
   } catch (err) {
