@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse } from 'yaml';
+import { waitFor } from '../support/wait.ts';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../sandbox/apiserver/index.ts';
 import {
   kubectl,
@@ -291,9 +292,12 @@ describe('sandbox API server through kubectl', () => {
       ]),
     );
     const deleting = kubectl(k, ['delete', 'etcdcluster', 'f']);
-    await new Promise(r => setTimeout(r, 1500));
-    const marked = server.store.get<Any>('etcdfn.io/v1alpha1', 'EtcdCluster', 'f', NS)!;
-    assert.ok(marked.metadata.deletionTimestamp);
+    // The delete is seen as its effect (the object marked), not assumed after a pause.
+    const marked = await waitFor('the object marked for deletion', async () => {
+      const object = server.store.get<Any>('etcdfn.io/v1alpha1', 'EtcdCluster', 'f', NS);
+      return object?.metadata.deletionTimestamp ? object : undefined;
+    });
+    assert.ok(marked.metadata.finalizers?.length, 'still held by its finalizer');
     server.store.patch(
       { apiVersion: 'etcdfn.io/v1alpha1', kind: 'EtcdCluster', name: 'f', namespace: NS },
       { metadata: { finalizers: null } },
@@ -341,8 +345,10 @@ describe('sandbox API server through kubectl', () => {
     assert.match(described, /Replicas:\s+5/);
     assert.match(described, /Normal\s+Scaled\s+.*etcdfn\s+scaled to 5 members/);
 
-    const waiting = kubectl(k, ['wait', 'etcdcluster/ss', '--for=condition=Available', '--timeout=20s']);
-    await new Promise(r => setTimeout(r, 800));
+    // The condition is set only once kubectl's watch is open, so the wait is met by a watch event.
+    const watchesBefore = server.store.subscriberCount();
+    const waiting = kubectl(k, ['wait', 'etcdcluster/ss', '--for=condition=Available', '--timeout=120s']);
+    await waitFor('kubectl wait watching', async () => server.store.subscriberCount() > watchesBefore);
     server.store.patch(
       { apiVersion: 'etcdfn.io/v1alpha1', kind: 'EtcdCluster', name: 'ss', namespace: NS },
       {

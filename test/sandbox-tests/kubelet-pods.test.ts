@@ -287,27 +287,29 @@ writeFileSync(paths['/dev/termination-log'], JSON.stringify(report));
       namespace: NS,
       body: shPod(
         'stubborn',
-        'trap "echo ignored > /out/stubborn" TERM; while true; do sleep 0.1; done',
-        { ...hostVolume, terminationGracePeriodSeconds: 1 },
+        // After SIGTERM it says so and then, one loop later, that it is still alive: only SIGKILL,
+        // after the grace period, ends it.
+        'trap "echo ignored >> /out/stubborn; t=1" TERM; while true; do sleep 0.1; if [ -n "$t" ]; then echo alive-after-term >> /out/stubborn; t=; fi; done',
+        { ...hostVolume, terminationGracePeriodSeconds: 3 },
         mount,
       ),
     });
     for (const name of ['polite', 'stubborn'])
       await waitForPod(core, `${NS}/${name}`, 'to be Ready', isReady);
-    const started = Date.now();
     await core.deleteNamespacedPod({ name: 'polite', namespace: NS });
     await core.deleteNamespacedPod({ name: 'stubborn', namespace: NS });
     const terminating = await readPod(core, NS, 'stubborn');
     assert.ok(terminating?.metadata?.deletionTimestamp, 'the Pod stays while its processes stop');
     await waitForPodGone(core, NS, 'polite');
     await waitForPodGone(core, NS, 'stubborn');
-    assert.ok(Date.now() - started >= 900, 'the stubborn Pod got its 1 s grace period');
     assert.equal(
       readFileSync(join(out, 'polite'), 'utf8'),
       'pre-stop\ngot-term\n',
       'preStop hook, then SIGTERM',
     );
-    assert.equal(readFileSync(join(out, 'stubborn'), 'utf8').trim(), 'ignored');
+    // Order, not time: SIGTERM came first and the process outlived it (the grace period), then it
+    // was killed (the Pod is gone although the process never exits by itself).
+    assert.equal(readFileSync(join(out, 'stubborn'), 'utf8'), 'ignored\nalive-after-term\n');
     const state = await kubelet.faults.state();
     assert.equal(
       state.pods.filter(p => ['polite', 'stubborn'].includes(p.name)).length,
@@ -317,14 +319,27 @@ writeFileSync(paths['/dev/termination-log'], JSON.stringify(report));
   });
 
   it('fault API: kill, delayed start, wiped PVC, frozen node keeps a deleted Pod Terminating', async () => {
-    await kubelet.faults.delayStart({ namespace: NS, pod: 'faulty', seconds: 1 });
-    const created = Date.now();
+    // The Pod exists before the delay is armed (the frozen node holds it back), so the kubelet's own
+    // record of the start (startedAt) is at least the delay after the Pod's creationTimestamp.
+    await kubelet.faults.freeze();
     await core.createNamespacedPod({
       namespace: NS,
       body: shPod('faulty', 'while true; do sleep 0.2; done', { restartPolicy: 'Never' }),
     });
-    await waitForPod(core, `${NS}/faulty`, 'to run', p => !!p.status?.containerStatuses?.[0]?.state?.running);
-    assert.ok(Date.now() - created >= 1000, 'the start was delayed');
+    await kubelet.faults.delayStart({ namespace: NS, pod: 'faulty', seconds: 2 });
+    await kubelet.faults.unfreeze();
+    const running = await waitForPod(
+      core,
+      `${NS}/faulty`,
+      'to run',
+      p => !!p.status?.containerStatuses?.[0]?.state?.running,
+    );
+    const startedAt = new Date(running.status!.containerStatuses![0].state!.running!.startedAt!).getTime();
+    const createdAt = new Date(running.metadata!.creationTimestamp!).getTime();
+    assert.ok(
+      startedAt - createdAt >= 2000,
+      `started ${startedAt - createdAt} ms after creation by the kubelet's record`,
+    );
     const { killed } = await kubelet.faults.kill({ namespace: NS, pod: 'faulty' });
     assert.equal(killed.length, 1);
     const failed = await waitForPod(

@@ -2,7 +2,7 @@
 // the dispatcher against a plain local HTTP server.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
 import { pino } from 'pino';
 import { DEFAULT_KNATIVE_DIR } from '../../standalone/bridge/bridge.ts';
 import { Chaos, seededRandom } from '../../standalone/bridge/chaos.ts';
@@ -166,17 +166,25 @@ describe('chaos', () => {
     );
   });
 
-  it('delays release later, and stop() drops what is held', async () => {
-    const out: number[] = [];
-    const chaos = new Chaos<number>({ seed: 1, maxDelayMs: 30 }, n => out.push(n));
-    chaos.submit(1);
-    chaos.submit(2);
-    await new Promise(resolve => setTimeout(resolve, 60));
-    assert.deepEqual([...out].sort(), [1, 2]);
-    chaos.submit(3);
-    chaos.stop();
-    await new Promise(resolve => setTimeout(resolve, 60));
-    assert.equal(out.length, 2);
+  // The clock is the test's (mocked timers): "later" and "never" are shown by moving it past the
+  // longest delay, not by sleeping.
+  it('delays release later, and stop() drops what is held', () => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    try {
+      const out: number[] = [];
+      const chaos = new Chaos<number>({ seed: 1, maxDelayMs: 30 }, n => out.push(n));
+      chaos.submit(1);
+      chaos.submit(2);
+      assert.ok(out.length < 2, 'at least one item is held back, not forwarded at once');
+      mock.timers.tick(30);
+      assert.deepEqual([...out].sort(), [1, 2]);
+      chaos.submit(3);
+      chaos.stop();
+      mock.timers.tick(30);
+      assert.equal(out.length, 2);
+    } finally {
+      mock.timers.reset();
+    }
   });
 });
 
@@ -198,6 +206,8 @@ describe('tick', () => {
 describe('dispatcher', () => {
   const hits: { path: string; id: string; contentType: string }[] = [];
   const script = new Map<string, number[]>();
+  // Requests to /slow are answered only when the suite ends: a timeout cannot lose a race to them.
+  const held: ServerResponse[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume();
     req.on('end', () => {
@@ -207,7 +217,7 @@ describe('dispatcher', () => {
         id: String(req.headers['ce-id'] ?? ''),
         contentType: String(req.headers['content-type']),
       });
-      if (path === '/slow') return void setTimeout(() => res.writeHead(200).end(), 500);
+      if (path === '/slow') return void held.push(res);
       const status = script.get(path)?.shift() ?? 200;
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status }));
     });
@@ -218,7 +228,13 @@ describe('dispatcher', () => {
     const address = server.address();
     base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   });
-  after(() => new Promise<void>(resolve => server.close(() => resolve())));
+  after(
+    () =>
+      new Promise<void>(resolve => {
+        for (const res of held) res.writeHead(200).end();
+        server.close(() => resolve());
+      }),
+  );
 
   const policy = { retry: 3, backoffPolicy: 'exponential' as const, backoffDelayMs: 5 };
   const job = (path: string, overrides = {}) => ({

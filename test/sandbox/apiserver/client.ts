@@ -105,6 +105,11 @@ export class ObjectStore {
     return { object: clone(result.object), deleted: result.deleted };
   }
 
+  /** How many per-resource subscriptions there are (each open watch holds one). */
+  subscriberCount(): number {
+    return this.engine.store.subscriberCount();
+  }
+
   /** Every change to every object, in storage form, as it happens. Returns the unsubscribe function. */
   onChange(fn: (event: StoreEvent) => void): () => void {
     return this.engine.store.subscribe('*', fn);

@@ -129,6 +129,13 @@ export class Store {
     return out;
   }
 
+  /** How many per-resource subscriptions (open watches) there are: tests wait for a client's watch. */
+  subscriberCount(): number {
+    let count = 0;
+    for (const set of this.subscribers.values()) count += set.size;
+    return count;
+  }
+
   /** Subscribe to the events of one resource, or of all resources with storageKey '*'. */
   subscribe(storageKey: string, fn: Subscriber): () => void {
     if (storageKey === '*') {
