@@ -15,6 +15,8 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import { createEtcdAdapter, type EtcdAdapter } from '../../shared/etcd/adapter.ts';
 import { KubeObjects, type KubeObject, type ObjectRef } from '../../shared/k8s/objects.ts';
 import { clusterLabels, memberHost } from '../../shared/names.ts';
+import { findCondition } from '../../shared/conditions.ts';
+import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { settingsFromEnv, type Context } from '../../shared/runtime/context.ts';
 import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
 import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
@@ -151,6 +153,32 @@ export class ReconcileWorld {
     return proc;
   }
 
+  /**
+   * Creates the EtcdCluster and runs reconcile-cluster step by step, starting etcd and a Ready Pod
+   * for every member it wires (what reconcile-member and the kubelet would do), until Reconciled.
+   */
+  async grow(replicas: number, maxSteps = 30): Promise<void> {
+    const created = await this.kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: this.clusterName, namespace: NS },
+      spec: { replicas, version: '3.5.16', storage: { size: '1Gi' } },
+    });
+    if (created.kind !== 'created') throw new Error(`EtcdCluster: ${created.kind}`);
+    for (let i = 0; i < maxSteps; i++) {
+      const outcome = await reconcileCluster(this.ctx, { namespace: NS, name: this.clusterName });
+      if (outcome.result !== 'done') throw new Error(`reconcile-cluster: ${JSON.stringify(outcome)}`);
+      for (const m of await this.members()) {
+        if (!m.spec.initialCluster || this.procs.has(m.metadata.name ?? '')) continue;
+        await this.startEtcd(m);
+        await this.readyPod(m.metadata.name ?? '');
+      }
+      const cluster = await this.cluster();
+      if (findCondition(cluster.status?.conditions, 'Progressing')?.reason === 'Reconciled') return;
+    }
+    throw new Error(`EtcdCluster ${this.clusterName} did not reach ${replicas} members in ${maxSteps} steps`);
+  }
+
   etcdProcess(member: string): EtcdProcess | undefined {
     return this.procs.get(member);
   }
@@ -236,15 +264,18 @@ export class ReconcileWorld {
   }
 
   /**
-   * A Context whose next status write of `kind` finds the object changed: another writer bumps its
+   * A Context whose next write (`method`) of a `kind` finds the object changed: another writer bumps its
    * resourceVersion (a label) just before the write, as a concurrent invocation would.
    */
-  racingContext(kind: string): { ctx: Context; raced: () => boolean } {
+  racingContext(
+    kind: string,
+    method: 'replaceStatus' | 'replace' = 'replaceStatus',
+  ): { ctx: Context; raced: () => boolean } {
     let raced = false;
     const kube = this.kube;
     const proxy = new Proxy(kube, {
       get(target, prop, receiver) {
-        if (prop !== 'replaceStatus') return Reflect.get(target, prop, receiver) as unknown;
+        if (prop !== method) return Reflect.get(target, prop, receiver) as unknown;
         return async <T extends KubeObject>(object: T) => {
           if (!raced && object.kind === kind) {
             raced = true;
@@ -258,7 +289,7 @@ export class ReconcileWorld {
               { metadata: { labels: { 'test.etcdfn.io/raced': 'yes' } } },
             );
           }
-          return target.replaceStatus(object);
+          return target[method](object);
         };
       },
     });
