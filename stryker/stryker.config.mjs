@@ -1,0 +1,40 @@
+// StrykerJS over shared/plan/ against the plan unit tests. Run it through `npm run mutation`
+// (stryker/run.ts), which sets MUTATE to one plan file per run so each run stays in minutes.
+import process from 'node:process';
+
+const file = process.env.MUTATE ?? 'shared/plan/cluster-plan.ts';
+const name = file.replace(/^.*\//, '').replace(/\.ts$/, '');
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'tap',
+  tap: {
+    testFiles: ['test/unit/plan-*.test.ts'],
+    // Each test file runs in its own node, without --test, reporting TAP; tsx loads the TypeScript.
+    nodeArgs: ['--import', 'tsx', '--test-reporter=tap', '-r', '{{hookFile}}', '{{testFile}}'],
+    forceBail: true,
+  },
+  mutate: [file],
+  coverageAnalysis: 'perTest',
+  // Two shared cores on the build machine: one test process at a time.
+  concurrency: 1,
+  timeoutMS: 20000,
+  ignorePatterns: [
+    '.cache',
+    '.sandbox',
+    'reports',
+    'charts',
+    'knative',
+    'docs',
+    'examples',
+    'test/e2e',
+    'test/bench',
+  ],
+  reporters: ['html', 'json', 'clear-text', 'progress-append-only'],
+  htmlReporter: { fileName: `reports/mutation/${name}/index.html` },
+  jsonReporter: { fileName: `reports/mutation/${name}/report.json` },
+  thresholds: { high: 95, low: 90, break: null },
+  // One sandbox folder per plan file, so two runs never share one.
+  tempDirName: `.stryker-tmp-${name}`,
+  cleanTempDir: 'always',
+};
