@@ -19,7 +19,7 @@ import {
   type ClusterEvent,
   type ClusterPlan,
 } from './cluster-step.ts';
-import { outdatedMembers, upgradingMembers } from './cluster-upgrade.ts';
+import { minorSkip, outdatedMembers, upgradingMembers } from './cluster-upgrade.ts';
 import { isDeleting, isMemberReady, podOf, runningMembers } from './members.ts';
 import { deadlineFrom, deadlinePassed, observedFromSpec, specDiffersFromObserved } from './target.ts';
 
@@ -41,6 +41,8 @@ export function planCluster(state: ClusterState): ClusterPlan {
   }
   const complete = isComplete(state);
   if (specDiffersFromObserved(cluster) && (complete || deadlinePassed(cluster, state.now))) {
+    const skip = minorSkip(state);
+    if (skip) return refuseTarget(state, 'VersionSkipsMinor', skip);
     return adoptSpec(state, complete ? 'NewTarget' : 'RetryAfterDeadline');
   }
   if (!complete && deadlinePassed(cluster, state.now)) return deadlineExceeded(state);
@@ -84,6 +86,23 @@ function adoptSpec(state: ClusterState, reason: 'NewTarget' | 'RetryAfterDeadlin
     action: { kind: 'none' },
     status: computeStatus(state, base, { active: true, reason, message }),
     events,
+  };
+}
+
+/** The spec asks for something that must not be adopted: the locked target stays, and status says why. */
+function refuseTarget(state: ClusterState, reason: string, message: string): ClusterPlan {
+  const current = state.cluster.status ?? {};
+  const progress: Progress = { active: false, reason, message };
+  const already = current.conditions?.some(
+    c => c.type === 'Progressing' && c.reason === reason && c.message === message,
+  );
+  return {
+    action: { kind: 'none' },
+    status: {
+      ...computeStatus(state, current, progress),
+      ...(current.progressDeadline && { progressDeadline: current.progressDeadline }),
+    },
+    events: already ? [] : [{ type: 'Warning', reason, message }],
   };
 }
 

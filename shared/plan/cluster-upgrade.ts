@@ -3,7 +3,7 @@
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { isMemoryMedium } from '../builders/storage.ts';
 import type { ClusterState } from './cluster-state.ts';
-import { isMemberReady, membershipOf, newestFirst } from './members.ts';
+import { activeMembers, isMemberReady, membershipOf, newestFirst } from './members.ts';
 import { podTrouble, working, type MembershipStep } from './cluster-step.ts';
 
 /** Members whose spec is still on an older release than the target. */
@@ -104,4 +104,31 @@ export function leaderSuccessor(
       e.id !== etcd.leaderId &&
       candidates.some(m => membershipOf(state.cluster, m, [e])),
   )?.id;
+}
+
+/** 3.5.16 → 3005: a number whose difference counts minor releases (within one major). */
+function minorOf(version: string | undefined): number | undefined {
+  const match = /^(\d+)\.(\d+)\./.exec(version ?? '');
+  return match ? Number(match[1]) * 1000 + Number(match[2]) : undefined;
+}
+
+/**
+ * etcd upgrades one minor release at a time. The CRD refuses a spec edit that skips a minor, but two
+ * edits in a row (3.4 → 3.5 while the cluster still runs 3.4, then 3.5 → 3.6) pass it: a target is
+ * adopted only when no member (running or paused) would skip a minor to reach it, whether the
+ * previous target was reached or its deadline passed. Returns why not, or undefined.
+ */
+export function minorSkip(state: ClusterState): string | undefined {
+  const wanted = state.cluster.spec.version;
+  const target = minorOf(wanted);
+  if (target === undefined) return undefined;
+  for (const member of activeMembers(state)) {
+    for (const version of [member.spec.version, member.status?.version]) {
+      const have = minorOf(version);
+      if (have !== undefined && target > have + 1) {
+        return `spec.version ${wanted} is more than one minor release ahead of member ${member.metadata.name}, which runs etcd ${version}; etcd upgrades one minor release at a time: set spec.version to a release of the next minor first`;
+      }
+    }
+  }
+  return undefined;
 }

@@ -7,7 +7,7 @@ import { createHandler as memberHandler } from '../../functions/reconcile-member
 import { createHandler as snapshotHandler } from '../../functions/run-snapshot/index.ts';
 import type { EventHandler } from '../../shared/events/handler.ts';
 import type { TickEvent } from '../../shared/events/types.ts';
-import type { KubeObject, ObjectRef } from '../../shared/k8s/objects.ts';
+import type { ObjectRef } from '../../shared/k8s/objects.ts';
 import { resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
 import { settingsFromEnv, type Context } from '../../shared/runtime/context.ts';
 
