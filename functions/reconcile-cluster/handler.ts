@@ -2,6 +2,7 @@
 import { API_VERSION, ETCD_CLUSTER } from '../../shared/api/group.ts';
 import type { EventHandler, HandlerOutcome } from '../../shared/events/handler.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
+import { resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { clusterTarget } from './targets.ts';
 
@@ -19,15 +20,16 @@ export function clusterHandler(context: () => Context = defaultContext): EventHa
 /** The tick: every cluster gets one step, so a cluster whose events were lost still converges. */
 async function resyncAll(ctx: Context): Promise<HandlerOutcome> {
   const clusters = await ctx.kube.list(API_VERSION, ETCD_CLUSTER.kind, '');
-  const summaries: string[] = [];
-  for (const cluster of clusters) {
-    const ref = { namespace: cluster.metadata.namespace ?? '', name: cluster.metadata.name ?? '' };
-    const outcome = await reconcileCluster(ctx, ref);
-    summaries.push(
-      `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`,
-    );
-  }
-  return { result: 'done', summary: `resync of ${clusters.length} cluster(s)`, details: summaries };
+  const refs = clusters.map(c => ({ namespace: c.metadata.namespace ?? '', name: c.metadata.name ?? '' }));
+  const result = await resyncEach(ETCD_CLUSTER.kind, refs, ref => reconcileCluster(ctx, ref), {
+    now: ctx.now,
+    ...(ctx.settings.resyncBudgetMs !== undefined && { budgetMs: ctx.settings.resyncBudgetMs }),
+  });
+  return {
+    result: 'done',
+    summary: resyncSummary('cluster(s)', clusters.length, result),
+    details: result.details,
+  };
 }
 
 export const handler: EventHandler = clusterHandler();

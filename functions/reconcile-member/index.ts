@@ -4,6 +4,7 @@ import * as ff from '@google-cloud/functions-framework';
 import { API_VERSION, ETCD_MEMBER } from '../../shared/api/group.ts';
 import { eventFunction, type EventHandler, type HandlerOutcome } from '../../shared/events/handler.ts';
 import { reconcileMember } from '../../shared/reconcile/member.ts';
+import { resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { FUNCTION_NAME, memberTarget } from './targets.ts';
 
@@ -17,17 +18,19 @@ export function createHandler(context: () => Context = defaultContext): EventHan
   };
 }
 
+/** The tick: every member gets one step, each on its own (one that throws does not stop the rest). */
 async function resyncAll(ctx: Context): Promise<HandlerOutcome> {
   const members = await ctx.kube.list(API_VERSION, ETCD_MEMBER.kind, '');
-  const summaries: string[] = [];
-  for (const member of members) {
-    const ref = { namespace: member.metadata.namespace ?? '', name: member.metadata.name ?? '' };
-    const outcome = await reconcileMember(ctx, ref);
-    summaries.push(
-      `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`,
-    );
-  }
-  return { result: 'done', summary: `resync of ${members.length} member(s)`, details: summaries };
+  const refs = members.map(m => ({ namespace: m.metadata.namespace ?? '', name: m.metadata.name ?? '' }));
+  const result = await resyncEach(ETCD_MEMBER.kind, refs, ref => reconcileMember(ctx, ref), {
+    now: ctx.now,
+    ...(ctx.settings.resyncBudgetMs !== undefined && { budgetMs: ctx.settings.resyncBudgetMs }),
+  });
+  return {
+    result: 'done',
+    summary: resyncSummary('member(s)', members.length, result),
+    details: result.details,
+  };
 }
 
 export const handler: EventHandler = createHandler();

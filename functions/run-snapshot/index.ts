@@ -10,6 +10,7 @@ import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { owningSchedule } from '../../shared/plan/schedule-plan.ts';
 import { isFinished } from '../../shared/plan/snapshot-plan.ts';
 import { reconcileSchedule } from '../../shared/reconcile/schedule.ts';
+import { DEFAULT_RESYNC_BUDGET_MS, resyncEach } from '../../shared/reconcile/resync-each.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { FUNCTION_NAME, snapshotTarget } from './targets.ts';
@@ -50,39 +51,40 @@ async function snapshotAndSchedule(
   return { result: 'done', summary: `${outcome.summary}; schedule: ${scheduled.summary}` };
 }
 
-/** The tick: every schedule, then every snapshot not Complete or Failed, one after the other. */
+/**
+ * The tick: every schedule, then every snapshot not Complete or Failed, each on its own (one that
+ * throws does not keep the others from firing), within one time budget.
+ */
 async function resync(ctx: Context): Promise<HandlerOutcome> {
-  const summaries: string[] = [];
-  const failures: string[] = [];
+  const started = ctx.now().getTime();
+  const budgetMs = ctx.settings.resyncBudgetMs ?? DEFAULT_RESYNC_BUDGET_MS;
   const schedules = await ctx.kube.list<EtcdSnapshotSchedule & KubeObject>(
     API_VERSION,
     ETCD_SNAPSHOT_SCHEDULE.kind,
     '',
   );
-  for (const schedule of schedules) {
-    const ref = { namespace: schedule.metadata.namespace ?? '', name: schedule.metadata.name ?? '' };
-    // One broken schedule (an API error) must not keep the others from firing.
-    try {
-      const outcome = await reconcileSchedule(ctx, ref);
-      summaries.push(outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`);
-    } catch (err) {
-      const message = `EtcdSnapshotSchedule ${ref.namespace}/${ref.name}: ${err instanceof Error ? err.message : String(err)}`;
-      failures.push(message);
-      summaries.push(message);
-    }
-  }
+  const refOf = (o: KubeObject) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' });
+  const scheduled = await resyncEach(
+    ETCD_SNAPSHOT_SCHEDULE.kind,
+    schedules.map(refOf),
+    ref => reconcileSchedule(ctx, ref),
+    { now: ctx.now, budgetMs },
+  );
   const all = await ctx.kube.list<EtcdSnapshot & KubeObject>(API_VERSION, ETCD_SNAPSHOT.kind, '');
   const unfinished = all.filter(s => !isFinished(s));
-  for (const snapshot of unfinished) {
-    const ref = { namespace: snapshot.metadata.namespace ?? '', name: snapshot.metadata.name ?? '' };
-    const outcome = await reconcileSnapshot(ctx, ref);
-    summaries.push(
-      `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`,
-    );
-  }
-  const summary = `resync of ${schedules.length} schedule(s) and ${unfinished.length} unfinished snapshot(s) of ${all.length}`;
+  const snapshots = await resyncEach(
+    ETCD_SNAPSHOT.kind,
+    unfinished.map(refOf),
+    ref => reconcileSnapshot(ctx, ref),
+    { now: ctx.now, budgetMs: Math.max(0, budgetMs - (ctx.now().getTime() - started)) },
+  );
+  const failures = [...scheduled.failed, ...snapshots.failed];
+  const skipped = scheduled.skipped + snapshots.skipped;
+  let summary = `resync of ${schedules.length} schedule(s) and ${unfinished.length} unfinished snapshot(s) of ${all.length}`;
+  if (skipped > 0) summary += `; ${skipped} left for the next tick (time budget spent)`;
+  // A schedule must fire: a failure asks the event system to redeliver the tick.
   if (failures.length > 0) return { result: 'retry', reason: `${summary}; failed: ${failures.join('; ')}` };
-  return { result: 'done', summary, details: summaries };
+  return { result: 'done', summary, details: [...scheduled.details, ...snapshots.details] };
 }
 
 export const handler: EventHandler = createHandler();

@@ -9,7 +9,8 @@
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
-import { MEMBER_FINALIZER } from '../names.ts';
+import { isMemoryMedium } from '../builders/storage.ts';
+import { MEMBER_FINALIZER, pvcName } from '../names.ts';
 import { isBeingDeleted } from './member-pod.ts';
 import { findInEtcd, ownUrls } from './member-status.ts';
 
@@ -59,6 +60,11 @@ export type FinalizeAction =
     }
   /** Remove the member from etcd (member-not-found counts as done); the finalizer goes next. */
   | { kind: 'remove-from-etcd'; id: string; reason: string; event: FinalizeEvent }
+  /**
+   * The member holds the cluster's only data (a paused cluster's dormant member, or the only
+   * running one): its finalizer stays, so it and its PVC survive until the cluster is deleted.
+   */
+  | { kind: 'keep'; reason: string; event: FinalizeEvent }
   /** Cannot decide safely now: answer 503 so the event is redelivered. */
   | { kind: 'retry'; reason: string };
 
@@ -112,6 +118,8 @@ export function planFinalize(state: FinalizeState): FinalizeAction {
       reason: `EtcdCluster ${member.spec.clusterName} is being deleted: etcd goes with it, no removal needed`,
     };
   }
+  const kept = onlyDataHolder(state);
+  if (kept) return kept;
   if (state.others.length === 0) {
     return {
       kind: 'remove-finalizer',
@@ -179,5 +187,29 @@ function unreachable(state: FinalizeState): FinalizeAction {
   return {
     kind: 'retry',
     reason: `cannot reach etcd through the other members (${asked}); keeping ${name}'s finalizer so no ghost member is left in etcd`,
+  };
+}
+
+/**
+ * Deleting the member that holds a formed cluster's only copy of its data would lose the cluster
+ * (its PVC goes with it): with the cluster paused that is one `kubectl delete etcdmember` away. No
+ * other member runs (all others dormant, being deleted or not yet added), so nobody has the data:
+ * the deletion is held (the finalizer stays) until the cluster itself is deleted. A Memory-medium
+ * member keeps nothing on disk, so it is not held.
+ */
+function onlyDataHolder(state: FinalizeState): FinalizeAction | undefined {
+  const { member, cluster } = state;
+  if (!cluster?.status?.clusterID || isMemoryMedium(member.spec.storage)) return undefined;
+  const running = state.others.filter(
+    m => !isBeingDeleted(m) && m.spec.dormant !== true && (m.spec.initialCluster ?? '') !== '',
+  );
+  if (running.length > 0) return undefined;
+  const name = member.metadata.name ?? '';
+  const clusterName = cluster.metadata.name ?? member.spec.clusterName;
+  const message = `deletion of ${name} is held: it holds the only copy of EtcdCluster ${clusterName}'s data (on PVC ${pvcName(name)}); it and its data are deleted with the EtcdCluster (kubectl delete etcdcluster ${clusterName})`;
+  return {
+    kind: 'keep',
+    reason: message,
+    event: { type: 'Warning', reason: 'DeletionHeld', message },
   };
 }

@@ -12,6 +12,19 @@ export function ordinalOf(member: EtcdMember): number {
   return match ? Number(match[1]) : -1;
 }
 
+/**
+ * The EtcdMembers that are this cluster's: labelled with its name (the list's selector) and not
+ * owned by another EtcdCluster (a different UID: a cluster deleted and recreated under the same
+ * name leaves members that garbage collection has not removed yet).
+ */
+export function ownMembers(cluster: EtcdCluster, labelled: EtcdMember[]): EtcdMember[] {
+  const uid = cluster.metadata.uid;
+  return labelled.filter(m => {
+    const owners = (m.metadata.ownerReferences ?? []).filter(o => o.kind === 'EtcdCluster');
+    return owners.length === 0 || uid === undefined || owners.some(o => o.uid === uid);
+  });
+}
+
 export const isDeleting = (m: { metadata: { deletionTimestamp?: unknown } }): boolean =>
   m.metadata.deletionTimestamp !== undefined && m.metadata.deletionTimestamp !== null;
 

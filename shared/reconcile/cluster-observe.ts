@@ -11,7 +11,7 @@ import {
   podDisruptionBudgetName,
 } from '../names.ts';
 import type { ClusterState, EtcdView, PodFacts } from '../plan/cluster-state.ts';
-import { etcdEndpoints } from '../plan/members.ts';
+import { etcdEndpoints, ownMembers } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
 
 export interface ClusterRef {
@@ -47,7 +47,7 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   const state: ClusterState = {
     now: ctx.now(),
     cluster,
-    members,
+    members: ownMembers(cluster, members),
     pods: pods.map(podFacts),
     services: { headless, client },
     pdb,

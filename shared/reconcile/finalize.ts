@@ -99,6 +99,9 @@ async function act(ctx: Context, state: FinalizeState, action: FinalizeAction): 
       return { outcome: { result: 'done', summary: action.reason } };
     case 'retry':
       return { outcome: { result: 'retry', reason: action.reason, status: 503 } };
+    case 'keep':
+      await emitEvents(ctx, state.cluster!, [action.event], 'finalize-member');
+      return { outcome: { result: 'done', summary: action.reason } };
     case 'remove-finalizer':
       return removeFinalizer(ctx, state.member, action.reason);
     case 'move-leader': {

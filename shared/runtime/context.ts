@@ -20,6 +20,8 @@ export interface OperatorSettings {
   snapshot: SnapshotTimings;
   /** EtcdSnapshotSchedule: how late a run may start (shared/plan/schedule-plan.ts). */
   schedule: ScheduleTimings;
+  /** How long a tick may spend reconciling every object (shared/reconcile/resync-each.ts). */
+  resyncBudgetMs?: number;
 }
 
 export interface Context {
@@ -37,6 +39,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     unhealthyWaitMs: Number(env.ETCDFN_UNHEALTHY_WAIT_MS ?? 8000),
     snapshot: snapshotTimingsFromEnv(env),
     schedule: scheduleTimingsFromEnv(env),
+    ...(env.ETCDFN_RESYNC_BUDGET_MS && { resyncBudgetMs: Number(env.ETCDFN_RESYNC_BUDGET_MS) }),
   };
 }
 

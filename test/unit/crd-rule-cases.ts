@@ -46,6 +46,16 @@ const restorePvc = { restore: { source: { pvc: pvc({ subPath: 'etcd/snap-1.db' }
 
 const clusterSpecRules: Omit<RuleCases, 'kind' | 'path'>[] = [
   {
+    match: 'replicas must be at most 9',
+    valid: [
+      { self: spec() },
+      { self: spec({ replicas: 0 }) },
+      { self: spec({ replicas: 9 }) },
+      update(spec({ replicas: 3 }), spec({ replicas: 7 })),
+    ],
+    invalid: [{ self: spec({ replicas: 10 }) }, update(spec({ replicas: 9 }), spec({ replicas: 11 }))],
+  },
+  {
     match: 'replicas 0 (pause)',
     valid: [
       { self: spec() },

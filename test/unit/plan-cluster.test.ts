@@ -119,7 +119,7 @@ describe('planCluster', () => {
   });
 
   it('removes an etcd member that no EtcdMember stands for', () => {
-    const c = cluster({}, locked(1, { clusterID: 'c', nextMemberOrdinal: 1 }));
+    const c = cluster({}, locked(1, { clusterID: 'c0ffee0000000001', nextMemberOrdinal: 1 }));
     const plan = planCluster(
       state(c, [member(0)], {
         etcd: etcdOf([membership(0), membership(9, { learner: true, started: false })]),

@@ -124,8 +124,10 @@ describe('planFinalize: when etcd goes with the cluster', () => {
     assert.match((a as { reason: string }).reason, /being deleted: etcd goes with it/);
   });
 
-  it('the last member → remove the finalizer: nobody to remove it from', () => {
-    const a = planFinalize(scaleDown({ others: [], tried: [], etcd: undefined }));
+  it('the last member of a cluster that never formed → remove the finalizer: nobody to remove it from', () => {
+    const a = planFinalize(
+      scaleDown({ cluster: cluster(false, ''), others: [], tried: [], etcd: undefined }),
+    );
     assert.deepEqual(a, {
       kind: 'remove-finalizer',
       reason: "demo-2 is the cluster's last member: nobody to remove it from",
@@ -251,9 +253,13 @@ describe('planFinalize: etcd out of reach while the cluster lives', () => {
       member('demo-0', { spec: { initialCluster: '' } }),
       member('demo-1', { spec: { dormant: true } }),
     ];
-    const a = planFinalize(scaleDown({ others, tried: [], etcd: undefined }));
+    // Before the cluster formed nobody holds data yet: the usual answer, try again.
+    const a = planFinalize(scaleDown({ cluster: cluster(false, ''), others, tried: [], etcd: undefined }));
     assert.equal(a.kind, 'retry');
     assert.match((a as { reason: string }).reason, /none of demo-0, demo-1 has a Pod to ask/);
+    // Once formed, the member being deleted is the only one running: it holds the data (see the
+    // guard's own table in plan-guards.test.ts).
+    assert.equal(planFinalize(scaleDown({ others, tried: [], etcd: undefined })).kind, 'keep');
   });
 });
 

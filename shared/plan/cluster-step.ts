@@ -1,0 +1,84 @@
+// The vocabulary of reconcile-cluster's decision, shared by the files that decide one concern each
+// (cluster-bootstrap, cluster-scaling, cluster-upgrade): the closed union of steps, the plan it
+// returns, and the wording helpers every concern uses.
+import type { EtcdClusterStatus } from '../api/etcd-cluster.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import type { ClusterState } from './cluster-state.ts';
+import type { Progress } from './cluster-status.ts';
+import { podOf } from './members.ts';
+
+/** A step that changes membership or creates a member: claimed in status before it starts. */
+export interface AddMemberOperation {
+  type: 'add-member';
+  member: string;
+  bootstrap: boolean;
+  startedAt: string;
+}
+
+export type ClusterAction =
+  /** Nothing to do but (maybe) write the status. */
+  | { kind: 'none' }
+  /** Waiting for something outside this invocation (a Pod to start, a finalizer to run). */
+  | { kind: 'wait'; reason: string }
+  | { kind: 'ensure-services' }
+  | { kind: 'ensure-pdb' }
+  /** Write status (with the operation) first; only the winner of that write runs it. */
+  | { kind: 'claim'; operation: AddMemberOperation }
+  /** An operation is recorded in status: carry it on (every part of it is idempotent). */
+  | { kind: 'resume'; operation: AddMemberOperation }
+  | { kind: 'set-dormant'; member: string; dormant: boolean }
+  | { kind: 'promote'; member: string; id: string }
+  /** etcd says voter but the EtcdMember does not know yet. */
+  | { kind: 'mark-voter'; member: string }
+  | { kind: 'move-leader'; from: string; toId: string }
+  /** Set one member's version; reconcile-member then replaces its Pod on the same volume. */
+  | { kind: 'upgrade-member'; member: string; from: string; version: string }
+  | { kind: 'delete-member'; member: string }
+  | { kind: 'remove-orphan'; id: string; peerURL: string };
+
+export interface ClusterEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export interface ClusterPlan {
+  action: ClusterAction;
+  /** The status to hold after this step; written only if it differs from the current one. */
+  status: EtcdClusterStatus;
+  events: ClusterEvent[];
+}
+
+export type PlanFn = (
+  action: ClusterAction,
+  progress: Progress,
+  base?: EtcdClusterStatus,
+  events?: ClusterEvent[],
+) => ClusterPlan;
+
+export interface MembershipStep {
+  action: ClusterAction;
+  progress: Progress;
+  base?: EtcdClusterStatus;
+  events?: ClusterEvent[];
+}
+
+/** What keeps a member's Pod from running, and what a person can do about it. */
+export function podTrouble(state: ClusterState, member: EtcdMember): string {
+  const problem = podOf(state, member)?.problem;
+  if (!problem) return '';
+  const hint = /Image|image/.test(problem)
+    ? 'check spec.version (a released etcd 3.4, 3.5 or 3.6) and that the etcd image can be pulled'
+    : "see the Pod's logs";
+  return `: its Pod cannot run (${problem}); ${hint}`;
+}
+
+export function working(reason: string, message: string): Progress {
+  return { active: true, reason, message };
+}
+
+export function targetMessage(replicas: number, version: string): string {
+  return replicas === 0
+    ? 'pause the cluster (0 members)'
+    : `${replicas} member${replicas === 1 ? '' : 's'} of etcd ${version}`;
+}

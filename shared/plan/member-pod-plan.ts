@@ -1,0 +1,138 @@
+// reconcile-member's decision about a running member's Pod: create it, replace it when it cannot
+// run or runs an older release, label it with the role etcd gives it.
+import type { V1Pod } from '@kubernetes/client-node';
+import { buildMemberPod } from '../builders/pod.ts';
+import type { ConditionInput } from '../conditions.ts';
+import { ROLE_LABEL, type MemberRole } from '../names.ts';
+import {
+  isBeingDeleted,
+  isPodReady,
+  isPodTerminal,
+  ownershipOf,
+  podEtcdVersion,
+  podNotReadyMessage,
+  type Ownership,
+} from './member-pod.ts';
+import { desiredRole, READY } from './member-status.ts';
+import { notReady, plan, type MemberAction, type MemberPlan, type MemberState } from './member-step.ts';
+
+export function planPod(state: MemberState): MemberPlan {
+  const { member, pod } = state;
+  const name = member.metadata.name ?? '';
+  if (!pod) return createPod(state);
+  const owner = ownershipOf(pod, member);
+  if (owner !== 'ours') return otherPod(state, pod, owner);
+  if (isBeingDeleted(pod)) {
+    const message = `Pod ${name} is being deleted; it is recreated once it is gone`;
+    return plan(
+      state,
+      { kind: 'wait', reason: message, retry: false },
+      { pod, ready: notReady('PodNotReady', message) },
+    );
+  }
+  if (isPodTerminal(pod)) {
+    const message = `${podNotReadyMessage(pod)}; a kubelet does not restart it, so it is replaced`;
+    const action: MemberAction = { kind: 'delete-pod', name, uid: pod.metadata?.uid ?? '', reason: message };
+    return plan(state, action, { pod, ready: notReady('PodNotReady', message) }, [
+      { type: 'Normal', reason: 'ReplacingPod', message },
+    ]);
+  }
+  const upgrade = planPodUpgrade(state, pod);
+  if (upgrade) return upgrade;
+  const ready: ConditionInput = isPodReady(pod)
+    ? { type: READY, status: 'True', reason: 'PodReady', message: 'etcd member is ready' }
+    : notReady('PodNotReady', podNotReadyMessage(pod));
+  const base = plan(state, { kind: 'none', reason: `${name}: nothing to do` }, { pod, ready });
+  const role = desiredRole(base.status);
+  if (role !== undefined && pod.metadata?.labels?.[ROLE_LABEL] !== role) {
+    return { ...base, action: roleLabelPatch(name, role) };
+  }
+  if (isPodReady(pod) && !base.status.memberID) {
+    // Nothing this function receives an event for will bring the ID: ask again later.
+    const reason = `${name} is ready but etcd did not report its member ID yet`;
+    return { ...base, action: { kind: 'wait', reason, retry: true } };
+  }
+  if (!isPodReady(pod))
+    return { ...base, action: { kind: 'none', reason: `${name}: waiting for its Pod to be ready` } };
+  return base;
+}
+
+/**
+ * The member's version moved on (reconcile-cluster changes one member at a time, so that quorum
+ * holds): its Pod is replaced by one running the new release on the same volume, with the same
+ * member ID.
+ */
+function planPodUpgrade(state: MemberState, pod: V1Pod): MemberPlan | undefined {
+  const { member } = state;
+  const running = podEtcdVersion(pod);
+  if (!running || running === member.spec.version) return undefined;
+  const name = member.metadata.name ?? '';
+  const message = `upgrading ${name} from etcd ${running} to ${member.spec.version}: replacing its Pod, keeping its data`;
+  const action: MemberAction = { kind: 'delete-pod', name, uid: pod.metadata?.uid ?? '', reason: message };
+  return plan(state, action, { pod, ready: notReady('Upgrading', message) }, [
+    { type: 'Normal', reason: 'UpgradingMember', message },
+  ]);
+}
+
+function roleLabelPatch(name: string, role: MemberRole): MemberAction {
+  return {
+    kind: 'patch-pod-labels',
+    name,
+    labels: { [ROLE_LABEL]: role },
+    reason: `labelling Pod ${name} ${ROLE_LABEL}=${role}, as etcd counts it`,
+  };
+}
+
+function createPod(state: MemberState): MemberPlan {
+  const { member, cluster } = state;
+  const name = member.metadata.name ?? '';
+  const clusterFormed = (cluster?.status?.clusterID ?? '') !== '';
+  const ready = notReady('PodNotReady', `Pod ${name} not created yet`);
+  const draft = plan(state, { kind: 'none', reason: '' }, { ready });
+  const isVoter = draft.status.isVoter === true;
+  let pod: V1Pod;
+  try {
+    // The Pod is built from the status this step holds, so a member ID etcd just reported is used.
+    pod = buildMemberPod(
+      { ...member, status: draft.status },
+      {
+        namespace: member.metadata.namespace ?? '',
+        clusterFormed,
+        isVoter,
+        ...(state.etcdImageRepository && { etcdImageRepository: state.etcdImageRepository }),
+      },
+    );
+  } catch (err) {
+    // Only a new member (a spec edit on the cluster) can fix this; retrying the same member cannot.
+    const message = `cannot build Pod ${name}: ${err instanceof Error ? err.message : String(err)}`;
+    return plan(
+      state,
+      { kind: 'wait', reason: message, retry: false },
+      { ready: notReady('PodSpecInvalid', message) },
+    );
+  }
+  return { ...draft, action: { kind: 'create-pod', pod, clusterFormed, isVoter } };
+}
+
+/** A Pod with the member's name that this member does not control. */
+function otherPod(state: MemberState, pod: V1Pod, owner: Exclude<Ownership, 'ours'>): MemberPlan {
+  const name = state.member.metadata.name ?? '';
+  if (owner === 'foreign') {
+    const message = `a Pod named ${name} exists and is not etcdfn's; delete or rename it to let the member start`;
+    return plan(
+      state,
+      { kind: 'wait', reason: message, retry: true },
+      { ready: notReady('PodConflict', message) },
+    );
+  }
+  const message = `Pod ${name} belongs to an earlier member of the same name; it is replaced`;
+  if (isBeingDeleted(pod)) {
+    return plan(
+      state,
+      { kind: 'wait', reason: message, retry: false },
+      { ready: notReady('PodConflict', message) },
+    );
+  }
+  const action: MemberAction = { kind: 'delete-pod', name, uid: pod.metadata?.uid ?? '', reason: message };
+  return plan(state, action, { ready: notReady('PodConflict', message) });
+}

@@ -1,0 +1,57 @@
+// reconcile-member's decision about a running member's volume: a Memory-medium member whose Pod is
+// gone lost its data; a PVC member needs its own PVC before its Pod can start.
+import { buildMemberPvc } from '../builders/pvc.ts';
+import { isMemoryMedium } from '../builders/storage.ts';
+import { pvcName } from '../names.ts';
+import { isBeingDeleted, ownershipOf } from './member-pod.ts';
+import { notReady, ownPod, plan, type MemberPlan, type MemberState } from './member-step.ts';
+
+/**
+ * A Memory-medium member's data lives and dies with its Pod. Once the Pod it ran in is gone (or
+ * replaced), the member's etcd data is lost; restarting it under the same member ID would crash
+ * (raft: "tocommit is out of range") or worse. The member is replaced instead.
+ */
+export function memoryDataLost(state: MemberState): MemberPlan | undefined {
+  const { member, pod } = state;
+  const recorded = member.status?.podUID;
+  if (!isMemoryMedium(member.spec.storage) || !recorded) return undefined;
+  if (pod && ownershipOf(pod, member) === 'ours' && pod.metadata?.uid === recorded) return undefined;
+  const name = member.metadata.name ?? '';
+  const message = `${name} kept its data in memory and its Pod ${pod ? 'was replaced' : 'is gone'}: replacing the member`;
+  return plan(state, { kind: 'delete-member', reason: message }, { ready: notReady('DataLost', message) }, [
+    { type: 'Warning', reason: 'MemberDataLost', message },
+  ]);
+}
+
+export function planVolume(state: MemberState): MemberPlan | undefined {
+  const { member, pvc } = state;
+  if (isMemoryMedium(member.spec.storage)) return undefined;
+  const name = member.metadata.name ?? '';
+  const claim = pvcName(name);
+  if (!pvc) {
+    const built = buildMemberPvc(member, member.metadata.namespace ?? '');
+    if (!built) return undefined;
+    const ready = notReady('PodNotReady', `Pod ${name} not created yet`);
+    return plan(state, { kind: 'create-pvc', pvc: built }, { pod: ownPod(state), ready });
+  }
+  if (isBeingDeleted(pvc)) {
+    const message = `PVC ${claim} is being deleted; a new one is created once it is gone`;
+    return plan(
+      state,
+      { kind: 'wait', reason: message, retry: false },
+      { pod: ownPod(state), ready: notReady('PodNotReady', message) },
+    );
+  }
+  const owner = ownershipOf(pvc, member);
+  if (owner === 'ours') return undefined;
+  // Never delete a volume that is not ours: it may hold the only copy of someone's data.
+  const message =
+    `PVC ${claim} exists but does not belong to ${name}` +
+    (owner === 'stale' ? ' (left by an earlier member of the same name?)' : '') +
+    '; delete it to let the member start';
+  return plan(
+    state,
+    { kind: 'wait', reason: message, retry: owner === 'foreign' },
+    { pod: ownPod(state), ready: notReady('VolumeConflict', message) },
+  );
+}

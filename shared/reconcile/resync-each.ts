@@ -1,0 +1,65 @@
+// The tick's loop over many objects: each object on its own, so that one that throws (an API error,
+// a bug its data triggers) is logged and counted and the rest still get their step; and within a
+// time budget, so that a tick ends before the event system's request timeout and the objects not
+// reached wait for the next tick (or their own events).
+import { log } from '../log.ts';
+import type { HandlerOutcome } from '../events/handler.ts';
+
+export interface ObjectRef {
+  namespace: string;
+  name: string;
+}
+
+export interface ResyncResult {
+  /** One line per object reached: its outcome or its error. */
+  details: string[];
+  /** Objects whose step threw. */
+  failed: string[];
+  /** Objects not reached because the budget was spent. */
+  skipped: number;
+  /** Objects whose step ran (done or to be retried). */
+  reconciled: number;
+}
+
+/** How long one tick may spend on its objects by default (below Knative's 300 s request limit). */
+export const DEFAULT_RESYNC_BUDGET_MS = 240_000;
+
+export async function resyncEach(
+  kind: string,
+  refs: readonly ObjectRef[],
+  step: (ref: ObjectRef) => Promise<HandlerOutcome>,
+  options: { now: () => Date; budgetMs?: number },
+): Promise<ResyncResult> {
+  const budget = options.budgetMs ?? DEFAULT_RESYNC_BUDGET_MS;
+  const start = options.now().getTime();
+  const result: ResyncResult = { details: [], failed: [], skipped: 0, reconciled: 0 };
+  for (const [index, ref] of refs.entries()) {
+    if (options.now().getTime() - start >= budget) {
+      result.skipped = refs.length - index;
+      log.warn({ kind, skipped: result.skipped, budgetMs: budget }, 'resync budget spent; the rest wait');
+      break;
+    }
+    const id = `${kind} ${ref.namespace}/${ref.name}`;
+    try {
+      const outcome = await step(ref);
+      result.reconciled++;
+      result.details.push(
+        `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`,
+      );
+    } catch (err) {
+      const message = `${id}: ${err instanceof Error ? err.message : String(err)}`;
+      log.error({ kind, ...ref, err }, 'resync of one object failed; going on with the others');
+      result.failed.push(message);
+      result.details.push(message);
+    }
+  }
+  return result;
+}
+
+/** "resync of 3 cluster(s)", with what failed or was left for later. */
+export function resyncSummary(noun: string, total: number, result: ResyncResult): string {
+  const parts = [`resync of ${total} ${noun}`];
+  if (result.failed.length > 0) parts.push(`${result.failed.length} failed`);
+  if (result.skipped > 0) parts.push(`${result.skipped} left for the next tick (time budget spent)`);
+  return parts.join('; ');
+}

@@ -1,0 +1,361 @@
+// The guards around data: each a table of worlds and the step each must (or must not) lead to.
+//   version: a target is never adopted when a member would skip a minor release, deadline or not;
+//   orphans: only removed when etcd answered as this cluster, and only this cluster's EtcdMembers count;
+//   scale-down: only when every member that stays is ready and started in etcd;
+//   deletion: the member that holds a formed cluster's only data keeps its finalizer (and PVC);
+//   scale-up: never a new member with no running member to join through.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdMember } from '../../shared/api/etcd-member.ts';
+import { buildPdb } from '../../shared/builders/pdb.ts';
+import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
+import { findCondition } from '../../shared/conditions.ts';
+import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
+import { planCluster } from '../../shared/plan/cluster-plan.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
+import { planFinalize, type FinalizeState } from '../../shared/plan/finalize-plan.ts';
+import { ownMembers } from '../../shared/plan/members.ts';
+
+const NOW = new Date('2026-11-22T10:00:00Z');
+const LATER = new Date('2026-11-22T10:30:00Z');
+const ID = 'c0ffee0000000001';
+
+function cluster(spec: Partial<EtcdCluster['spec']>, status: EtcdClusterStatus): EtcdCluster {
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdCluster',
+    metadata: { name: 'demo', namespace: 'prod', uid: 'uid-1', generation: 1, resourceVersion: '10' },
+    spec: {
+      replicas: 3,
+      version: '3.5.16',
+      storage: { size: '1Gi', medium: '' },
+      progressDeadlineSeconds: 600,
+      ...spec,
+    },
+    status,
+  };
+}
+
+const locked = (replicas: number, version = '3.5.16', extra: EtcdClusterStatus = {}): EtcdClusterStatus => ({
+  clusterToken: 'prod-demo-uid-1',
+  observed: { replicas, version, storage: { size: '1Gi', medium: '' } },
+  progressDeadline: '2026-11-22T10:10:00Z',
+  nextMemberOrdinal: replicas,
+  clusterID: ID,
+  ...extra,
+});
+
+function member(
+  ordinal: number,
+  o: { version?: string; running?: string; dormant?: boolean; deleting?: boolean; owner?: string } = {},
+): EtcdMember {
+  const name = `demo-${ordinal}`;
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdMember',
+    metadata: {
+      name,
+      namespace: 'prod',
+      ...(o.deleting && { deletionTimestamp: NOW }),
+      ...(o.owner && {
+        ownerReferences: [
+          { apiVersion: 'etcdfn.io/v1alpha1', kind: 'EtcdCluster', name: 'demo', uid: o.owner },
+        ],
+      }),
+      finalizers: ['etcdfn.io/member-cleanup'],
+    },
+    spec: {
+      clusterName: 'demo',
+      version: o.version ?? '3.5.16',
+      storage: { size: '1Gi' },
+      bootstrap: ordinal === 0,
+      initialCluster: `${name}=http://${name}.demo.prod.svc:2380`,
+      clusterToken: 'prod-demo-uid-1',
+      ...(o.dormant && { dormant: true }),
+    },
+    status: { isVoter: true, ...(o.running && { version: o.running }) },
+  };
+}
+
+const membership = (ordinal: number, o: { started?: boolean } = {}): Membership => ({
+  id: (0x1000 + ordinal).toString(16).padStart(16, '0'),
+  name: o.started === false ? '' : `demo-${ordinal}`,
+  peerURLs: [`http://demo-${ordinal}.demo.prod.svc:2380`],
+  clientURLs: o.started === false ? [] : [`http://demo-${ordinal}.demo.prod.svc:2379`],
+  isLearner: false,
+  started: o.started ?? true,
+});
+
+const etcdOf = (members: Membership[], clusterId = ID): EtcdView => ({
+  reachable: true,
+  members,
+  clusterId,
+  leaderId: members[0]?.id,
+});
+
+function state(
+  c: EtcdCluster,
+  members: EtcdMember[],
+  o: { ready?: number[]; etcd?: EtcdView; now?: Date } = {},
+): ClusterState {
+  const ready = o.ready ?? members.map(m => Number(m.metadata.name?.split('-')[1]));
+  const s: ClusterState = {
+    now: o.now ?? NOW,
+    cluster: c,
+    members,
+    pods: members
+      .filter(m => !m.spec.dormant)
+      .map(m => ({
+        name: m.metadata.name ?? '',
+        ready: ready.includes(Number(m.metadata.name?.split('-')[1])),
+        phase: 'Running',
+        deleting: false,
+      })),
+    services: { headless: buildHeadlessService(c), client: buildClientService(c) },
+  };
+  if (o.etcd) s.etcd = o.etcd;
+  const voters = o.etcd?.reachable ? o.etcd.members.length : 0;
+  const pdb = buildPdb(c, { voters });
+  if (pdb) s.pdb = pdb;
+  return s;
+}
+
+const progressing = (plan: ReturnType<typeof planCluster>) =>
+  findCondition(plan.status.conditions, 'Progressing');
+const three = () => [member(0), member(1), member(2)];
+const etcd3 = () => etcdOf([membership(0), membership(1), membership(2)]);
+
+describe('guard: a version change never skips a minor release', () => {
+  const rows: {
+    name: string;
+    members: EtcdMember[];
+    observed: string;
+    spec: string;
+    now: Date;
+    adopts: boolean;
+  }[] = [
+    {
+      name: 'deadline passed mid 3.4 → 3.5, spec now 3.6: refused',
+      members: [
+        member(0, { version: '3.5.16', running: '3.4.23' }),
+        member(1, { version: '3.4.23', running: '3.4.23' }),
+        member(2, { version: '3.4.23', running: '3.4.23' }),
+      ],
+      observed: '3.5.16',
+      spec: '3.6.0',
+      now: LATER,
+      adopts: false,
+    },
+    {
+      name: 'reached 3.4, spec edited twice to 3.6 before adoption: refused',
+      members: [0, 1, 2].map(i => member(i, { version: '3.4.23', running: '3.4.23' })),
+      observed: '3.4.23',
+      spec: '3.6.0',
+      now: NOW,
+      adopts: false,
+    },
+    {
+      name: 'a paused (dormant) member on 3.4 counts too',
+      members: [member(0, { version: '3.4.23', running: '3.4.23', dormant: true })],
+      observed: '3.4.23',
+      spec: '3.6.0',
+      now: LATER,
+      adopts: false,
+    },
+    {
+      name: 'deadline passed mid 3.4 → 3.5, spec stays one minor ahead (3.5.17): adopted',
+      members: [
+        member(0, { version: '3.5.16', running: '3.4.23' }),
+        member(1, { version: '3.4.23', running: '3.4.23' }),
+        member(2, { version: '3.4.23', running: '3.4.23' }),
+      ],
+      observed: '3.5.16',
+      spec: '3.5.17',
+      now: LATER,
+      adopts: true,
+    },
+    {
+      name: 'reached 3.5, next minor 3.6: adopted',
+      members: [0, 1, 2].map(i => member(i, { version: '3.5.16', running: '3.5.16' })),
+      observed: '3.5.16',
+      spec: '3.6.0',
+      now: NOW,
+      adopts: true,
+    },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const replicas = row.members.some(m => m.spec.dormant) ? 0 : 3;
+      const c = cluster({ version: row.spec, replicas }, locked(replicas, row.observed));
+      const plan = planCluster(state(c, row.members, { etcd: replicas ? etcd3() : undefined, now: row.now }));
+      if (row.adopts) {
+        assert.equal(plan.status.observed?.version, row.spec);
+      } else {
+        assert.equal(plan.status.observed?.version, row.observed, 'the locked target stays');
+        assert.equal(plan.action.kind, 'none');
+        assert.equal(progressing(plan)?.reason, 'VersionSkipsMinor');
+        assert.match(progressing(plan)?.message ?? '', /one minor release at a time/);
+        assert.equal(plan.events[0]?.reason, 'VersionSkipsMinor');
+        // Stable: planning again over the written status adds no second Event.
+        const again = planCluster(
+          state({ ...c, status: plan.status }, row.members, {
+            etcd: replicas ? etcd3() : undefined,
+            now: row.now,
+          }),
+        );
+        assert.equal(again.events.length, 0);
+        assert.equal(again.status.observed?.version, row.observed);
+      }
+    });
+  }
+});
+
+describe('guard: orphan removal', () => {
+  const orphanWorld = (clusterId: string) =>
+    state(cluster({ replicas: 1 }, locked(1)), [member(0)], {
+      etcd: etcdOf([membership(0), membership(9, { started: false })], clusterId),
+    });
+  it('removes an etcd member no EtcdMember stands for when etcd answers as this cluster', () => {
+    assert.deepEqual(planCluster(orphanWorld(ID)).action, {
+      kind: 'remove-orphan',
+      id: membership(9).id,
+      peerURL: 'http://demo-9.demo.prod.svc:2380',
+    });
+  });
+  it('never removes anything when etcd answered with another cluster ID', () => {
+    assert.notEqual(planCluster(orphanWorld('deadbeef00000002')).action.kind, 'remove-orphan');
+  });
+  it("only this cluster's EtcdMembers count (ownerReference UID), not a same-named cluster's leftovers", () => {
+    const c = cluster({}, locked(3));
+    const mine = member(0, { owner: 'uid-1' });
+    const unowned = member(1);
+    const leftover = member(2, { owner: 'uid-old' });
+    assert.deepEqual(ownMembers(c, [mine, unowned, leftover]), [mine, unowned]);
+  });
+});
+
+describe('guard: scale-down checks the members that stay', () => {
+  const down = (o: { ready?: number[]; etcd?: EtcdView }) =>
+    planCluster(state(cluster({ replicas: 2 }, locked(2)), three(), o));
+  const rows: {
+    name: string;
+    ready?: number[];
+    etcd?: EtcdView;
+    kind: string;
+    member?: string;
+    why?: RegExp;
+  }[] = [
+    { name: 'all healthy: the newest goes', etcd: etcd3(), kind: 'delete-member', member: 'demo-2' },
+    {
+      name: 'an unready member goes first',
+      ready: [0, 2],
+      etcd: etcd3(),
+      kind: 'delete-member',
+      member: 'demo-1',
+    },
+    {
+      name: 'two unready: waits (the other one stays and is down)',
+      ready: [0],
+      etcd: etcd3(),
+      kind: 'wait',
+      why: /member demo-1, which stays, is not ready/,
+    },
+    {
+      name: 'etcd does not answer: waits',
+      etcd: { reachable: false, error: 'connection refused' },
+      kind: 'wait',
+      why: /etcd does not answer \(connection refused\)/,
+    },
+    {
+      name: 'a member that stays has not started in etcd: waits',
+      etcd: etcdOf([membership(0), membership(1, { started: false }), membership(2)]),
+      kind: 'wait',
+      why: /demo-1, which stays, has not started in etcd/,
+    },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const plan = down({ ...(row.ready && { ready: row.ready }), ...(row.etcd && { etcd: row.etcd }) });
+      assert.equal(plan.action.kind, row.kind, JSON.stringify(plan.action));
+      if (row.member) assert.equal((plan.action as { member: string }).member, row.member);
+      if (row.why) assert.match((plan.action as { reason: string }).reason, row.why);
+    });
+  }
+});
+
+describe('guard: deleting the member that holds the only data', () => {
+  const finalizeState = (o: Partial<FinalizeState>): FinalizeState => ({
+    member: member(0, { deleting: true, dormant: true }),
+    cluster: cluster({ replicas: 0 }, locked(0)),
+    others: [],
+    tried: [],
+    ...o,
+  });
+  const rows: { name: string; state: FinalizeState; kind: string }[] = [
+    { name: "a paused cluster's dormant member: held", state: finalizeState({}), kind: 'keep' },
+    {
+      name: "a 1-member cluster's running member: held",
+      state: finalizeState({
+        member: member(0, { deleting: true }),
+        cluster: cluster({ replicas: 1 }, locked(1)),
+      }),
+      kind: 'keep',
+    },
+    {
+      name: 'others all dormant or being deleted: held',
+      state: finalizeState({ others: [member(1, { dormant: true }), member(2, { deleting: true })] }),
+      kind: 'keep',
+    },
+    {
+      name: 'the cluster is being deleted: goes',
+      state: finalizeState({
+        cluster: {
+          ...cluster({ replicas: 0 }, locked(0)),
+          metadata: { name: 'demo', namespace: 'prod', deletionTimestamp: NOW },
+        },
+      }),
+      kind: 'remove-finalizer',
+    },
+    {
+      name: 'the cluster never formed (no cluster ID): goes',
+      state: finalizeState({ cluster: cluster({ replicas: 0 }, { ...locked(0), clusterID: '' }) }),
+      kind: 'remove-finalizer',
+    },
+    {
+      name: 'a Memory-medium member keeps nothing on disk: not held',
+      state: finalizeState({
+        member: {
+          ...member(0, { deleting: true }),
+          spec: { ...member(0).spec, storage: { size: '1Gi', medium: 'Memory' } },
+        },
+      }),
+      kind: 'remove-finalizer',
+    },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const action = planFinalize(row.state);
+      assert.equal(action.kind, row.kind, JSON.stringify(action));
+      if (action.kind === 'keep') {
+        assert.match(action.reason, /holds the only copy of EtcdCluster demo's data \(on PVC data-demo-0\)/);
+        assert.match(action.reason, /kubectl delete etcdcluster demo/);
+        assert.equal(action.event.reason, 'DeletionHeld');
+      }
+    });
+  }
+
+  it('the cluster waits on a held deletion, saying why, and resuming adds no member', () => {
+    const c = cluster({ replicas: 3 }, locked(3));
+    const plan = planCluster(state(c, [member(0, { deleting: true, dormant: true })]));
+    assert.equal(plan.action.kind, 'wait');
+    assert.match((plan.action as { reason: string }).reason, /holds the only copy of the cluster's data/);
+  });
+
+  it('with no member left at all, no member is added (it could only start an empty cluster)', () => {
+    const c = cluster({ replicas: 3 }, locked(3));
+    const plan = planCluster(state(c, []));
+    assert.equal(plan.action.kind, 'wait');
+    assert.equal(progressing(plan)?.reason, 'NoMemberLeft');
+  });
+});
