@@ -13,11 +13,10 @@ import { CLUSTER_LABEL } from '../shared/names.ts';
 
 /** A failure the user can act on: main.ts prints the message alone and exits with `exitCode`. */
 export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
+  readonly exitCode;
+  constructor(message: string, exitCode = 1) {
     super(message);
+    this.exitCode = exitCode;
     this.name = 'CliError';
   }
 }

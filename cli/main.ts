@@ -118,6 +118,6 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/cli/main.ts')) {
+if (import.meta.url === `file://${process.argv[1]}` || /\/cli\/main\.[jt]s$/.test(process.argv[1] ?? '')) {
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -28,10 +28,7 @@ async function main(argv: string[]): Promise<number> {
   }
   process.env.KUBECONFIG = kubeconfig ?? process.env.KUBECONFIG ?? defaultKubeconfig();
   const fixture = readFixture(fixtureArg);
-  if (!(await loadFunction(name))) {
-    console.error(`function ${name} is not built yet`);
-    return 2;
-  }
+  await loadFunction(name);
   const server = functionServer(name);
   const port = await listen(server, 0);
   try {

@@ -1,6 +1,5 @@
 // Deletes one snapshot object from an S3-compatible store, for retention. Idempotent: an object (or
 // bucket) that is not there is deleted already. Every expected failure is a value, like upload.ts.
-import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import type { S3Target } from './location.ts';
 import { classifyS3Error, createS3Client, type S3Credentials } from './upload.ts';
 
@@ -17,7 +16,8 @@ export async function deleteObject(
   target: S3Target,
   credentials: S3Credentials,
 ): Promise<DeleteObjectResult> {
-  const client = createS3Client(target, credentials);
+  const { DeleteObjectCommand } = await import('@aws-sdk/client-s3');
+  const client = await createS3Client(target, credentials);
   try {
     await client.send(new DeleteObjectCommand({ Bucket: target.bucket, Key: target.key }));
     return { kind: 'deleted' };

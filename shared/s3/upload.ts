@@ -4,8 +4,9 @@
 // them all. Every expected outcome is a value: the caller decides what is final and what is retried.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+// The SDK is imported when an object is first written or deleted: it is the heaviest module the
+// functions have, and most events never touch S3.
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Credentials, S3Target } from './location.ts';
 
 export type { S3Credentials };
@@ -39,7 +40,8 @@ export type UploadResult =
 const DEFAULT_PART_SIZE = 8 * 1024 * 1024;
 const DEFAULT_QUEUE_SIZE = 2;
 
-export function createS3Client(target: S3Target, credentials: S3Credentials): S3Client {
+export async function createS3Client(target: S3Target, credentials: S3Credentials): Promise<S3Client> {
+  const { S3Client } = await import('@aws-sdk/client-s3');
   return new S3Client({
     endpoint: target.endpoint,
     region: target.region,
@@ -61,7 +63,8 @@ export async function uploadStream(
   body: Readable,
   options: UploadOptions = {},
 ): Promise<UploadResult> {
-  const client = createS3Client(target, credentials);
+  const { Upload } = await import('@aws-sdk/lib-storage');
+  const client = await createS3Client(target, credentials);
   const hash = createHash('sha256');
   let size = 0;
   let sourceError: unknown;
@@ -120,6 +123,7 @@ export async function uploadStream(
 
 /** Asks the store for the object's size: a store that lost bytes on the way is not a snapshot. */
 async function confirmStored(client: S3Client, target: S3Target, sent: StoredObject): Promise<UploadResult> {
+  const { HeadObjectCommand } = await import('@aws-sdk/client-s3');
   const head = await client.send(new HeadObjectCommand({ Bucket: target.bucket, Key: target.key }));
   if (head.ContentLength !== undefined && head.ContentLength !== sent.sizeBytes) {
     return {

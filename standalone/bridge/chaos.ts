@@ -56,10 +56,11 @@ export class Chaos<T> {
   private flushTimer: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  constructor(
-    private readonly options: ChaosOptions,
-    private readonly forward: (item: T) => void,
-  ) {
+  private readonly options: ChaosOptions;
+  private readonly forward: (item: T) => void;
+  constructor(options: ChaosOptions, forward: (item: T) => void) {
+    this.options = options;
+    this.forward = forward;
     this.random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
   }
 

@@ -101,7 +101,9 @@ export class Dispatcher {
   private inFlight = 0;
   private pending = 0;
 
-  constructor(private readonly options: DispatcherOptions = {}) {
+  private readonly options: DispatcherOptions;
+  constructor(options: DispatcherOptions = {}) {
+    this.options = options;
     this.log = options.log ?? rootLog.child({ component: 'bridge-delivery' });
     this.limit = Math.max(1, options.concurrency ?? 16);
     this.deadLetterLimit = options.deadLetterLimit ?? 100;

@@ -20,7 +20,9 @@ export class Ticker {
   private interval: NodeJS.Timeout | undefined;
   private readonly log: Logger;
 
-  constructor(private readonly options: TickerOptions) {
+  private readonly options: TickerOptions;
+  constructor(options: TickerOptions) {
+    this.options = options;
     this.log = options.log ?? rootLog.child({ component: 'bridge-tick', ping: options.ping.name });
   }
 

@@ -61,7 +61,9 @@ export class ResourceWatcher {
     resolve => (this.signalStop = () => resolve(undefined)),
   );
 
-  constructor(private readonly options: ResourceWatcherOptions) {
+  private readonly options: ResourceWatcherOptions;
+  constructor(options: ResourceWatcherOptions) {
+    this.options = options;
     this.api = options.kubeConfig.makeApiClient(CollectionPaths);
     this.watch = new Watch(options.kubeConfig);
     const { apiVersion, kind, labelSelector, namespace } = options.target;

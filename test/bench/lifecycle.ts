@@ -125,11 +125,10 @@ interface RoundResult {
 
 /** Thrown when a round did not finish; `rows` holds what was measured before. */
 export class LifecycleBenchError extends Error {
-  constructor(
-    message: string,
-    readonly rows: LifecycleRow[],
-  ) {
+  readonly rows: LifecycleRow[];
+  constructor(message: string, rows: LifecycleRow[]) {
     super(message);
+    this.rows = rows;
     this.name = 'LifecycleBenchError';
   }
 }

@@ -88,7 +88,7 @@ describe('sandbox eviction against PodDisruptionBudgets', () => {
       pod('b', { phase: 'Succeeded' }),
       pod('c', { deleting: true }),
     ]) {
-      assert.equal(evictionRefusal(p, strict, [...three, p]), undefined, p.metadata.name);
+      assert.equal(evictionRefusal(p, strict, [...three, p]), undefined, `pod ${p.metadata.name ?? ''}`);
     }
     const learner = pod('demo-3', { role: 'learner' });
     assert.equal(evictionRefusal(learner, strict, [...three, learner]), undefined);

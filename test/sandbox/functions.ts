@@ -56,10 +56,12 @@ class Supervisor {
   private port = 0;
   private stopping = false;
 
-  constructor(
-    readonly name: FunctionName,
-    private readonly opts: FunctionsOptions,
-  ) {}
+  readonly name: FunctionName;
+  private readonly opts: FunctionsOptions;
+  constructor(name: FunctionName, opts: FunctionsOptions) {
+    this.name = name;
+    this.opts = opts;
+  }
 
   async start(): Promise<string> {
     const url = await this.spawnOne();

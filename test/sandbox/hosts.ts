@@ -74,10 +74,9 @@ export class HostsFile {
    * @param path   the file to maintain (created with the base lines now)
    * @param source where the machine's lines come from (read once, before any bind mount)
    */
-  constructor(
-    readonly path: string,
-    source = '/etc/hosts',
-  ) {
+  readonly path: string;
+  constructor(path: string, source = '/etc/hosts') {
+    this.path = path;
     let original = '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n';
     try {
       original = readFileSync(source, 'utf8');

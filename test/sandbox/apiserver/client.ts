@@ -26,7 +26,10 @@ export interface ListOptions {
 }
 
 export class ObjectStore {
-  constructor(private readonly engine: Engine) {}
+  private readonly engine: Engine;
+  constructor(engine: Engine) {
+    this.engine = engine;
+  }
 
   /** The resource definition serving apiVersion + kind (404 ApiError when none). */
   resource(apiVersion: string, kind: string): ResourceDef {

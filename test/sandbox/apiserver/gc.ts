@@ -42,10 +42,11 @@ export class Controllers {
   /** passes run so far (for tests and debugging) */
   passes = 0;
 
-  constructor(
-    private readonly engine: Engine,
-    private readonly delayMs = 5,
-  ) {
+  private readonly engine: Engine;
+  private readonly delayMs;
+  constructor(engine: Engine, delayMs = 5) {
+    this.engine = engine;
+    this.delayMs = delayMs;
     this.unsubscribe = engine.store.subscribe('*', ev => {
       if (relevant(ev)) this.trigger();
     });

@@ -64,10 +64,12 @@ function withoutKeys(obj: KObject, keys: string[]): Record<string, unknown> {
 }
 
 export class Engine {
-  constructor(
-    readonly store: Store,
-    readonly registry: Registry,
-  ) {}
+  readonly store: Store;
+  readonly registry: Registry;
+  constructor(store: Store, registry: Registry) {
+    this.store = store;
+    this.registry = registry;
+  }
 
   // ---- forms ----
 

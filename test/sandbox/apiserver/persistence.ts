@@ -12,11 +12,14 @@ export class Persistence {
   private unsubscribe: (() => void) | undefined;
   private dirty = false;
 
-  constructor(
-    private readonly dir: string,
-    private readonly store: Store,
-    private readonly debounceMs = 200,
-  ) {}
+  private readonly dir: string;
+  private readonly store: Store;
+  private readonly debounceMs;
+  constructor(dir: string, store: Store, debounceMs = 200) {
+    this.dir = dir;
+    this.store = store;
+    this.debounceMs = debounceMs;
+  }
 
   get file(): string {
     return join(this.dir, FILE);

@@ -10,7 +10,10 @@ type Field = { no: number; wire: number; value: bigint | Buffer };
 
 class Reader {
   private pos = 0;
-  constructor(private readonly buf: Buffer) {}
+  private readonly buf: Buffer;
+  constructor(buf: Buffer) {
+    this.buf = buf;
+  }
 
   private varint(): bigint {
     let result = 0n;

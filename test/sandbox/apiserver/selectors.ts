@@ -42,7 +42,10 @@ const IDENT = /^[A-Za-z0-9_./-]+$/;
 
 class LabelParser {
   private pos = 0;
-  constructor(private readonly tokens: string[]) {}
+  private readonly tokens: string[];
+  constructor(tokens: string[]) {
+    this.tokens = tokens;
+  }
 
   private peek(): string | undefined {
     return this.tokens[this.pos];

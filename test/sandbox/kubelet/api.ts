@@ -19,7 +19,9 @@ export class Api {
   readonly policy: PolicyV1Api;
   private readonly watcher: Watch;
 
-  constructor(readonly kc: KubeConfig) {
+  readonly kc: KubeConfig;
+  constructor(kc: KubeConfig) {
+    this.kc = kc;
     this.core = kc.makeApiClient(CoreV1Api);
     this.batch = kc.makeApiClient(BatchV1Api);
     this.policy = kc.makeApiClient(PolicyV1Api);

@@ -119,11 +119,13 @@ export class ContainerRunner {
   private readonly sleeper = new Sleeper();
   private resolveFinished!: (code: number) => void;
 
-  constructor(
-    readonly spec: V1Container,
-    readonly role: RunnerRole,
-    private readonly host: RunnerHost,
-  ) {
+  readonly spec: V1Container;
+  readonly role: RunnerRole;
+  private readonly host: RunnerHost;
+  constructor(spec: V1Container, role: RunnerRole, host: RunnerHost) {
+    this.spec = spec;
+    this.role = role;
+    this.host = host;
     this.state = { waiting: { reason: role === 'init' ? 'PodInitializing' : 'ContainerCreating' } };
     this.finished = new Promise(resolve => (this.resolveFinished = resolve));
   }

@@ -103,7 +103,10 @@ export function controlUrlOf(dataDir: string): string {
 
 /** The fault operations of a kubelet running elsewhere, through its control endpoint. */
 export class FaultClient implements Faults {
-  constructor(readonly url: string) {}
+  readonly url: string;
+  constructor(url: string) {
+    this.url = url;
+  }
 
   private async call<T>(method: string, path: string, payload?: unknown): Promise<T> {
     const res = await fetch(this.url + path, {

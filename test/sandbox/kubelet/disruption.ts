@@ -24,13 +24,23 @@ export class DisruptionController {
   /** status writes done (for tests and logs) */
   writes = 0;
 
+  private readonly api: Api;
+  private readonly pdbs: Informer<Pdb>;
+  private readonly pods: Informer<Pod>;
+  private readonly log: Logger;
+  private readonly now: () => string;
   constructor(
-    private readonly api: Api,
-    private readonly pdbs: Informer<Pdb>,
-    private readonly pods: Informer<Pod>,
-    private readonly log: Logger,
-    private readonly now: () => string = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    api: Api,
+    pdbs: Informer<Pdb>,
+    pods: Informer<Pod>,
+    log: Logger,
+    now: () => string = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
   ) {
+    this.api = api;
+    this.pdbs = pdbs;
+    this.pods = pods;
+    this.log = log;
+    this.now = now;
     pdbs.on({ upsert: pdb => this.enqueue(namespaceOf(pdb)) });
     pods.on({
       upsert: (pod, old) => {

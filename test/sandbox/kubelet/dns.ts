@@ -64,11 +64,14 @@ export class Dns {
   private timer: NodeJS.Timeout | undefined;
   private hostsEntries = true;
 
-  constructor(
-    private readonly hosts: HostsFile | undefined,
-    private readonly sources: DnsSources,
-    private readonly clusterDomain = 'cluster.local',
-  ) {}
+  private readonly hosts: HostsFile | undefined;
+  private readonly sources: DnsSources;
+  private readonly clusterDomain;
+  constructor(hosts: HostsFile | undefined, sources: DnsSources, clusterDomain = 'cluster.local') {
+    this.hosts = hosts;
+    this.sources = sources;
+    this.clusterDomain = clusterDomain;
+  }
 
   /** Rewrites the hosts file now (call before starting processes that must resolve new names). */
   refreshNow(): void {

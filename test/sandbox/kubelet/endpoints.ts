@@ -85,13 +85,23 @@ export class EndpointsController {
   private readonly pending = new Set<string>();
   private stopped = false;
 
+  private readonly api: Api;
+  private readonly services: Informer<Service>;
+  private readonly endpoints: Informer<Endpoints>;
+  private readonly pods: Informer<Pod>;
+  private readonly log: Logger;
   constructor(
-    private readonly api: Api,
-    private readonly services: Informer<Service>,
-    private readonly endpoints: Informer<Endpoints>,
-    private readonly pods: Informer<Pod>,
-    private readonly log: Logger,
+    api: Api,
+    services: Informer<Service>,
+    endpoints: Informer<Endpoints>,
+    pods: Informer<Pod>,
+    log: Logger,
   ) {
+    this.api = api;
+    this.services = services;
+    this.endpoints = endpoints;
+    this.pods = pods;
+    this.log = log;
     services.on({
       upsert: svc => this.enqueue(svc.metadata.namespace ?? 'default'),
       deleted: svc => void this.deleteEndpoints(svc),

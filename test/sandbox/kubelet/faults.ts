@@ -68,10 +68,9 @@ export interface Faults {
 }
 
 export class FaultError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
+  readonly status: number;
+  constructor(message: string, status: number) {
     super(message);
+    this.status = status;
   }
 }

@@ -107,7 +107,9 @@ class ProcessKubelet implements Kubelet, Faults {
   private thaw: { promise: Promise<void>; resolve: () => void } | undefined;
   private stopped = false;
 
-  constructor(private readonly opts: KubeletOptions) {
+  private readonly opts: KubeletOptions;
+  constructor(opts: KubeletOptions) {
+    this.opts = opts;
     this.dataDir = opts.dataDir;
     mkdirSync(this.dataDir, { recursive: true });
     this.nodeName = opts.nodeName ?? 'sandbox';

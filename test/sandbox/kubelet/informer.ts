@@ -21,12 +21,19 @@ export class Informer<T extends KObj> {
   private timer: NodeJS.Timeout | undefined;
   private synced = false;
 
+  private readonly api: Api;
+  readonly path: string;
+  private readonly log: Logger;
   constructor(
-    private readonly api: Api,
+    api: Api,
     /** collection path, e.g. /api/v1/pods */
-    readonly path: string,
-    private readonly log: Logger,
-  ) {}
+    path: string,
+    log: Logger,
+  ) {
+    this.api = api;
+    this.path = path;
+    this.log = log;
+  }
 
   on(handler: InformerHandler<T>): this {
     this.handlers.push(handler);

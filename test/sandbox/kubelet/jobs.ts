@@ -30,13 +30,17 @@ export class JobController {
   private readonly creating = new Set<string>();
   private stopped = false;
 
-  constructor(
-    private readonly api: Api,
-    private readonly jobs: Informer<Job>,
-    private readonly pods: Informer<Pod>,
-    private readonly backoff: BackoffConfig,
-    private readonly log: Logger,
-  ) {
+  private readonly api: Api;
+  private readonly jobs: Informer<Job>;
+  private readonly pods: Informer<Pod>;
+  private readonly backoff: BackoffConfig;
+  private readonly log: Logger;
+  constructor(api: Api, jobs: Informer<Job>, pods: Informer<Pod>, backoff: BackoffConfig, log: Logger) {
+    this.api = api;
+    this.jobs = jobs;
+    this.pods = pods;
+    this.backoff = backoff;
+    this.log = log;
     jobs.on({ upsert: job => this.enqueue(job, 0) });
     const byPod = (pod: Pod): void => {
       const owner = pod.metadata.ownerReferences?.find(o => o.kind === 'Job' && o.controller);

@@ -58,10 +58,11 @@ export class PodWorker {
   private stopPromise: Promise<void> | undefined;
   readonly podDir: string;
 
-  constructor(
-    private pod: Pod,
-    private readonly node: NodeContext,
-  ) {
+  private pod: Pod;
+  private readonly node: NodeContext;
+  constructor(pod: Pod, node: NodeContext) {
+    this.pod = pod;
+    this.node = node;
     const m = pod.metadata;
     this.podDir = join(node.dataDir, 'pods', `${m.namespace}_${m.name}_${m.uid}`);
     this.initialized = !(pod.spec.initContainers ?? []).length;

@@ -115,12 +115,15 @@ export class ProbeLoop {
   private failures = 0;
   private verdict: boolean | undefined;
 
-  constructor(
-    readonly kind: ProbeKind,
-    private readonly probe: V1Probe,
-    private readonly target: ProbeTarget,
-    private readonly opts: ProbeLoopOptions,
-  ) {
+  readonly kind: ProbeKind;
+  private readonly probe: V1Probe;
+  private readonly target: ProbeTarget;
+  private readonly opts: ProbeLoopOptions;
+  constructor(kind: ProbeKind, probe: V1Probe, target: ProbeTarget, opts: ProbeLoopOptions) {
+    this.kind = kind;
+    this.probe = probe;
+    this.target = target;
+    this.opts = opts;
     // Liveness starts out successful, readiness failed; startup has no verdict until it passes or fails.
     this.verdict = kind === 'liveness' ? true : kind === 'readiness' ? false : undefined;
   }

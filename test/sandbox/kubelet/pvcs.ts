@@ -12,13 +12,15 @@ import { pvcDir } from './volumes.ts';
 export class PvcController {
   private readonly pendingRemoval = new Map<string, Pvc>();
 
-  constructor(
-    private readonly api: Api,
-    pvcs: Informer<Pvc>,
-    private readonly pods: Informer<Pod>,
-    private readonly dataDir: string,
-    private readonly log: Logger,
-  ) {
+  private readonly api: Api;
+  private readonly pods: Informer<Pod>;
+  private readonly dataDir: string;
+  private readonly log: Logger;
+  constructor(api: Api, pvcs: Informer<Pvc>, pods: Informer<Pod>, dataDir: string, log: Logger) {
+    this.api = api;
+    this.pods = pods;
+    this.dataDir = dataDir;
+    this.log = log;
     pvcs.on({ upsert: pvc => void this.bind(pvc), deleted: pvc => this.remove(pvc) });
     pods.on({ deleted: () => this.retryRemovals(), upsert: () => this.retryRemovals() });
   }

@@ -21,13 +21,12 @@ export interface CompiledRule {
 }
 
 export class CelCompileError extends Error {
-  constructor(
-    readonly expression: string,
-    cause: unknown,
-  ) {
+  readonly expression: string;
+  constructor(expression: string, cause: unknown) {
     super(
       `cannot compile CEL expression "${expression}": ${cause instanceof Error ? cause.message : String(cause)}`,
     );
+    this.expression = expression;
     this.name = 'CelCompileError';
   }
 }
