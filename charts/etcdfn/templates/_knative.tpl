@@ -207,3 +207,13 @@ spec:
       kind: Service
       name: run-snapshot
 {{- end }}
+
+{{/* The standalone bridge's ConfigMap data: the same Broker, sources and Triggers as files. */}}
+{{- define "etcdfn.routingData" -}}
+broker.yaml: |
+  {{- include "etcdfn.broker" . | nindent 2 }}
+sources.yaml: |
+  {{- include "etcdfn.sources" . | nindent 2 }}
+triggers.yaml: |
+  {{- include "etcdfn.triggers" . | nindent 2 }}
+{{- end }}
