@@ -6,10 +6,12 @@ export const FUNCTION_NAMES = [
   'finalize-member',
   'run-snapshot',
 ] as const;
-export type FunctionName = (typeof FUNCTION_NAMES)[number];
+/** Functions that are no event's reconciler: dead-letter, every Trigger's dead-letter sink. */
+export const AUXILIARY_FUNCTION_NAMES = ['dead-letter'] as const;
+export type FunctionName = (typeof FUNCTION_NAMES)[number] | (typeof AUXILIARY_FUNCTION_NAMES)[number];
 
 export function isFunctionName(name: string): name is FunctionName {
-  return (FUNCTION_NAMES as readonly string[]).includes(name);
+  return ([...FUNCTION_NAMES, ...AUXILIARY_FUNCTION_NAMES] as readonly string[]).includes(name);
 }
 
 // Literal import() calls, so a compiler or bundler sees each entry and only the one asked for loads.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copies crds/ into charts/etcdfn/crds/ (Helm installs a chart's crds/ before its templates and
 # never templates them), so the chart's CRDs are byte-identical to the project's. Run it after any
-# change to crds/; test/unit/chart.test.ts fails while the copies differ.
+# change to crds/; test/integration/helm.test.ts fails while the copies differ.
 #   scripts/sync-chart-crds.sh          copy (and remove chart CRDs that crds/ no longer has)
 #   scripts/sync-chart-crds.sh --check  exit 1, listing the differences, if the copies are stale
 set -euo pipefail

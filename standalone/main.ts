@@ -11,6 +11,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { startBridge, type Bridge, type BridgeOptions } from './bridge/bridge.ts';
 import type { ChaosOptions } from './bridge/chaos.ts';
 import { log } from '../shared/log.ts';
+import { healthServer, listenOn } from './health.ts';
 
 interface CliOptions {
   kubeconfig?: string;
@@ -29,6 +30,8 @@ interface CliOptions {
   chaosReorderWindow?: number;
   chaosMaxDelayMs?: number;
   chaosParallel?: boolean;
+  healthPort?: number;
+  healthHost?: string;
 }
 
 function subscriberPair(value: string, previous: Record<string, string>): Record<string, string> {
@@ -96,7 +99,13 @@ export function buildCommand(): Command {
     .option('--chaos-duplicate <p>', 'probability that a delivery is made twice', number(0, 1))
     .option('--chaos-reorder-window <n>', 'hold up to n deliveries and release them shuffled', integer(0))
     .option('--chaos-max-delay-ms <ms>', 'delay each delivery by a random 0..ms', integer(0))
-    .option('--chaos-parallel', 'deliver events about the same object concurrently');
+    .option('--chaos-parallel', 'deliver events about the same object concurrently')
+    .option(
+      '--health-port <port>',
+      'serve /healthz, /readyz and /functions/<name> for the kubelet on this port',
+      integer(0),
+    )
+    .option('--health-host <host>', 'address of the health endpoints', '0.0.0.0');
 }
 
 /** Turns parsed CLI options into bridge options (the kubeconfig is loaded here). */
@@ -131,7 +140,18 @@ export function bridgeOptionsFrom(cli: CliOptions): BridgeOptions {
 /** Runs until SIGINT/SIGTERM; then stops the bridge (watches closed, deliveries aborted) and returns. */
 export async function main(argv: string[]): Promise<void> {
   const command = buildCommand().parse(argv, { from: 'user' });
-  const bridge: Bridge = await startBridge(bridgeOptionsFrom(command.opts<CliOptions>()));
+  const cli = command.opts<CliOptions>();
+  const started: { bridge?: Bridge } = {};
+  const health =
+    cli.healthPort === undefined
+      ? undefined
+      : healthServer({ subscribers: cli.subscriber, ready: () => started.bridge !== undefined });
+  if (health) {
+    const port = await listenOn(health, cli.healthPort ?? 0, cli.healthHost ?? '0.0.0.0');
+    log.info({ port }, 'health endpoints listening');
+  }
+  const running = await startBridge(bridgeOptionsFrom(cli));
+  started.bridge = running;
   await new Promise<void>(resolve => {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -139,8 +159,9 @@ export async function main(argv: string[]): Promise<void> {
         log.warn({ signal }, 'second signal: exiting without waiting');
         process.exit(1);
       }
-      log.info({ signal, stats: bridge.stats }, 'stopping the event bridge');
-      void bridge.stop().then(() => {
+      log.info({ signal, stats: running.stats }, 'stopping the event bridge');
+      health?.close();
+      void running.stop().then(() => {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         resolve();

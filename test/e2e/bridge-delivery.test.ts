@@ -370,10 +370,7 @@ describe('event bridge → functions', () => {
           got.some(p => p.headers['ce-id'] === now?.id),
           `${fn} got tickNow()`,
         );
-        assert.equal(
-          got[0]?.headers['ce-source'],
-          '/apis/v1/namespaces/etcdfn-system/pingsources/etcdfn-tick',
-        );
+        assert.equal(got[0]?.headers['ce-source'], '/apis/v1/namespaces/default/pingsources/etcdfn-tick');
         assert.deepEqual(got[0]?.body, { tick: 'resync' });
       }
       assert.ok(handled.some(h => h.fn === 'run-snapshot' && h.event.kind === 'tick'));

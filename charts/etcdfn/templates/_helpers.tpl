@@ -1,8 +1,12 @@
-{{/*
-Named templates shared by the chart. Templates use a small subset of Helm's template language
-(values, .Release/.Chart, if/else/with/range, include, toYaml, nindent, quote, default, eq) so that
-test/support/helm-template.ts can render them in the unit tests; keep it that way.
-*/}}
+{{/* Named templates shared by the chart. */}}
+
+{{/* The four functions: name, values key under knative.functions, standalone loopback port. */}}
+{{- define "etcdfn.functions" -}}
+- { name: reconcile-cluster, key: reconcileCluster, port: 8081 }
+- { name: reconcile-member, key: reconcileMember, port: 8082 }
+- { name: finalize-member, key: finalizeMember, port: 8083 }
+- { name: run-snapshot, key: runSnapshot, port: 8084 }
+{{- end }}
 
 {{/* Labels on every object the chart creates. */}}
 {{- define "etcdfn.labels" -}}
@@ -22,9 +26,10 @@ app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
-{{/* The operator image. */}}
+{{/* The operator image: repository:tag, or repository:tag@digest when a digest pins it. */}}
 {{- define "etcdfn.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- with .Values.image.digest }}@{{ . }}{{ end }}
 {{- end }}
 
 {{/* Environment every function container gets besides FUNCTION_TARGET (a list, without the key). */}}
@@ -38,16 +43,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
-{{/* Image, pull policy, resources and the restricted security context of an operator container. */}}
+{{/* Image, pull policy, resources and the restricted security context of an operator container.
+The root filesystem is read-only: the programs write nothing but logs to stdout. */}}
 {{- define "etcdfn.container" -}}
 image: {{ include "etcdfn.image" . }}
 imagePullPolicy: {{ .Values.image.pullPolicy }}
-{{- with .Values.resources }}
 resources:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
+  {{- toYaml .Values.resources | nindent 2 }}
 securityContext:
   runAsNonRoot: true
+  readOnlyRootFilesystem: true
   allowPrivilegeEscalation: false
   capabilities:
     drop: [ALL]

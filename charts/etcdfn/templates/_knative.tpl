@@ -4,8 +4,23 @@ knative mode (broker.yaml, sources.yaml, triggers.yaml) and as files in the stan
 ConfigMap (standalone.yaml), so both modes route events the same way.
 */}}
 
-{{/* One Broker carries every etcdfn event. Delivery retries with exponential back-off; a function
-answers 409/429/5xx for "try again" and 400 for an event that can never succeed. */}}
+{{/* A delivery complete in itself (a Trigger's delivery replaces the Broker's whole): the timeout
+of each attempt (≥ the function's request limit, or the event is delivered again while the first
+call runs), retries with exponential back-off, and the dead-letter function as the sink. */}}
+{{- define "etcdfn.delivery" -}}
+timeout: PT{{ .timeoutSeconds }}S
+retry: 6
+backoffPolicy: exponential
+backoffDelay: PT1S
+deadLetterSink:
+  ref:
+    apiVersion: serving.knative.dev/v1
+    kind: Service
+    name: dead-letter
+{{- end }}
+
+{{/* One Broker carries every etcdfn event. Its delivery is only the fallback: every Trigger states
+its own. A function answers 409/429/5xx for "try again" and 400 for an event that can never succeed. */}}
 {{- define "etcdfn.broker" -}}
 apiVersion: eventing.knative.dev/v1
 kind: Broker
@@ -16,15 +31,12 @@ metadata:
     {{- include "etcdfn.labels" . | nindent 4 }}
 spec:
   delivery:
-    retry: 8
-    backoffPolicy: exponential
-    backoffDelay: PT0.2S
-    timeout: PT120S
+    {{- include "etcdfn.delivery" (dict "timeoutSeconds" 600) | nindent 4 }}
 {{- end }}
 
 {{/* Two ApiServerSources (the etcdfn resources; the objects etcdfn creates, selected by the
-etcdfn.io/cluster label) in Reference mode, and the PingSource tick: ApiServerSource never resyncs
-and drops events after its retries, so the tick is the safety net. */}}
+labels) in Reference mode, and the PingSource tick: ApiServerSource never resyncs and drops events
+after its retries, so the tick is the safety net (knative/sources.yaml says more). */}}
 {{- define "etcdfn.sources" -}}
 apiVersion: sources.knative.dev/v1
 kind: ApiServerSource
@@ -130,6 +142,8 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: reconcile-cluster
+  delivery:
+    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.reconcileCluster.timeoutSeconds) | nindent 4 }}
 ---
 apiVersion: eventing.knative.dev/v1
 kind: Trigger
@@ -157,6 +171,8 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: reconcile-member
+  delivery:
+    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.reconcileMember.timeoutSeconds) | nindent 4 }}
 ---
 apiVersion: eventing.knative.dev/v1
 kind: Trigger
@@ -179,6 +195,8 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: finalize-member
+  delivery:
+    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.finalizeMember.timeoutSeconds) | nindent 4 }}
 ---
 apiVersion: eventing.knative.dev/v1
 kind: Trigger
@@ -206,4 +224,16 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: run-snapshot
+  delivery:
+    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.runSnapshot.timeoutSeconds) | nindent 4 }}
+{{- end }}
+
+{{/* The standalone bridge's ConfigMap data: the same Broker, sources and Triggers as files. */}}
+{{- define "etcdfn.routingData" -}}
+broker.yaml: |
+  {{- include "etcdfn.broker" . | nindent 2 }}
+sources.yaml: |
+  {{- include "etcdfn.sources" . | nindent 2 }}
+triggers.yaml: |
+  {{- include "etcdfn.triggers" . | nindent 2 }}
 {{- end }}

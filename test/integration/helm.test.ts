@@ -1,0 +1,233 @@
+// The Helm chart (charts/etcdfn) rendered by real helm, Helm 3 and Helm 4: `helm lint --strict` and
+// `helm template` for each value set; every rendered object valid against its Kubernetes or Knative
+// schema; the rendered CRDs identical to crds/; values.schema.json refuses unknown keys; probes,
+// requests and limits on every container; a routing change rolls the standalone Pods; the image can
+// be pinned by digest; the standalone bridge accepts the arguments the chart gives it.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { buildCommand } from '../../standalone/main.ts';
+import {
+  CHART_DIR,
+  containersOf,
+  envOf,
+  find,
+  helm,
+  helmTemplate,
+  HELM_MAJORS,
+  key,
+  parseYaml,
+  ROOT,
+  schemaErrors,
+  type Obj,
+} from '../support/helm.ts';
+
+const DIGEST = `sha256:${createHash('sha256').update('etcdfn').digest('hex')}`;
+const chartValues = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Obj;
+const appVersion = (parse(readFileSync(join(CHART_DIR, 'Chart.yaml'), 'utf8')) as Obj).appVersion as string;
+const FUNCTIONS = ['reconcile-cluster', 'reconcile-member', 'finalize-member', 'run-snapshot'];
+
+/** The value sets every test runs with both Helm majors. */
+const VALUE_SETS: Record<string, Obj> = {
+  knative: {},
+  standalone: { mode: 'standalone' },
+  'standalone, 2 replicas': { mode: 'standalone', standalone: { replicas: 2 } },
+  'knative, pinned digest and overrides': {
+    image: { repository: 'registry.example:5000/etcdfn', tag: '0.2.0-rc.1', digest: DIGEST },
+    imagePullSecrets: [{ name: 'regcred' }],
+    extraLabels: { team: 'storage' },
+    extraEnv: [{ name: 'ETCDFN_UNHEALTHY_WAIT_MS', value: '9000' }],
+    knative: { functions: { reconcileCluster: { minScale: 1, maxScale: 5, timeoutSeconds: 120 } } },
+  },
+};
+
+const workloads = (list: Obj[]) => list.filter(o => o.kind === 'Service' || o.kind === 'Deployment');
+
+for (const major of HELM_MAJORS) {
+  describe(`Helm ${major}`, () => {
+    for (const [name, values] of Object.entries(VALUE_SETS)) {
+      describe(`values: ${name}`, () => {
+        it('passes helm lint --strict', () => {
+          const result = helm(major, ['lint', '--strict', CHART_DIR], values);
+          assert.equal(result.status, 0, result.stdout + result.stderr);
+          assert.match(result.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+        });
+
+        const rendered = helmTemplate(major, values, { includeCrds: true });
+        const objects = rendered.filter(o => o.kind !== 'CustomResourceDefinition');
+
+        it('renders only objects valid against their schema', () => {
+          assert.ok(objects.length >= 5);
+          for (const o of rendered) assert.deepEqual(schemaErrors(o), [], key(o));
+        });
+
+        it('renders the CRDs of crds/, unchanged', () => {
+          const crds = rendered.filter(o => o.kind === 'CustomResourceDefinition');
+          const files = readdirSync(join(ROOT, 'crds')).sort();
+          const expected = files.flatMap(f => parseYaml(readFileSync(join(ROOT, 'crds', f), 'utf8'), f));
+          assert.equal(crds.length, expected.length);
+          for (const want of expected) assert.deepEqual(find(crds, want.kind, want.metadata.name), want);
+        });
+
+        it('gives every container requests, limits, probes and a restricted security context', () => {
+          const containers = workloads(objects).flatMap(containersOf);
+          assert.ok(containers.length >= 4);
+          for (const c of containers) {
+            for (const kind of ['requests', 'limits']) {
+              assert.ok(c.resources?.[kind]?.cpu, `${c.name}: ${kind}.cpu`);
+              assert.ok(c.resources?.[kind]?.memory, `${c.name}: ${kind}.memory`);
+            }
+            assert.ok(c.readinessProbe, `${c.name}: readinessProbe`);
+            assert.ok(c.livenessProbe, `${c.name}: livenessProbe`);
+            assert.equal(c.securityContext.runAsNonRoot, true);
+            assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+            assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+            assert.deepEqual(c.securityContext.capabilities, { drop: ['ALL'] });
+          }
+        });
+
+        it('runs the compiled programs from one image, tagged or pinned as the values say', () => {
+          const image = values.image as Obj | undefined;
+          const want = image
+            ? `${image.repository}:${image.tag}@${image.digest}`
+            : `ghcr.io/etcdfn/etcdfn:${appVersion}`;
+          for (const c of workloads(objects).flatMap(containersOf)) {
+            assert.equal(c.image, want, c.name);
+            const program = c.name === 'bridge' ? 'dist/standalone/main.js' : 'dist/functions/serve.js';
+            assert.deepEqual(c.command, ['node', program], c.name);
+            assert.doesNotMatch(JSON.stringify(c), /tsx/);
+          }
+        });
+
+        it('labels every object for the release and puts namespaced ones in its namespace', () => {
+          for (const o of objects) {
+            assert.equal(o.metadata.labels['app.kubernetes.io/instance'], 'etcdfn', key(o));
+            assert.equal(o.metadata.labels['app.kubernetes.io/managed-by'], 'Helm', key(o));
+            if (values.extraLabels) assert.equal(o.metadata.labels.team, 'storage', key(o));
+            const clusterScoped = o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding';
+            assert.equal(o.metadata.namespace, clusterScoped ? undefined : 'etcd-operator', key(o));
+          }
+        });
+      });
+    }
+
+    describe('knative mode', () => {
+      const objects = helmTemplate(major, VALUE_SETS['knative, pinned digest and overrides']);
+      it('renders the four functions as cluster-local Knative Services with their scale and timeout', () => {
+        for (const name of FUNCTIONS) {
+          const service = find(objects, 'Service', name);
+          assert.equal(service.metadata.labels['networking.knative.dev/visibility'], 'cluster-local');
+          const [container] = containersOf(service);
+          const env = envOf(container);
+          assert.equal(env.FUNCTION_TARGET, name);
+          assert.equal(env.ETCDFN_UNHEALTHY_WAIT_MS, '9000');
+          assert.deepEqual(service.spec.template.spec.imagePullSecrets, [{ name: 'regcred' }]);
+          assert.equal(service.spec.template.spec.containerConcurrency, 1);
+        }
+        const tuned = find(objects, 'Service', 'reconcile-cluster').spec.template;
+        assert.equal(tuned.metadata.annotations['autoscaling.knative.dev/min-scale'], '1');
+        assert.equal(tuned.metadata.annotations['autoscaling.knative.dev/max-scale'], '5');
+        assert.equal(tuned.spec.timeoutSeconds, 120);
+        assert.equal(find(objects, 'Service', 'run-snapshot').spec.template.spec.timeoutSeconds, 600);
+      });
+    });
+
+    describe('standalone mode', () => {
+      const objects = helmTemplate(major, VALUE_SETS['standalone, 2 replicas']);
+      const deployment = find(objects, 'Deployment', 'etcdfn');
+      const containers = containersOf(deployment);
+      const bridge = containers.find(c => c.name === 'bridge')!;
+
+      it('renders RBAC, the routing ConfigMap and one Deployment with the replicas asked for', () => {
+        assert.deepEqual(objects.map(key).sort(), [
+          'ClusterRole/etcdfn',
+          'ClusterRoleBinding/etcdfn',
+          'ConfigMap/etcdfn-routing',
+          'Deployment/etcdfn',
+          'ServiceAccount/etcdfn',
+        ]);
+        assert.equal(deployment.spec.replicas, 2);
+      });
+
+      it('runs the bridge with arguments its CLI accepts, and probes each function through it', () => {
+        const options = buildCommand()
+          .exitOverride()
+          .parse(bridge.args as string[], { from: 'user' })
+          .opts<{ knativeDir: string; subscriber: Record<string, string>; healthPort: number }>();
+        const mount = (bridge.volumeMounts as Obj[]).find(m => m.mountPath === options.knativeDir);
+        assert.ok(mount, `--knative-dir ${options.knativeDir} is not a mount of the bridge`);
+        assert.deepEqual(Object.keys(options.subscriber).sort(), [...FUNCTIONS].sort());
+        assert.equal(bridge.ports[0].containerPort, options.healthPort);
+        assert.equal(bridge.livenessProbe.httpGet.path, '/healthz');
+        assert.equal(bridge.readinessProbe.httpGet.path, '/readyz');
+        for (const [name, url] of Object.entries(options.subscriber)) {
+          const fn = containers.find(c => c.name === name)!;
+          const env = envOf(fn);
+          assert.equal(env.FUNCTION_TARGET, name);
+          assert.equal(env.HOST, '127.0.0.1', 'functions listen on loopback only');
+          assert.equal(url, `http://${env.HOST}:${env.PORT}`);
+          for (const probe of [fn.readinessProbe, fn.livenessProbe]) {
+            assert.deepEqual(probe.httpGet, { path: `/functions/${name}`, port: options.healthPort });
+          }
+        }
+        assert.equal(containers.length, 5);
+      });
+
+      it('rolls the Pods when the routing changes (checksum annotation), not otherwise', () => {
+        const checksum = (values: Obj) =>
+          find(helmTemplate(major, values), 'Deployment', 'etcdfn').spec.template.metadata.annotations[
+            'checksum/routing'
+          ] as string;
+        const base = checksum({ mode: 'standalone' });
+        assert.match(base, /^[0-9a-f]{64}$/);
+        assert.equal(checksum({ mode: 'standalone', standalone: { replicas: 3 } }), base);
+        assert.notEqual(checksum({ mode: 'standalone', tick: { schedule: '*/7 * * * *' } }), base);
+        const cm = find(objects, 'ConfigMap', 'etcdfn-routing');
+        assert.deepEqual(Object.keys(cm.data).sort(), ['broker.yaml', 'sources.yaml', 'triggers.yaml']);
+      });
+    });
+
+    describe('values.schema.json', () => {
+      const refused: [string, Obj, RegExp][] = [
+        ['an unknown top-level key', { replicaCount: 2 }, /replicaCount/],
+        ['an unknown nested key', { image: { digets: DIGEST } }, /digets/],
+        ['a digest that is not sha256:<64 hex>', { image: { digest: 'latest' } }, /digest/],
+        ['an unknown mode', { mode: 'operator' }, /mode/],
+        [
+          'a request timeout over 600 s',
+          { knative: { functions: { runSnapshot: { timeoutSeconds: 900 } } } },
+          /timeoutSeconds/,
+        ],
+        ['resources without limits', { resources: { limits: null } }, /limits/],
+      ];
+      for (const [what, values, message] of refused) {
+        it(`refuses ${what}`, () => {
+          const result = helm(major, ['template', 'etcdfn', CHART_DIR], values);
+          assert.notEqual(result.status, 0, result.stdout);
+          assert.match(result.stderr, message);
+        });
+      }
+    });
+  });
+}
+
+describe('chart metadata', () => {
+  it("the chart's crds/ are byte-identical copies of crds/ (fix: scripts/sync-chart-crds.sh)", () => {
+    const files = readdirSync(join(ROOT, 'crds')).sort();
+    assert.deepEqual(readdirSync(join(CHART_DIR, 'crds')).sort(), files);
+    for (const file of files) {
+      const a = readFileSync(join(ROOT, 'crds', file));
+      assert.ok(a.equals(readFileSync(join(CHART_DIR, 'crds', file))), `charts/etcdfn/crds/${file} differs`);
+    }
+  });
+
+  it('appVersion is the package version; the defaults in values.yaml are what the tests assume', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    assert.equal(appVersion, pkg.version);
+    assert.equal(chartValues.mode, 'knative');
+    assert.equal(chartValues.image.digest, '');
+  });
+});

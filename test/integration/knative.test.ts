@@ -1,0 +1,259 @@
+// knative/ as a kustomize base and what is built from it (release/overlay, release/etcdfn-knative.yaml)
+// and from the chart in knative mode: the release manifest is up to date; the base names no
+// namespace and no tag; every object is valid against its schema; every Trigger's delivery is
+// complete in itself and its timeout is at least the request limit of the function it delivers to;
+// the sources watch only labelled objects; an idle system receives no event for longer than
+// Knative's scale-to-zero window, and every function sets a short window of its own.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
+import { join, relative } from 'node:path';
+import { Cron } from 'croner';
+import { parseIsoDuration } from '../../standalone/bridge/sources.ts';
+import {
+  find,
+  helmTemplate,
+  HELM_MAJORS,
+  key,
+  kustomize,
+  parseYaml,
+  ROOT,
+  schemaErrors,
+  type Obj,
+} from '../support/helm.ts';
+
+const KNATIVE_DIR = join(ROOT, 'knative');
+const RELEASE_FILE = join(ROOT, 'release', 'etcdfn-knative.yaml');
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** Knative Serving's defaults: revision timeout, stable window and scale-to-zero grace period. */
+const KNATIVE_DEFAULT_TIMEOUT_S = 300;
+const KNATIVE_MAX_TIMEOUT_S = 600;
+const STABLE_WINDOW_S = 60;
+const SCALE_TO_ZERO_GRACE_S = 30;
+
+/** The base built into a namespace through a throw-away overlay (as a user's overlay would). */
+function overlayBuild(namespace: string, image: Obj): Obj[] {
+  const dir = mkdtempSync(join(ROOT, '.cache', 'kustomize-'));
+  try {
+    const base = relative(dir, KNATIVE_DIR);
+    writeFileSync(
+      join(dir, 'kustomization.yaml'),
+      JSON.stringify({ namespace, resources: [base], images: [{ name: 'ghcr.io/etcdfn/etcdfn', ...image }] }),
+    );
+    return kustomize(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Seconds, from an ISO-8601 duration (PT300S) or a Go duration (15s, 1m). */
+function seconds(value: string): number {
+  if (value.startsWith('P')) return parseIsoDuration(value) / 1000;
+  const m = /^(\d+)(ms|s|m|h)$/.exec(value);
+  assert.ok(m, `duration ${value}`);
+  return Number(m[1]) * { ms: 0.001, s: 1, m: 60, h: 3600 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+}
+
+/** Every delivery problem of the Triggers in a set of objects (empty when all is well). */
+export function deliveryProblems(objects: Obj[]): string[] {
+  const problems: string[] = [];
+  const services = objects.filter(o => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1');
+  for (const trigger of objects.filter(o => o.kind === 'Trigger')) {
+    const where = `Trigger ${trigger.metadata.name}`;
+    const delivery = trigger.spec.delivery as Obj | undefined;
+    if (!delivery) {
+      problems.push(`${where}: no delivery (the Broker's would apply)`);
+      continue;
+    }
+    if (!(delivery.retry >= 1)) problems.push(`${where}: no retry`);
+    if (delivery.backoffPolicy !== 'exponential') problems.push(`${where}: back-off is not exponential`);
+    if (!delivery.backoffDelay || !(seconds(delivery.backoffDelay as string) > 0))
+      problems.push(`${where}: no back-off delay`);
+    const sink = delivery.deadLetterSink?.ref as Obj | undefined;
+    if (!sink || !services.some(s => s.metadata.name === sink.name))
+      problems.push(`${where}: no dead-letter sink Service`);
+    const subscriber = trigger.spec.subscriber.ref as Obj;
+    const service = services.find(s => s.metadata.name === subscriber.name);
+    if (!service) {
+      problems.push(`${where}: subscriber ${subscriber.name} is not here`);
+      continue;
+    }
+    const limit =
+      (service.spec.template.spec.timeoutSeconds as number | undefined) ?? KNATIVE_DEFAULT_TIMEOUT_S;
+    if (limit > KNATIVE_MAX_TIMEOUT_S) problems.push(`${subscriber.name}: timeoutSeconds ${limit} > 600`);
+    if (!delivery.timeout) problems.push(`${where}: no timeout`);
+    else if (seconds(delivery.timeout as string) < limit)
+      problems.push(
+        `${where}: delivery timeout ${delivery.timeout} is shorter than ${subscriber.name}'s ${limit} s`,
+      );
+  }
+  return problems;
+}
+
+/** The shortest gap between two events of all the PingSources together over a week, in seconds. */
+export function shortestIdleGap(objects: Obj[]): number {
+  const start = new Date('2026-01-05T00:00:00Z');
+  const end = start.getTime() + 7 * 24 * 3600 * 1000;
+  const times: number[] = [];
+  for (const ping of objects.filter(o => o.kind === 'PingSource')) {
+    const cron = new Cron(ping.spec.schedule as string, { timezone: ping.spec.timezone ?? 'UTC' });
+    for (let t = cron.nextRun(start); t && t.getTime() < end; t = cron.nextRun(t)) times.push(t.getTime());
+  }
+  times.sort((a, b) => a - b);
+  let gap = Number.POSITIVE_INFINITY;
+  for (let i = 1; i < times.length; i++) gap = Math.min(gap, (times[i] - times[i - 1]) / 1000);
+  return gap;
+}
+
+/** Checks of every build: deliveries, sources, idle gap, windows. */
+function checkBuild(name: string, build: () => Obj[]) {
+  describe(name, () => {
+    const objects = build();
+
+    it('every object is valid against its schema', () => {
+      for (const o of objects) assert.deepEqual(schemaErrors(o), [], key(o));
+    });
+
+    it("every Trigger's delivery is complete and outlasts the function it delivers to", () => {
+      assert.equal(objects.filter(o => o.kind === 'Trigger').length, 4);
+      assert.deepEqual(deliveryProblems(objects), []);
+    });
+
+    it('the owned-object source watches only labelled objects, in every namespace', () => {
+      for (const source of objects.filter(o => o.kind === 'ApiServerSource')) {
+        assert.deepEqual(source.spec.namespaceSelector, {}, 'namespaceSelector is explicit');
+        assert.equal(source.spec.mode, 'Reference');
+      }
+      const owned = find(objects, 'ApiServerSource', 'etcdfn-owned');
+      for (const r of owned.spec.resources as Obj[]) assert.ok(r.selector, `${r.kind} has a selector`);
+    });
+
+    it("an idle system gets no event for longer than Knative's scale-to-zero window", () => {
+      const windows = objects
+        .filter(o => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1')
+        .map(s => s.spec.template.metadata.annotations['autoscaling.knative.dev/window'] as string);
+      assert.equal(windows.length, 5);
+      for (const w of windows) assert.ok(seconds(w) >= 6 && seconds(w) <= 20, `window ${w} is short`);
+      const gap = shortestIdleGap(objects);
+      assert.ok(gap > STABLE_WINDOW_S + SCALE_TO_ZERO_GRACE_S, `idle gap ${gap} s`);
+      assert.ok(gap > Math.max(...windows.map(seconds)) + SCALE_TO_ZERO_GRACE_S);
+    });
+  });
+}
+
+describe('knative/ kustomize base', () => {
+  it('names no namespace and no image tag: an overlay sets both', () => {
+    const base = kustomize(KNATIVE_DIR);
+    for (const o of base) assert.equal(o.metadata.namespace, undefined, key(o));
+    for (const s of base.filter(o => o.kind === 'Service'))
+      assert.equal(s.spec.template.spec.containers[0].image, 'ghcr.io/etcdfn/etcdfn');
+    const built = overlayBuild('ns-a', { digest: `sha256:${'a'.repeat(64)}` });
+    for (const o of built.filter(x => !x.kind.startsWith('Cluster')))
+      assert.equal(o.metadata.namespace, 'ns-a', key(o));
+    for (const b of built.filter(o => o.kind === 'ClusterRoleBinding'))
+      assert.equal(b.subjects[0].namespace, 'ns-a');
+    for (const s of built.filter(o => o.kind === 'Service'))
+      assert.equal(
+        s.spec.template.spec.containers[0].image,
+        `ghcr.io/etcdfn/etcdfn@sha256:${'a'.repeat(64)}`,
+      );
+  });
+
+  it('release/etcdfn-knative.yaml is up to date (fix: scripts/release-manifests.sh)', () => {
+    const result = spawnSync('bash', [join(ROOT, 'scripts', 'release-manifests.sh'), '--check'], {
+      encoding: 'utf8',
+    });
+    assert.equal(result.status, 0, result.stderr);
+  });
+
+  it('the release is the CRDs, then the base in etcdfn-system with the image of this version', () => {
+    const release = parseYaml(readFileSync(RELEASE_FILE, 'utf8'), RELEASE_FILE);
+    assert.deepEqual(
+      release.slice(0, 4).map(o => o.kind),
+      Array(4).fill('CustomResourceDefinition'),
+    );
+    assert.equal(find(release, 'Namespace', 'etcdfn-system').kind, 'Namespace');
+    for (const s of release.filter(o => o.kind === 'Service'))
+      assert.equal(s.spec.template.spec.containers[0].image, `ghcr.io/etcdfn/etcdfn:${VERSION}`);
+  });
+});
+
+checkBuild('release/etcdfn-knative.yaml', () => parseYaml(readFileSync(RELEASE_FILE, 'utf8'), RELEASE_FILE));
+checkBuild('knative/ through an overlay', () => overlayBuild('etcdfn-system', { newTag: VERSION }));
+for (const major of HELM_MAJORS) {
+  checkBuild(`the chart in knative mode, Helm ${major}`, () => helmTemplate(major));
+  checkBuild(`the chart with other timeouts, Helm ${major}`, () =>
+    helmTemplate(major, {
+      knative: {
+        functions: { runSnapshot: { timeoutSeconds: 450 }, reconcileMember: { timeoutSeconds: 60 } },
+      },
+    }),
+  );
+}
+
+describe('the chart renders what knative/ holds', () => {
+  const chart = helmTemplate(4, {}, { namespace: 'etcd-operator' });
+  const base = overlayBuild('etcd-operator', { newTag: VERSION });
+  const withoutLabels = (o: Obj) => {
+    const copy = structuredClone(o);
+    delete copy.metadata.labels;
+    return copy;
+  };
+
+  it('the same objects (the Namespace aside: helm install --create-namespace makes it)', () => {
+    assert.deepEqual(chart.map(key).sort(), base.map(key).sort());
+  });
+
+  it('Broker, sources, Triggers and RBAC are identical, labels aside', () => {
+    for (const want of base.filter(o => o.kind !== 'Service')) {
+      assert.deepEqual(
+        withoutLabels(find(chart, want.kind, want.metadata.name)),
+        withoutLabels(want),
+        key(want),
+      );
+    }
+  });
+
+  it('the Services agree on everything but labels and the values-driven environment', () => {
+    for (const want of base.filter(o => o.kind === 'Service')) {
+      const got = find(chart, 'Service', want.metadata.name);
+      const strip = (s: Obj) => {
+        const copy = withoutLabels(s);
+        delete copy.spec.template.metadata.labels;
+        copy.spec.template.spec.containers[0].env = (
+          copy.spec.template.spec.containers[0].env as Obj[]
+        ).filter(e => e.name === 'FUNCTION_TARGET' || e.name === 'HOST');
+        return copy;
+      };
+      assert.deepEqual(strip(got), strip(want), key(want));
+    }
+  });
+});
+
+describe('the checks themselves', () => {
+  const objects = overlayBuild('etcdfn-system', { newTag: VERSION });
+  it('a Trigger whose timeout is shorter than its function, or that sets only a timeout, is caught', () => {
+    const short = structuredClone(objects);
+    find(short, 'Trigger', 'run-snapshot').spec.delivery.timeout = 'PT120S';
+    assert.match(
+      deliveryProblems(short).join('\n'),
+      /run-snapshot: delivery timeout PT120S is shorter than run-snapshot's 600 s/,
+    );
+    const bare = structuredClone(objects);
+    find(bare, 'Trigger', 'reconcile-member').spec.delivery = { timeout: 'PT300S' };
+    assert.match(deliveryProblems(bare).join('\n'), /no retry/);
+  });
+
+  it('a tick every minute is caught as too frequent to scale to zero', () => {
+    const busy = structuredClone(objects);
+    find(busy, 'PingSource', 'etcdfn-tick').spec.schedule = '* * * * *';
+    assert.equal(shortestIdleGap(busy), 60);
+    assert.equal(shortestIdleGap(objects), 600);
+  });
+});
+
+// kubectl itself is needed: say so plainly if it is missing.
+execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
