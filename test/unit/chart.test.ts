@@ -157,7 +157,7 @@ describe('knative mode (the default)', () => {
       'ClusterRoleBinding',
     ]);
     const compared = expected.filter(o => kinds.has(o.kind as string));
-    assert.equal(compared.length, 14);
+    assert.equal(compared.length, 16);
     for (const want of compared) {
       assert.deepEqual(
         withoutLabels(find(chartObjects, want.kind, want.metadata.name)),
@@ -221,7 +221,11 @@ describe('standalone mode', () => {
   it('renders a ServiceAccount, its RBAC, the routing ConfigMap and one Deployment, and nothing of Knative', () => {
     assert.deepEqual(chartObjects.map(key).sort(), [
       'ClusterRole/etcdfn',
+      'ClusterRole/etcdfn-edit',
+      'ClusterRole/etcdfn-source',
+      'ClusterRole/etcdfn-view',
       'ClusterRoleBinding/etcdfn',
+      'ClusterRoleBinding/etcdfn-source',
       'ConfigMap/etcdfn-routing',
       'Deployment/etcdfn',
       'ServiceAccount/etcdfn',
@@ -239,8 +243,13 @@ describe('standalone mode', () => {
     assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'etcdfn', namespace: NAMESPACE }]);
     const role = find(chartObjects, 'ClusterRole', binding.roleRef.name);
     assert.deepEqual(role.rules, find(knative, 'ClusterRole', 'etcdfn').rules);
+    // The bridge's watches come from etcdfn-source, bound to the same ServiceAccount.
+    const rules = chartObjects
+      .filter(o => o.kind === 'ClusterRoleBinding')
+      .filter(b => (b.subjects as Obj[]).some(s => s.name === 'etcdfn'))
+      .flatMap(b => find(chartObjects, 'ClusterRole', b.roleRef.name).rules as Obj[]);
     const allows = (group: string, resource: string, verb: string) =>
-      (role.rules as Obj[]).some(
+      rules.some(
         r => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb),
       );
     for (const rule of find(knative, 'ClusterRole', 'etcdfn-source').rules as Obj[]) {
