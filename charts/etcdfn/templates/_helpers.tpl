@@ -48,6 +48,9 @@ resources:
 {{- end }}
 securityContext:
   runAsNonRoot: true
+  runAsUser: 65532
+  runAsGroup: 65532
+  readOnlyRootFilesystem: true
   allowPrivilegeEscalation: false
   capabilities:
     drop: [ALL]
