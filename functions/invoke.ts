@@ -1,7 +1,8 @@
 // `npm run invoke -- <function> <fixture> [--kubeconfig <file>]`: runs one function once on a
 // CloudEvent fixture, over real HTTP through the functions framework, against the cluster of the
 // kubeconfig ($KUBECONFIG, or .sandbox/kubeconfig when the sandbox is running), and prints what
-// it answered.
+// it answered. The answer is only the event id and the outcome; what the function did is in its
+// log lines (JSON on stdout, LOG_LEVEL=info by default).
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command } from 'commander';

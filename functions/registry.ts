@@ -20,6 +20,7 @@ const ENTRIES: Record<FunctionName, () => Promise<unknown>> = {
   'reconcile-member': () => import('./reconcile-member/index.ts'),
   'finalize-member': () => import('./finalize-member/index.ts'),
   'run-snapshot': () => import('./run-snapshot/index.ts'),
+  'dead-letter': () => import('./dead-letter/index.ts'),
 };
 
 /** Imports a function's entry, which registers it with the functions framework. */

@@ -19,5 +19,11 @@ export const SUPPORTED_ETCD_MINORS = ['3.4', '3.5'] as const;
 
 /** Not schema defaults: what the operator uses when the spec leaves these unset. */
 export const DEFAULT_RESOURCE_REQUESTS = { cpu: '100m', memory: '128Mi' } as const;
+/**
+ * The default memory limit of an etcd container (a Memory-medium data volume is added on top, as it
+ * is charged to the same cgroup). No default CPU limit: CFS throttling in the middle of a heartbeat
+ * costs leader elections, and the CPU request already gives the scheduler what it needs.
+ */
+export const DEFAULT_MEMORY_LIMIT_BYTES = 2n * 1024n ** 3n;
 export const DEFAULT_S3_REGION = 'us-east-1';
 export const DEFAULT_TIME_ZONE = 'UTC';

@@ -14,7 +14,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { ResourceRequirements } from '../api/common.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
-import { DEFAULT_RESOURCE_REQUESTS } from '../api/defaults.ts';
+import { DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_RESOURCE_REQUESTS } from '../api/defaults.ts';
 import {
   CLIENT_PORT,
   CLUSTER_LABEL,
@@ -137,11 +137,9 @@ function containerSecurityContext(): V1SecurityContext {
 }
 
 function etcdContainer(member: EtcdMember, flags: string[], repository: string | undefined): V1Container {
-  const resources = containerResources(member.spec.resources);
-  const env = goRuntimeEnv(
-    resources,
-    isMemoryMedium(member.spec.storage) ? storageBytes(member.spec.storage) : 0n,
-  );
+  const memoryVolumeBytes = isMemoryMedium(member.spec.storage) ? storageBytes(member.spec.storage) : 0n;
+  const resources = containerResources(member.spec.resources, memoryVolumeBytes);
+  const env = goRuntimeEnv(resources, memoryVolumeBytes);
   return {
     name: ETCD_CONTAINER,
     image: etcdImage(member.spec.version, repository),
@@ -176,8 +174,14 @@ function etcdContainer(member: EtcdMember, flags: string[], repository: string |
   };
 }
 
-/** spec.resources when it says anything, else modest requests and no limits. */
-export function containerResources(resources: ResourceRequirements | undefined): V1ResourceRequirements {
+/**
+ * spec.resources when it says anything, else modest requests and a memory limit (2Gi, plus the size
+ * of a Memory-medium data volume) so that one member cannot take a node's memory.
+ */
+export function containerResources(
+  resources: ResourceRequirements | undefined,
+  memoryVolumeBytes = 0n,
+): V1ResourceRequirements {
   const strings = (m: Record<string, string | number> | undefined): Record<string, string> | undefined =>
     m && Object.keys(m).length > 0
       ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)]))
@@ -185,7 +189,12 @@ export function containerResources(resources: ResourceRequirements | undefined):
   const limits = strings(resources?.limits);
   const requests = strings(resources?.requests);
   const claims = resources?.claims?.length ? structuredClone(resources.claims) : undefined;
-  if (!limits && !requests && !claims) return { requests: { ...DEFAULT_RESOURCE_REQUESTS } };
+  if (!limits && !requests && !claims) {
+    const memory = DEFAULT_MEMORY_LIMIT_BYTES + memoryVolumeBytes;
+    const mi = 1024n ** 2n;
+    const limit = memory % mi === 0n ? `${memory / mi}Mi` : String(memory);
+    return { requests: { ...DEFAULT_RESOURCE_REQUESTS }, limits: { memory: limit } };
+  }
   return { ...(limits && { limits }), ...(requests && { requests }), ...(claims && { claims }) };
 }
 

@@ -4,6 +4,9 @@
 //   4xx  this event can never succeed (malformed)  → not retried, message in the body
 //   409/429/503  try again later (lost a race, backing off)
 //   500  unexpected failure                        → retried
+// A reply carries only the event's id and the outcome: what was done, to which object, and why, goes
+// to the log, never to the caller (anyone who can reach the endpoint could otherwise learn about
+// objects in any namespace, e.g. from a forged tick).
 import type { Request, Response } from 'express';
 import { log } from '../log.ts';
 import { decodeEvent, EventDecodeError } from './decode.ts';
@@ -58,15 +61,15 @@ async function answer(
   try {
     const outcome = await handle(event);
     if (outcome.result === 'done') {
-      log.info({ ...about, summary: outcome.summary }, 'handled event');
-      res.status(200).json({ ...about, result: 'done', summary: outcome.summary, details: outcome.details });
+      const details = outcome.details === undefined ? {} : { details: outcome.details };
+      log.info({ ...about, summary: outcome.summary, ...details }, 'handled event');
+      res.status(200).json({ id: event.id, result: 'done' });
     } else {
       log.info({ ...about, reason: outcome.reason }, 'event to be retried');
-      res.status(outcome.status ?? 503).json({ ...about, result: 'retry', reason: outcome.reason });
+      res.status(outcome.status ?? 503).json({ id: event.id, result: 'retry' });
     }
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
     log.error({ ...about, err }, 'event handler failed');
-    res.status(500).json({ ...about, result: 'error', error: message });
+    res.status(500).json({ id: event.id, result: 'error' });
   }
 }

@@ -1,19 +1,39 @@
 // Builds the HTTP server for one registered function. It is the functions framework's own server
-// (same middleware, same routing), plus one thing it lacks: a body that fails to parse is answered
-// 400 with a JSON message instead of an HTML page, because the event system must be told clearly
-// that such an event can never succeed.
-import type { Server } from 'node:http';
+// (same middleware, same routing), plus what it lacks: a body limit (64 KiB by default, 413 beyond;
+// see body-limit.ts), and a body that fails to parse answered 400 with a JSON message instead of an
+// HTML page, because the event system must be told clearly that such an event can never succeed.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import type { NextFunction, Request, Response } from 'express';
+import { maxEventBytesFromEnv, readLimitedBody, refuse } from './body-limit.ts';
 
 type ExpressLike = {
   use(handler: (err: unknown, req: Request, res: Response, next: NextFunction) => void): void;
 };
 
-export function functionServer(name: string): Server {
+export interface FunctionServerOptions {
+  /** Largest request body accepted, in bytes (default: $ETCDFN_MAX_EVENT_BYTES, or 64 KiB). */
+  maxBodyBytes?: number;
+}
+
+export function functionServer(name: string, options: FunctionServerOptions = {}): Server {
+  const limit = options.maxBodyBytes ?? maxEventBytesFromEnv();
   // getTestServer is the framework's getServer() with the registered signature type.
   const server = getTestServer(name);
-  const app = server.listeners('request')[0] as unknown as ExpressLike;
+  const app = server.listeners('request')[0] as unknown as ExpressLike &
+    ((req: IncomingMessage, res: ServerResponse) => void);
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    void readLimitedBody(req, limit).then(result => {
+      if (result.kind === 'refused') {
+        refuse(res, result.status, result.error);
+        return;
+      }
+      // The request has been read to its end, so the framework's body parsers skip it.
+      Object.assign(req, { body: result.body, rawBody: result.raw });
+      app(req, res);
+    });
+  });
   app.use((err, _req, res, next) => {
     const status = httpStatusOf(err);
     if (res.headersSent || status === undefined || status >= 500) {

@@ -32,7 +32,7 @@ describe('dead-letter function', () => {
     writeKubeconfig(kubeconfig, api.url);
     process.env.KUBECONFIG = kubeconfig;
     process.env.LOG_LEVEL ??= 'silent';
-    assert.ok(await loadFunction('dead-letter'));
+    await loadFunction('dead-letter');
     server = functionServer('dead-letter');
     kube = new KubeObjects(loadKubeConfig());
     for (const name of ['team-a', 'team-b'])

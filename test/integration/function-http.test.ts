@@ -44,17 +44,30 @@ describe('function HTTP contract', () => {
     const fixture = loadEventFixture('cluster-ref-update.json');
     const res = await request(server()).post('/').set(fixture.headers).send(wireBody(fixture));
     assert.equal(res.status, 409);
-    assert.equal(res.body.reason, 'status changed underneath');
+    assert.deepEqual(res.body, { id: fixture.headers['ce-id'], result: 'retry' });
   });
 
-  it('a handler that throws answers 500 with the message', async () => {
+  it('a handler that throws answers 500, and the message stays in the log', async () => {
     next = async () => {
-      throw new Error('etcd unreachable');
+      throw new Error('etcd at 10.0.0.7 unreachable');
     };
     const fixture = loadEventFixture('tick.json');
     const res = await request(server()).post('/').set(fixture.headers).send(wireBody(fixture));
     assert.equal(res.status, 500);
-    assert.equal(res.body.error, 'etcd unreachable');
+    assert.deepEqual(res.body, { id: fixture.headers['ce-id'], result: 'error' });
+  });
+
+  it('a reply carries only the event id and the outcome, never what the handler did', async () => {
+    next = async () => ({
+      result: 'done',
+      summary: 'team-a/secret-cluster: created member secret-cluster-2',
+      details: ['team-a/secret-cluster: ok', 'team-b/other: ok'],
+    });
+    const fixture = loadEventFixture('cluster-ref-update.json');
+    const res = await request(server()).post('/').set(fixture.headers).send(wireBody(fixture));
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { id: fixture.headers['ce-id'], result: 'done' });
+    assert.doesNotMatch(res.text, /team-|secret-cluster|member/);
   });
 
   it('a body that is not JSON under content-type application/json is a 400', async () => {

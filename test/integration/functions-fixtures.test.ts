@@ -13,8 +13,10 @@ import { promisify } from 'node:util';
 import request from 'supertest';
 import type { Server } from 'node:http';
 import { FUNCTION_NAMES, loadFunction, type FunctionName } from '../../functions/registry.ts';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
+import { decodeEvent } from '../../shared/events/decode.ts';
 import { loadKubeConfig } from '../../shared/k8s/client.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { functionServer } from '../../shared/runtime/function-server.ts';
@@ -73,6 +75,16 @@ describe('functions answer every fixture', () => {
       assert.ok(fixture, file);
       return request(server).post('/').set(fixture.headers).send(wireBody(fixture));
     };
+    // A reply says only "done" and the event id; what the function did is in its log and in the
+    // outcome of its handler, which these tests read directly.
+    const handle = async (file: string): Promise<string> => {
+      const fixture = loadEventFixtures().find(f => f.file === file);
+      assert.ok(fixture, file);
+      const { handler } = await import('../../functions/run-snapshot/index.ts');
+      const outcome = await handler(decodeEvent({ headers: fixture.headers, body: fixture.body }));
+      assert.equal(outcome.result, 'done', JSON.stringify(outcome));
+      return outcome.result === 'done' ? outcome.summary : '';
+    };
     const kube = () => new KubeObjects(loadKubeConfig(kubeconfig));
     const snapshotRef = {
       apiVersion: 'etcdfn.io/v1alpha1',
@@ -95,7 +107,8 @@ describe('functions answer every fixture', () => {
       it(`${file}: says what it did`, async () => {
         const res = await post(file);
         assert.equal(res.status, 200, res.text);
-        assert.match(res.body.summary, summary);
+        assert.deepEqual(Object.keys(res.body).sort(), ['id', 'result']);
+        assert.match(await handle(file), summary);
       });
     }
 
@@ -108,17 +121,16 @@ describe('functions answer every fixture', () => {
       });
       assert.equal(created.kind, 'created');
       try {
-        const res = await post('snapshot-ref-update.json');
-        assert.equal(res.status, 200, res.text);
-        assert.match(res.body.summary, /PVC destinations are not supported yet/);
+        assert.match(await handle('snapshot-ref-update.json'), /PVC destinations are not supported yet/);
         const read = await kube().get<EtcdSnapshot & KubeObject>(snapshotRef);
         assert.ok(read.kind === 'found');
         assert.equal(read.object.status?.phase, 'Failed');
         // Finished: the tick skips it, a repeated event changes nothing.
-        const again = await post('snapshot-resource-add.json');
-        assert.match(again.body.summary, /is Failed/);
-        const tick = await post('tick.json');
-        assert.match(tick.body.summary, /resync of 0 schedule\(s\) and 0 unfinished snapshot\(s\) of 1/);
+        assert.match(await handle('snapshot-resource-add.json'), /is Failed/);
+        assert.match(
+          await handle('tick.json'),
+          /resync of 0 schedule\(s\) and 0 unfinished snapshot\(s\) of 1/,
+        );
       } finally {
         await kube().delete(snapshotRef);
       }
@@ -144,9 +156,10 @@ describe('functions answer every fixture', () => {
       });
       assert.equal(created.kind, 'created');
       try {
-        const res = await post('schedule-ref-update.json');
-        assert.equal(res.status, 200, res.text);
-        assert.match(res.body.summary, /ClusterNotFound: EtcdCluster demo not found in namespace default/);
+        assert.match(
+          await handle('schedule-ref-update.json'),
+          /ClusterNotFound: EtcdCluster demo not found in namespace default/,
+        );
         const read = await kube().get<EtcdSnapshotSchedule & KubeObject>(scheduleRef);
         assert.ok(read.kind === 'found');
         const ready = read.object.status?.conditions?.find(c => c.type === 'Ready');
@@ -159,15 +172,48 @@ describe('functions answer every fixture', () => {
         const reread = await kube().get<EtcdSnapshotSchedule & KubeObject>(scheduleRef);
         assert.ok(reread.kind === 'found');
         assert.equal(reread.object.metadata.resourceVersion, read.object.metadata.resourceVersion);
-        const tick = await post('tick.json');
-        assert.match(tick.body.summary, /resync of 1 schedule\(s\)/);
+        assert.match(await handle('tick.json'), /resync of 1 schedule\(s\)/);
       } finally {
         await kube().delete(scheduleRef);
       }
     });
   });
 
-  it('npm run invoke runs one function once on a fixture and prints its answer', async () => {
+  it("a tick's reply names no cluster and no namespace, though the tick went through them all", async () => {
+    const kube = new KubeObjects(loadKubeConfig(kubeconfig));
+    for (const namespace of ['team-alpha', 'team-bravo']) {
+      await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      const created = await kube.create({
+        apiVersion: 'etcdfn.io/v1alpha1',
+        kind: 'EtcdCluster',
+        metadata: { name: `${namespace}-etcd`, namespace },
+        spec: { version: '3.5.16', replicas: 1 },
+      });
+      assert.equal(created.kind, 'created');
+    }
+    const server = servers.get('reconcile-cluster');
+    assert.ok(server);
+    const tick = loadEventFixtures().find(f => f.file === 'tick.json');
+    assert.ok(tick);
+    const res = await request(server).post('/').set(tick.headers).send(wireBody(tick));
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, { id: tick.headers['ce-id'], result: 'done' });
+    assert.doesNotMatch(res.text, /team-|etcd/);
+    // The tick did reach both clusters: each has taken its first step (bootstrap recorded in status).
+    for (const namespace of ['team-alpha', 'team-bravo']) {
+      const ref = {
+        apiVersion: 'etcdfn.io/v1alpha1',
+        kind: 'EtcdCluster',
+        namespace,
+        name: `${namespace}-etcd`,
+      };
+      const read = await kube.get<EtcdCluster & KubeObject>(ref);
+      assert.ok(read.kind === 'found');
+      assert.equal(read.object.status?.phase, 'Bootstrapping', namespace);
+    }
+  });
+
+  it('npm run invoke runs one function once on a fixture and prints its answer and its log', async () => {
     const { stdout } = await run(
       process.execPath,
       [
@@ -179,9 +225,10 @@ describe('functions answer every fixture', () => {
         '--kubeconfig',
         kubeconfig,
       ],
-      { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: 'silent' } },
+      { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: 'info' } },
     );
     assert.match(stdout, /reconcile-cluster answered 200/);
+    assert.match(stdout, /"result": "done"/);
     assert.match(stdout, /EtcdCluster default\/demo is gone/);
   });
 });

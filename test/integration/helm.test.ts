@@ -144,7 +144,11 @@ for (const major of HELM_MAJORS) {
       it('renders RBAC, the routing ConfigMap and one Deployment with the replicas asked for', () => {
         assert.deepEqual(objects.map(key).sort(), [
           'ClusterRole/etcdfn',
+          'ClusterRole/etcdfn-edit',
+          'ClusterRole/etcdfn-source',
+          'ClusterRole/etcdfn-view',
           'ClusterRoleBinding/etcdfn',
+          'ClusterRoleBinding/etcdfn-source',
           'ConfigMap/etcdfn-routing',
           'Deployment/etcdfn',
           'ServiceAccount/etcdfn',

@@ -267,6 +267,51 @@ describe('sandbox API server through kubectl', () => {
     assert.equal(scale.code, 1);
   });
 
+  it('refuses every TLS source and auth, which are not built yet, with a message that says so', async () => {
+    const { run, file } = await env();
+    const refused: [string, Any, RegExp][] = [
+      [
+        'tls-auto',
+        { tls: { client: { auto: {} }, peer: { auto: {} } } },
+        /spec\.tls\.client\.auto is not built yet/,
+      ],
+      ['tls-peer-auto', { tls: { peer: { auto: {} } } }, /spec\.tls\.peer\.auto is not built yet/],
+      [
+        'tls-byo',
+        { tls: { client: { serverSecretRef: { name: 's' } } } },
+        /serverSecretRef is not built yet/,
+      ],
+      [
+        'tls-peer-byo',
+        { tls: { peer: { secretRef: { name: 's' } } } },
+        /spec\.tls\.peer\.secretRef is not built yet/,
+      ],
+      [
+        'tls-cm',
+        { tls: { client: { certManager: { serverIssuerRef: { name: 'ca' } } } } },
+        /spec\.tls\.client\.certManager is not built yet/,
+      ],
+      [
+        'tls-peer-cm',
+        { tls: { peer: { certManager: { issuerRef: { name: 'ca' } } } } },
+        /spec\.tls\.peer\.certManager is not built yet/,
+      ],
+      [
+        'auth',
+        { auth: { enabled: true, rootCredentialsSecretRef: { name: 'root' } } },
+        /spec\.auth is not built yet/,
+      ],
+      ['auth-off', { auth: { enabled: false } }, /spec\.auth is not built yet/],
+    ];
+    for (const [name, spec, message] of refused) {
+      const r = await run(['apply', '-f', file(`${name}.yaml`, cluster(name, spec))]);
+      assert.equal(r.code, 1, `${name} was accepted`);
+      assert.match(r.stderr, new RegExp(`The EtcdCluster "${name}" is invalid: [\\s\\S]*${message.source}`));
+    }
+    const listed = ok(await run(['get', 'etcdclusters', '-o', 'name']));
+    assert.equal(listed.trim(), '');
+  });
+
   it('reports a stale kubectl replace as a Conflict', async () => {
     const { run, file } = await env();
     ok(await run(['create', '-f', file('c.yaml', cluster('r'))]));

@@ -53,11 +53,11 @@ export class ReconcileWorld {
   private readonly procs = new Map<string, EtcdProcess>();
   private readonly dataRoot = mkdtempSync(join(tmpdir(), 'etcdfn-reconcile-'));
 
-  private constructor(
-    server: ApiServer,
-    readonly clusterName: string,
-  ) {
+  readonly clusterName: string;
+
+  private constructor(server: ApiServer, clusterName: string) {
     this.server = server;
+    this.clusterName = clusterName;
     this.kube = new KubeObjects(kubeConfigFor(server.url));
     this.rawEtcd = createEtcdAdapter({ timeoutMs: 3000 });
     this.ctx = {

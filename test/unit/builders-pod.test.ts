@@ -230,9 +230,21 @@ describe('member Pod', () => {
 });
 
 describe('member Pod resources and Go runtime', () => {
-  it('defaults to modest requests and no limits', () => {
-    assert.deepEqual(etcd(pod()).resources, { requests: { cpu: '100m', memory: '128Mi' } });
-    assert.deepEqual(env(pod()), {});
+  it('defaults to modest requests and a 2Gi memory limit (no CPU limit), with GOMEMLIMIT to match', () => {
+    assert.deepEqual(etcd(pod()).resources, {
+      requests: { cpu: '100m', memory: '128Mi' },
+      limits: { memory: '2048Mi' },
+    });
+    assert.deepEqual(env(pod()), { GOMEMLIMIT: String((2n * 1024n ** 3n * 9n) / 10n) });
+  });
+
+  it('adds a Memory-medium data volume to the default memory limit (it is charged to the same cgroup)', () => {
+    const inMemory = member({ storage: { size: '512Mi', medium: 'Memory' } });
+    assert.deepEqual(etcd(pod(inMemory)).resources?.limits, { memory: '2560Mi' });
+    // The Go heap still gets 90% of the 2Gi left once the volume is taken off.
+    assert.equal(env(pod(inMemory)).GOMEMLIMIT, String((2n * 1024n ** 3n * 9n) / 10n));
+    const odd = member({ storage: { size: '1G', medium: 'Memory' } });
+    assert.deepEqual(etcd(pod(odd)).resources?.limits, { memory: String(2n * 1024n ** 3n + 10n ** 9n) });
   });
 
   it('uses the user resources as given', () => {

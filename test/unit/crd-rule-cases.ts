@@ -324,6 +324,17 @@ const snapshotSpec = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+/** A rule that refuses one setting: invalid with it, valid with another setting of the same object. */
+function notBuiltYet(path: string, rules: [match: string, refused: unknown, other: unknown][]): RuleCases[] {
+  return rules.map(([match, refused, other]) => ({
+    kind: 'EtcdCluster',
+    path,
+    match,
+    valid: [{ self: other }],
+    invalid: [{ self: refused }],
+  }));
+}
+
 export const RULE_CASES: RuleCases[] = [
   // EtcdCluster
   ...at('EtcdCluster', '.spec', clusterSpecRules),
@@ -375,6 +386,33 @@ export const RULE_CASES: RuleCases[] = [
       { self: {} },
       { self: { secretRef: ref('peer'), auto: {} } },
       { self: { secretRef: ref('peer'), certManager: { issuerRef: ref('ca') } } },
+    ],
+  },
+  // TLS and auth are refused, mode by mode, until each works end to end.
+  ...notBuiltYet('.spec.tls.client', [
+    ['spec.tls.client.serverSecretRef is not built yet', { serverSecretRef: ref('srv') }, { auto: {} }],
+    [
+      'spec.tls.client.certManager is not built yet',
+      { certManager: { serverIssuerRef: ref('ca') } },
+      { auto: {} },
+    ],
+    ['spec.tls.client.auto is not built yet', { auto: {} }, { serverSecretRef: ref('srv') }],
+  ]),
+  ...notBuiltYet('.spec.tls.peer', [
+    ['spec.tls.peer.secretRef is not built yet', { secretRef: ref('peer') }, { auto: {} }],
+    ['spec.tls.peer.certManager is not built yet', { certManager: { issuerRef: ref('ca') } }, { auto: {} }],
+    ['spec.tls.peer.auto is not built yet', { auto: {} }, { secretRef: ref('peer') }],
+  ]),
+  {
+    kind: 'EtcdCluster',
+    path: '.spec.auth',
+    match: 'spec.auth is not built yet',
+    valid: [{ self: {} }],
+    invalid: [
+      { self: authA },
+      { self: { enabled: false } },
+      { self: { enabled: true } },
+      { self: { rootCredentialsSecretRef: ref('root') } },
     ],
   },
   ...at('EtcdCluster', '.spec.bootstrap.restore', restoreRules),

@@ -71,7 +71,7 @@ describe('every CEL rule in crds/, against its own text', () => {
 
   it('counts the rules per CRD', () => {
     const counts = Object.fromEntries(crds.map(c => [c.spec.names.kind, rulesOf(c.spec.names.kind).length]));
-    assert.deepEqual(counts, { EtcdCluster: 31, EtcdMember: 10, EtcdSnapshot: 4, EtcdSnapshotSchedule: 5 });
+    assert.deepEqual(counts, { EtcdCluster: 39, EtcdMember: 10, EtcdSnapshot: 4, EtcdSnapshotSchedule: 5 });
   });
 
   it('keeps transition rules out of status', () => {
@@ -134,11 +134,11 @@ describe('validateObject on whole EtcdClusters', () => {
   });
 
   it('skips transition rules on create and runs them on update', () => {
-    const tls = { client: { serverSecretRef: { name: 'srv' } } };
-    assert.deepEqual(validateObject(crd, VERSION, cluster({ tls })), []);
-    const errors = validateObject(crd, VERSION, cluster({ tls }), cluster());
+    const storage = { size: '1Gi', medium: '', storageClassName: 'fast' };
+    assert.deepEqual(validateObject(crd, VERSION, cluster({ storage })), []);
+    const errors = validateObject(crd, VERSION, cluster({ storage }), cluster());
     assert.deepEqual(paths(errors), ['.spec']);
-    assert.match(errors[0].message, /spec\.tls cannot be added/);
+    assert.match(errors[0].message, /storageClassName cannot be added/);
   });
 
   it('reports each broken rule, with nested paths', () => {
@@ -154,7 +154,9 @@ describe('validateObject on whole EtcdClusters', () => {
     assert.deepEqual(paths(errors).sort(), [
       '.spec.options',
       '.spec.tls.client',
-      '.spec.tls.peer',
+      '.spec.tls.peer', // exactly one source
+      '.spec.tls.peer', // secretRef is not built yet
+      '.spec.tls.peer', // auto is not built yet
       '.spec.version',
     ]);
   });

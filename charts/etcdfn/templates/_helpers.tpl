@@ -52,6 +52,8 @@ resources:
   {{- toYaml .Values.resources | nindent 2 }}
 securityContext:
   runAsNonRoot: true
+  runAsUser: 65532
+  runAsGroup: 65532
   readOnlyRootFilesystem: true
   allowPrivilegeEscalation: false
   capabilities:

@@ -1,0 +1,156 @@
+// Least privilege: the operator's ClusterRole (knative/rbac.yaml, and the chart's copy) grants
+// exactly the Kubernetes API calls the code of shared/ and functions/ makes, found by scanning the
+// code (test/support/rbac-calls.ts): no verb or resource unused, none missing. The sources' role
+// covers what the ApiServerSources (or the standalone bridge) watch; users get aggregated roles.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { KINDS, scanApiCalls } from '../support/rbac-calls.ts';
+import { helmTemplate } from '../support/helm.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Obj = Record<string, any>;
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+const docs = (text: string): Obj[] =>
+  parseAllDocuments(text)
+    .map(d => d.toJS() as Obj)
+    .filter(Boolean);
+const knative = docs(readFileSync(join(ROOT, 'knative', 'rbac.yaml'), 'utf8'));
+const sources = docs(readFileSync(join(ROOT, 'knative', 'sources.yaml'), 'utf8'));
+const find = (objects: Obj[], kind: string, name: string): Obj => {
+  const found = objects.find(o => o.kind === kind && o.metadata?.name === name);
+  assert.ok(found, `${kind}/${name}`);
+  return found;
+};
+const renderMode = (mode: string): Obj[] =>
+  helmTemplate(4, { mode }, { release: 'etcdfn', namespace: 'ops' });
+
+/** "group|resource|verb" for every permission a role grants. */
+function grants(rules: Rule[]): Set<string> {
+  const out = new Set<string>();
+  for (const r of rules)
+    for (const g of r.apiGroups)
+      for (const res of r.resources) for (const v of r.verbs) out.add(`${g}|${res}|${v}`);
+  return out;
+}
+
+const scan = scanApiCalls();
+const needed = new Set([
+  ...scan.calls.map(c => `${c.group}|${c.resource}|${c.verb}`),
+  ...scan.owners.map(kind => `${KINDS[kind].group}|${KINDS[kind].resource}/finalizers|update`),
+]);
+
+describe('the operator ClusterRole grants exactly what the code calls', () => {
+  it('resolves every Kubernetes API call in shared/ and functions/ to a kind', () => {
+    assert.deepEqual(scan.unresolved, []);
+    assert.ok(scan.calls.length > 40, `found only ${scan.calls.length} calls`);
+  });
+
+  it('finds the calls it should (a check on the scanner itself)', () => {
+    for (const p of [
+      'etcdfn.io|etcdclusters/status|update',
+      'etcdfn.io|etcdmembers|create',
+      '|pods|create',
+      '|secrets|get',
+      '|events|create',
+      'policy|poddisruptionbudgets|patch',
+      'etcdfn.io|etcdmembers/finalizers|update',
+    ])
+      assert.ok(needed.has(p), p);
+  });
+
+  const role = find(knative, 'ClusterRole', 'etcdfn');
+  const granted = grants(role.rules as Rule[]);
+
+  it('grants nothing the code does not use', () => {
+    assert.deepEqual([...granted].filter(p => !needed.has(p)).sort(), []);
+  });
+
+  it('misses nothing the code uses', () => {
+    const missing = [...needed].filter(p => !granted.has(p)).sort();
+    const where = missing.map(p => {
+      const call = scan.calls.find(c => `${c.group}|${c.resource}|${c.verb}` === p);
+      return `${p} (${call?.at ?? 'owner reference'})`;
+    });
+    assert.deepEqual(where, []);
+  });
+
+  it('has no wildcards, reads Secrets with get only, and updates the owners’ finalizers', () => {
+    for (const p of granted) assert.doesNotMatch(p, /\*/);
+    assert.deepEqual(
+      [...granted].filter(p => p.startsWith('|secrets|')),
+      ['|secrets|get'],
+    );
+    for (const owner of ['etcdclusters', 'etcdmembers', 'etcdsnapshotschedules'])
+      assert.ok(granted.has(`etcdfn.io|${owner}/finalizers|update`), owner);
+  });
+
+  it('is rendered by the chart in both modes with the same rules', () => {
+    for (const mode of ['knative', 'standalone']) {
+      const rendered = find(renderMode(mode), 'ClusterRole', 'etcdfn');
+      assert.deepEqual(rendered.rules, role.rules, mode);
+    }
+  });
+});
+
+describe("the sources' ClusterRole", () => {
+  const watched = new Set<string>();
+  for (const source of sources.filter(s => s.kind === 'ApiServerSource')) {
+    for (const r of source.spec.resources as { kind: string }[]) {
+      const { group, resource } = KINDS[r.kind];
+      for (const verb of ['get', 'list', 'watch']) watched.add(`${group}|${resource}|${verb}`);
+    }
+  }
+
+  it('grants get, list and watch on exactly what the ApiServerSources watch', () => {
+    const granted = grants(find(knative, 'ClusterRole', 'etcdfn-source').rules as Rule[]);
+    assert.deepEqual([...granted].sort(), [...watched].sort());
+  });
+
+  it('is bound to the bridge (the etcdfn ServiceAccount) in standalone mode', () => {
+    const objects = renderMode('standalone');
+    const binding = find(objects, 'ClusterRoleBinding', 'etcdfn-source');
+    assert.equal(binding.roleRef.name, 'etcdfn-source');
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'etcdfn', namespace: 'ops' }]);
+    const role = find(objects, 'ClusterRole', 'etcdfn-source');
+    assert.deepEqual([...grants(role.rules as Rule[])].sort(), [...watched].sort());
+  });
+});
+
+describe('aggregated roles for users', () => {
+  const LABEL = 'rbac.authorization.k8s.io/aggregate-to-';
+  for (const mode of ['knative', 'standalone']) {
+    it(`etcdfn-view and etcdfn-edit aggregate into view/edit/admin (${mode})`, () => {
+      const objects = renderMode(mode);
+      const view = find(objects, 'ClusterRole', 'etcdfn-view');
+      const edit = find(objects, 'ClusterRole', 'etcdfn-edit');
+      for (const to of ['view', 'edit', 'admin']) assert.equal(view.metadata.labels[LABEL + to], 'true');
+      for (const to of ['edit', 'admin']) assert.equal(edit.metadata.labels[LABEL + to], 'true');
+      assert.equal(edit.metadata.labels[LABEL + 'view'], undefined);
+      const viewGrants = [...grants(view.rules as Rule[])];
+      assert.deepEqual(
+        viewGrants.filter(p => !/\|(get|list|watch)$/.test(p)),
+        [],
+        'view only reads',
+      );
+      assert.ok(viewGrants.includes('etcdfn.io|etcdclusters|watch'));
+      const editGrants = [...grants(edit.rules as Rule[])];
+      assert.ok(editGrants.includes('etcdfn.io|etcdclusters|create'));
+      assert.ok(editGrants.includes('etcdfn.io|etcdclusters/scale|update'));
+      // Members and status belong to the operator.
+      assert.deepEqual(
+        editGrants.filter(p => p.includes('etcdmembers') || p.includes('/status')),
+        [],
+      );
+    });
+  }
+});
