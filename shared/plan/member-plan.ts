@@ -58,6 +58,8 @@ export interface MemberState {
   self?: SelfReport;
   /** Repository of etcd images for the whole operator (settings). */
   etcdImageRepository?: string;
+  /** The operator's image (settings): runs a restoring seed's fetch and commit steps. */
+  operatorImage?: string;
 }
 
 export type MemberAction =
@@ -354,6 +356,7 @@ function createPod(state: MemberState): MemberPlan {
         clusterFormed,
         isVoter,
         ...(state.etcdImageRepository && { etcdImageRepository: state.etcdImageRepository }),
+        ...(state.operatorImage && { operatorImage: state.operatorImage }),
       },
     );
   } catch (err) {
