@@ -80,6 +80,14 @@ export interface SnapshotLocation {
   pvc?: PvcLocation;
 }
 
+/** Exactly one of s3, pvc or snapshotRef. */
+export interface RestoreSource extends SnapshotLocation {
+  /** A Complete EtcdSnapshot in the same namespace: its recorded object and checksum are used. */
+  snapshotRef?: LocalObjectReference;
+  /** Hex SHA-256 the snapshot file must have (optional; a snapshotRef brings its own). */
+  sha256?: string;
+}
+
 export interface RestoreSpec {
-  source: SnapshotLocation;
+  source: RestoreSource;
 }

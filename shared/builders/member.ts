@@ -3,7 +3,7 @@
 // the cluster halfway through a step.
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember, EtcdMemberSpec } from '../api/etcd-member.ts';
-import type { StorageMedium } from '../api/common.ts';
+import type { RestoreSpec, StorageMedium } from '../api/common.ts';
 import { API_VERSION, ETCD_MEMBER } from '../api/group.ts';
 import { clusterLabels, MEMBER_FINALIZER, memberNamePrefix } from '../names.ts';
 import { objectMetadata } from './metadata.ts';
@@ -15,6 +15,8 @@ export interface BuildMemberOptions {
   bootstrap: boolean;
   /** A deterministic name chosen by the caller; without one the API server picks `<cluster>-xxxxx`. */
   name?: string;
+  /** The seed's restore, resolved to an exact object or file (default: the cluster's as written). */
+  restore?: RestoreSpec;
 }
 
 /** A member to create, named by opts.name or else by generateName. */
@@ -54,7 +56,7 @@ export function buildMember(cluster: EtcdCluster, opts: BuildMemberOptions): Etc
   if (spec.storage.medium === undefined) delete spec.storage.medium;
   const tls = memberTls(cluster);
   if (tls) spec.tls = tls;
-  const restore = cluster.spec.bootstrap?.restore;
+  const restore = opts.restore ?? cluster.spec.bootstrap?.restore;
   if (opts.bootstrap && restore) spec.restore = structuredClone(restore);
 
   return {

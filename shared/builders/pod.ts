@@ -28,6 +28,7 @@ import {
 import { parseQuantity, quantityCeil, type Quantity } from '../quantity.ts';
 import { CLIENT_TLS_DIR, DATA_DIR, etcdFlags, PEER_TLS_DIR } from './etcd-flags.ts';
 import { objectMetadata } from './metadata.ts';
+import { DEFAULT_OPERATOR_IMAGE, restoreInitContainers, restoreVolumes } from './restore-pod.ts';
 import { controllerRef } from './owner.ts';
 import { isMemoryMedium, storageBytes, storageSize } from './storage.ts';
 
@@ -44,6 +45,8 @@ export interface BuildMemberPodOptions {
   isVoter: boolean;
   /** Repository of the etcd images for the whole operator; the tag is `v<version>`. */
   etcdImageRepository?: string;
+  /** The operator's image, which runs the restore's fetch and commit steps. */
+  operatorImage?: string;
 }
 
 export function etcdImage(version: string, repository = DEFAULT_ETCD_IMAGE_REPOSITORY): string {
@@ -56,8 +59,14 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
   const cluster = member.spec.clusterName;
   // The member ID, once recorded, comes from member.status (see initialClusterState).
   const flags = etcdFlags(member, { namespace: opts.namespace, clusterFormed: opts.clusterFormed });
-  const initContainers = restoreInitContainers(member);
   const spec = member.spec;
+  const initContainers = restoreInitContainers(member, {
+    operatorImage: opts.operatorImage ?? DEFAULT_OPERATOR_IMAGE,
+    etcdImage: etcdImage(spec.version, opts.etcdImageRepository),
+    peerURL: flagValue(flags, '--initial-advertise-peer-urls'),
+    securityContext: containerSecurityContext(),
+    resources: containerResources(spec.resources),
+  });
 
   return {
     apiVersion: 'v1',
@@ -233,6 +242,7 @@ function volumes(member: EtcdMember): V1Volume[] {
     isMemoryMedium(storage)
       ? { name: 'data', emptyDir: { medium: 'Memory', sizeLimit: storageSize(storage) } }
       : { name: 'data', persistentVolumeClaim: { claimName: pvcName(name) } },
+    ...restoreVolumes(member),
   ];
   const tls = member.spec.tls;
   // 0440: readable by the fsGroup (etcd's group) only, never by other users.
@@ -257,15 +267,6 @@ function volumeMounts(member: EtcdMember): V1VolumeMount[] {
   return mounts;
 }
 
-/**
- * Hook for restoring the seed's data directory from a snapshot before etcd starts (spec.restore).
- * Restore is not built yet: rather than let a restoring seed start empty and found a new cluster
- * that looks healthy, building its Pod fails loudly.
- */
-function restoreInitContainers(member: EtcdMember): V1Container[] {
-  if (!member.spec.restore) return [];
-  throw new Error(
-    `EtcdMember ${member.metadata.name} asks to restore from a snapshot (spec.restore), which this ` +
-      'version of etcdfn cannot do yet; its Pod is not created so that no empty cluster is formed instead',
-  );
+function flagValue(flags: string[], name: string): string {
+  return flags.find(f => f.startsWith(`${name}=`))?.slice(name.length + 1) ?? '';
 }

@@ -17,6 +17,11 @@ export function planBootstrap(state: ClusterState, plan: PlanFn): ClusterPlan {
   if (desired === 0)
     return plan({ kind: 'none' }, { active: false, reason: 'Paused', message: 'paused before bootstrap' });
   const seed = activeMembers(state).find(m => m.spec.bootstrap === true);
+  if (!seed && state.restore?.kind === 'blocked') {
+    // Nothing is created until the restore's source can work: no member runs on a partial restore.
+    const why = `cannot restore yet: ${state.restore.message}`;
+    return plan({ kind: 'wait', reason: why }, working('RestoreBlocked', why));
+  }
   if (!seed) {
     const claim = newMemberClaim(state, true);
     return plan(

@@ -4,6 +4,7 @@ import type { V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
+import type { RestoreResolution } from './restore-source.ts';
 
 export interface PodFacts {
   name: string;
@@ -12,6 +13,8 @@ export interface PodFacts {
   deleting: boolean;
   /** Why a container cannot run (e.g. "ErrImagePull: …", "CrashLoopBackOff: …"), if it cannot. */
   problem?: string;
+  /** The last failed restore step of a restoring seed (its termination message, parsed). */
+  restoreFailure?: { reason: string; message: string };
 }
 
 /** etcd's membership as seen through the members' client URLs. */
@@ -29,4 +32,6 @@ export interface ClusterState {
   etcd?: EtcdView;
   services: { headless?: V1Service; client?: V1Service };
   pdb?: V1PodDisruptionBudget;
+  /** spec.bootstrap.restore resolved, while the cluster has not formed (shared/plan/restore-source.ts). */
+  restore?: RestoreResolution;
 }

@@ -5,6 +5,21 @@ import { setCondition, type ConditionInput } from '../conditions.ts';
 import { clusterSelector, pvcName } from '../names.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
+import { RESTORED_CONDITION, restoreCondition } from './restore-source.ts';
+
+/** Restored, for a cluster created from a snapshot: from the resolution and the seed Pod's restore steps. */
+function restoreConditionOf(state: ClusterState, base: EtcdClusterStatus): ConditionInput | undefined {
+  const seed = activeMembers(state).find(m => m.spec.bootstrap === true);
+  const seedPod = seed ? state.pods.find(p => p.name === seed.metadata.name) : undefined;
+  const current = base.conditions?.find(c => c.type === RESTORED_CONDITION);
+  return restoreCondition({
+    cluster: state.cluster,
+    ...(base.clusterID && { clusterID: base.clusterID }),
+    ...(state.restore && { resolution: state.restore }),
+    ...(seedPod?.restoreFailure && { seedFailure: seedPod.restoreFailure }),
+    ...(current && { current }),
+  });
+}
 
 export interface Progress {
   /** True while the operator still has work toward the locked target. */
@@ -40,6 +55,8 @@ export function computeStatus(
     );
   };
   for (const c of healthConditions(state, desired, ready, base)) set(c);
+  const restored = restoreConditionOf(state, base);
+  if (restored) set(restored);
   set({
     type: 'Progressing',
     status: progress.active ? 'True' : 'False',

@@ -100,6 +100,7 @@ function createPod(state: MemberState): MemberPlan {
         clusterFormed,
         isVoter,
         ...(state.etcdImageRepository && { etcdImageRepository: state.etcdImageRepository }),
+        ...(state.operatorImage && { operatorImage: state.operatorImage }),
       },
     );
   } catch (err) {

@@ -35,6 +35,8 @@ export interface MemberState {
   self?: SelfReport;
   /** Repository of etcd images for the whole operator (settings). */
   etcdImageRepository?: string;
+  /** The operator's image (settings): runs a restoring seed's fetch and commit steps. */
+  operatorImage?: string;
 }
 
 export type MemberAction =

@@ -11,6 +11,7 @@ import { pdbDrift } from '../builders/pdb.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
 import { podDisruptionBudgetName } from '../names.ts';
+import type { RestoreResolution } from '../plan/restore-source.ts';
 import type { ClusterState } from '../plan/cluster-state.ts';
 import { desiredPdb, type AddMemberOperation, type ClusterAction } from '../plan/cluster-plan.ts';
 import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/members.ts';
@@ -162,7 +163,7 @@ function refOfObject(
 async function addMember(ctx: Context, state: ClusterState, op: AddMemberOperation): Promise<ActResult> {
   const cluster = state.cluster;
   const ref = memberRef(state, op.member);
-  const member = await ensureMemberObject(ctx, cluster, op);
+  const member = await ensureMemberObject(ctx, cluster, op, state.restore);
   if (!member.ok) return member.result;
   if (!member.object.spec.initialCluster) {
     const wired = await wireLearner(ctx, state, member.object);
@@ -180,8 +181,15 @@ async function ensureMemberObject(
   ctx: Context,
   cluster: Cluster,
   op: AddMemberOperation,
+  restore: RestoreResolution | undefined,
 ): Promise<{ ok: true; object: EtcdMember } | { ok: false; result: ActResult }> {
-  const member = buildMember(cluster, { bootstrap: op.bootstrap, name: op.member });
+  if (op.bootstrap && restore?.kind === 'blocked')
+    return { ok: false, result: retry(`cannot restore yet: ${restore.message}`) };
+  const member = buildMember(cluster, {
+    bootstrap: op.bootstrap,
+    name: op.member,
+    ...(restore?.kind === 'ready' && { restore: restore.restore }),
+  });
   if (op.bootstrap) {
     // The seed knows its whole initial cluster: itself.
     member.spec.initialCluster = `${op.member}=${memberUrls(cluster, op.member).peer}`;

@@ -1,8 +1,17 @@
 // Gathers a ClusterState: one read of each kind of object, then etcd's view through the members.
-import type { V1Pod, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type { V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
-import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER } from '../api/group.ts';
+import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
+import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER, ETCD_SNAPSHOT } from '../api/group.ts';
+import { secretValues } from '../k8s/secrets.ts';
+import { RESTORE_CONTAINERS, parseFailure } from '../restore/layout.ts';
+import {
+  resolveRestore,
+  restoreSecretName,
+  type RestoreFacts,
+  type RestoreResolution,
+} from '../plan/restore-source.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import {
   clientServiceName,
@@ -52,6 +61,8 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
     services: { headless, client },
     pdb,
   };
+  const restore = await observeRestore(ctx, cluster);
+  if (restore) state.restore = restore;
   const endpoints = etcdEndpoints(state, cluster);
   if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
   return state;
@@ -67,7 +78,53 @@ export function podFacts(pod: V1Pod): PodFacts {
   };
   const problem = podProblem(pod);
   if (problem) facts.problem = problem;
+  const restoreFailure = lastRestoreFailure(pod);
+  if (restoreFailure) facts.restoreFailure = restoreFailure;
   return facts;
+}
+
+/** The termination message of the restore step that failed last, if one did and has not passed since. */
+function lastRestoreFailure(pod: V1Pod): { reason: string; message: string } | undefined {
+  for (const status of pod.status?.initContainerStatuses ?? []) {
+    if (!(RESTORE_CONTAINERS as readonly string[]).includes(status.name)) continue;
+    if (status.state?.terminated?.exitCode === 0) continue;
+    const failed = status.state?.terminated ?? status.lastState?.terminated;
+    if (failed && failed.exitCode !== 0)
+      return parseFailure(failed.message ?? `exit code ${failed.exitCode}`);
+    return undefined;
+  }
+  return undefined;
+}
+
+/** The restore's source and its Secret, read only while the cluster has not formed. */
+async function observeRestore(
+  ctx: Context,
+  cluster: EtcdCluster & KubeObject,
+): Promise<RestoreResolution | undefined> {
+  const source = cluster.spec.bootstrap?.restore?.source;
+  if (!source || cluster.status?.clusterID) return undefined;
+  const namespace = cluster.metadata.namespace ?? '';
+  const facts: RestoreFacts = {};
+  if (source.snapshotRef) {
+    facts.snapshot =
+      (await ctx.kube.find<EtcdSnapshot & KubeObject>({
+        apiVersion: API_VERSION,
+        kind: ETCD_SNAPSHOT.kind,
+        namespace,
+        name: source.snapshotRef.name,
+      })) ?? null;
+  }
+  const secretName = restoreSecretName(cluster, facts.snapshot);
+  if (secretName) {
+    const secret = await ctx.kube.find<V1Secret & KubeObject>({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      namespace,
+      name: secretName,
+    });
+    facts.secretKeys = secret ? Object.keys(secretValues(secret)) : null;
+  }
+  return resolveRestore(cluster, facts);
 }
 
 const STUCK_REASONS = new Set([

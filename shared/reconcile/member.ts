@@ -68,6 +68,7 @@ export async function observeMember(ctx: Context, ref: MemberRef): Promise<Membe
     pod,
     pvc,
     etcdImageRepository: ctx.settings.etcdImageRepository,
+    operatorImage: ctx.settings.operatorImage,
   };
   if (cluster && needsEtcd(state)) await observeEtcd(ctx, state, cluster);
   return state;

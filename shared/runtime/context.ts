@@ -2,6 +2,7 @@
 // and the operator's settings. Built once per process (module scope = cold start only); tests
 // build their own.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_OPERATOR_IMAGE } from '../builders/restore-pod.ts';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
@@ -11,6 +12,8 @@ import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-p
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
   etcdImageRepository: string;
+  /** The operator's own image ($ETCDFN_IMAGE): runs the restore steps in member Pods. */
+  operatorImage: string;
   /** How long a member may take to catch up before promotion is retried by a later event. */
   promoteAttempts: number;
   promoteIntervalMs: number;
@@ -34,6 +37,7 @@ export interface Context {
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorSettings {
   return {
     etcdImageRepository: env.ETCD_IMAGE_REPOSITORY || 'quay.io/coreos/etcd',
+    operatorImage: env.ETCDFN_IMAGE || DEFAULT_OPERATOR_IMAGE,
     promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 20),
     promoteIntervalMs: Number(env.ETCDFN_PROMOTE_INTERVAL_MS ?? 250),
     unhealthyWaitMs: Number(env.ETCDFN_UNHEALTHY_WAIT_MS ?? 8000),

@@ -40,7 +40,13 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
     kubeconfig,
     dataDir: join(dir, 'kubelet'),
     ipBase: opts.ipBase,
-    agentCommand: opts.agentCommand,
+    // The operator image's agent (restore steps in member Pods) is this checkout's agent/main.ts.
+    agentCommand: opts.agentCommand ?? [
+      process.execPath,
+      '--import',
+      import.meta.resolve('tsx'),
+      join(resolve(import.meta.dirname, '..', '..'), 'agent', 'main.ts'),
+    ],
     backoff: opts.backoffMaxMs !== undefined ? { maxMs: opts.backoffMaxMs } : undefined,
   }).catch(async (err: unknown) => {
     await api.close();

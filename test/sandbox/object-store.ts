@@ -24,7 +24,8 @@ export interface SandboxObjectStore {
 export async function startObjectStore(core: SandboxCore, dir: string): Promise<SandboxObjectStore> {
   const storeDir = join(dir, 's3');
   mkdirSync(storeDir, { recursive: true });
-  const s3: TestS3 = await startS3rver([SANDBOX_BUCKET], storeDir);
+  // 127.0.0.2: member Pods (a restore's fetch step) reach it too; 127.0.0.1 would mean the Pod itself.
+  const s3: TestS3 = await startS3rver([SANDBOX_BUCKET], storeDir, '127.0.0.2');
   try {
     const kube = new KubeObjects(kubeConfigFor(core.api.url));
     const created = await kube.create(s3rverSecret(SANDBOX_S3_SECRET, 'default'));

@@ -39,18 +39,24 @@ export interface TestS3 {
  * @param buckets created at start
  * @param keepIn  store objects in this directory and keep them after stop() (default: a temp dir
  *                that stop() removes)
+ * @param address loopback address to listen on; Pods of the sandbox reach any but 127.0.0.1 (which
+ *                the kubelet rewrites to the Pod's own IP), so stores for Pods use e.g. 127.0.0.2
  */
-export async function startS3rver(buckets: string[], keepIn?: string): Promise<TestS3> {
+export async function startS3rver(
+  buckets: string[],
+  keepIn?: string,
+  address = '127.0.0.1',
+): Promise<TestS3> {
   const dir = keepIn ?? mkdtempSync(join(tmpdir(), 'etcdfn-s3rver-'));
   const server = new S3rver({
-    address: '127.0.0.1',
+    address,
     port: 0,
     silent: true,
     directory: dir,
     configureBuckets: buckets.map(name => ({ name, configs: [] })),
   });
-  const address = await server.run();
-  const endpoint = `http://127.0.0.1:${address.port}`;
+  const listening = await server.run();
+  const endpoint = `http://${address}:${listening.port}`;
   const client = new S3Client({
     endpoint,
     region: 'us-east-1',

@@ -323,9 +323,98 @@ describe('member data volume', () => {
     ]);
   });
 
-  it('a restoring seed gets no Pod rather than an empty one (restore is not built yet)', () => {
-    const m = member({ bootstrap: true, restore: { source: { pvc: { claimName: 'b' } } } });
-    assert.throws(() => pod(m, { clusterFormed: false }), /restore/);
+  it('a restoring seed (etcd 3.5, S3) fetches, restores with etcdutl under the new token, then commits', () => {
+    const s3 = {
+      endpoint: 'https://s3.example.com',
+      bucket: 'b',
+      key: 'k/snap.db',
+      credentialsSecretRef: { name: 'creds' },
+    };
+    const m = member({ bootstrap: true, restore: { source: { s3, sha256: `sha256:${'ab'.repeat(32)}` } } });
+    const p = pod(m, { clusterFormed: false, operatorImage: 'registry.example/etcdfn:1.2.3' });
+    const inits = p.spec!.initContainers!;
+    assert.deepEqual(
+      inits.map(c => [c.name, c.image]),
+      [
+        ['restore-fetch', 'registry.example/etcdfn:1.2.3'],
+        ['restore', 'quay.io/coreos/etcd:v3.5.16'],
+        ['restore-commit', 'registry.example/etcdfn:1.2.3'],
+      ],
+    );
+    const [fetch, restore, commit] = inits;
+    assert.deepEqual(fetch.args, [
+      'restore-fetch',
+      '--data-dir=/var/lib/etcd',
+      '--etcd-version=3.5.16',
+      '--source-name=s3://b/k/snap.db',
+      `--sha256=${'ab'.repeat(32)}`,
+      '--s3-endpoint=https://s3.example.com',
+      '--s3-bucket=b',
+      '--s3-key=k/snap.db',
+      '--s3-secret=creds',
+    ]);
+    // Optional refs: a missing Secret is the agent's to report with its fix, not a stuck Pod.
+    assert.deepEqual(
+      fetch.env?.map(e => [e.name, e.valueFrom?.secretKeyRef?.name, e.valueFrom?.secretKeyRef?.optional]),
+      [
+        ['AWS_ACCESS_KEY_ID', 'creds', true],
+        ['AWS_SECRET_ACCESS_KEY', 'creds', true],
+      ],
+    );
+    assert.deepEqual(restore.command, [
+      'etcdutl',
+      'snapshot',
+      'restore',
+      '/var/lib/etcd/.etcdfn-restore/snapshot.db',
+      '--data-dir=/var/lib/etcd/.etcdfn-restore/data',
+      '--name=demo-abcde',
+      '--initial-cluster=demo-abcde=http://demo-abcde.demo.prod.svc:2380',
+      `--initial-cluster-token=${m.spec.clusterToken}`,
+      '--initial-advertise-peer-urls=http://demo-abcde.demo.prod.svc:2380',
+    ]);
+    assert.deepEqual(commit.args, [
+      'restore-commit',
+      '--data-dir=/var/lib/etcd',
+      '--source-name=s3://b/k/snap.db',
+    ]);
+    for (const c of inits)
+      assert.deepEqual(c.volumeMounts?.[0], { name: 'data', mountPath: '/var/lib/etcd' });
+    assert.deepEqual(restrictedViolations(p), []);
+  });
+
+  it('a restoring seed on etcd 3.4 restores with etcdctl (API v3) and reads a PVC file read-only', () => {
+    const m = member({
+      version: '3.4.23',
+      bootstrap: true,
+      restore: { source: { pvc: { claimName: 'backups', subPath: 'etcd/snap.db' } } },
+    });
+    const p = pod(m, { clusterFormed: false });
+    const [fetch, restore] = p.spec!.initContainers!;
+    assert.equal(restore.command![0], 'etcdctl');
+    assert.deepEqual(restore.env, [{ name: 'ETCDCTL_API', value: '3' }]);
+    assert.ok(fetch.args!.includes('--source-file=/restore-source/etcd/snap.db'));
+    assert.ok(fetch.args!.includes('--source-name=pvc://backups/etcd/snap.db'));
+    assert.deepEqual(fetch.volumeMounts?.[1], {
+      name: 'restore-source',
+      mountPath: '/restore-source',
+      readOnly: true,
+    });
+    assert.deepEqual(p.spec!.volumes!.find(v => v.name === 'restore-source')?.persistentVolumeClaim, {
+      claimName: 'backups',
+      readOnly: true,
+    });
+  });
+
+  it('a seed whose snapshotRef was never resolved gets no Pod rather than an empty one', () => {
+    const m = member({ bootstrap: true, restore: { source: { snapshotRef: { name: 'nightly' } } } });
+    assert.throws(
+      () => pod(m, { clusterFormed: false }),
+      /snapshotRef is resolved by the cluster controller/,
+    );
+  });
+
+  it('members that do not restore have no init containers', () => {
+    assert.equal(pod().spec!.initContainers, undefined);
   });
 });
 

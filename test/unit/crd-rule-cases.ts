@@ -306,6 +306,37 @@ const pvcRule: Omit<RuleCases, 'kind' | 'path'> = {
   ],
 };
 
+const restoreSourceRule: Omit<RuleCases, 'kind' | 'path'> = {
+  match: 'exactly one of s3, pvc or snapshotRef',
+  valid: [{ self: { s3: s3() } }, { self: { pvc: pvc() } }, { self: { snapshotRef: ref('nightly') } }],
+  invalid: [
+    { self: {} },
+    { self: { sha256: 'a'.repeat(64) } },
+    { self: { s3: s3(), pvc: pvc() } },
+    { self: { s3: s3(), snapshotRef: ref('nightly') } },
+    { self: { pvc: pvc(), snapshotRef: ref('nightly') } },
+  ],
+};
+const sha256Rule: Omit<RuleCases, 'kind' | 'path'> = {
+  match: 'source.sha256 must be 64 hexadecimal digits',
+  valid: [{ self: 'ab'.repeat(32) }, { self: `sha256:${'AB'.repeat(32)}` }],
+  invalid: [
+    { self: '' },
+    { self: 'ab'.repeat(31) },
+    { self: `md5:${'ab'.repeat(32)}` },
+    { self: 'z'.repeat(64) },
+  ],
+};
+
+function restoreSourceRules(kind: string, path: string, withRef: boolean): RuleCases[] {
+  return [
+    withRef ? { kind, path, ...restoreSourceRule } : { kind, path, ...locationRule },
+    { kind, path: `${path}.s3`, ...s3Rule },
+    { kind, path: `${path}.pvc`, ...pvcRule },
+    { kind, path: `${path}.sha256`, ...sha256Rule },
+  ];
+}
+
 function locationRules(kind: string, path: string): RuleCases[] {
   return [
     { kind, path, ...locationRule },
@@ -416,7 +447,7 @@ export const RULE_CASES: RuleCases[] = [
     ],
   },
   ...at('EtcdCluster', '.spec.bootstrap.restore', restoreRules),
-  ...locationRules('EtcdCluster', '.spec.bootstrap.restore.source'),
+  ...restoreSourceRules('EtcdCluster', '.spec.bootstrap.restore.source', true),
   ...(['labels', 'annotations'] as const).map(map => ({
     kind: 'EtcdCluster',
     path: `.spec.additionalMetadata.${map}`,
@@ -477,7 +508,7 @@ export const RULE_CASES: RuleCases[] = [
   ...at('EtcdMember', '.spec.storage.size', storageRules),
   ...at('EtcdMember', '.spec.storage.medium', mediumRules),
   ...at('EtcdMember', '.spec.restore', restoreRules),
-  ...locationRules('EtcdMember', '.spec.restore.source'),
+  ...restoreSourceRules('EtcdMember', '.spec.restore.source', false),
 
   // EtcdSnapshot
   {

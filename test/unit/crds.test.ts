@@ -221,12 +221,25 @@ describe('copies of shared shapes stay identical', () => {
   it('SnapshotLocation: restore sources and snapshot destinations', () => {
     const reference = location('EtcdSnapshot', '.spec.destination');
     assert.deepEqual(location('EtcdSnapshotSchedule', '.spec.destination'), reference);
-    assert.deepEqual(location('EtcdCluster', '.spec.bootstrap.restore.source'), reference);
-    assert.deepEqual(location('EtcdMember', '.spec.restore.source'), reference);
+    // Restore sources add sha256 (and, on the cluster, snapshotRef, which the operator resolves
+    // before a member exists); s3 and pvc are the destinations' own.
+    const cluster = location('EtcdCluster', '.spec.bootstrap.restore.source') as OpenApiSchema;
+    const member = location('EtcdMember', '.spec.restore.source') as OpenApiSchema;
+    for (const source of [cluster, member]) {
+      assert.deepEqual(source.properties?.s3, (reference as OpenApiSchema).properties?.s3);
+      assert.deepEqual(source.properties?.pvc, (reference as OpenApiSchema).properties?.pvc);
+    }
+    assert.deepEqual(member.properties?.sha256, cluster.properties?.sha256);
+    assert.deepEqual(Object.keys(member.properties ?? {}).sort(), ['pvc', 's3', 'sha256']);
+    assert.deepEqual(Object.keys(cluster.properties ?? {}).sort(), ['pvc', 's3', 'sha256', 'snapshotRef']);
     assert.deepEqual(
-      location('EtcdMember', '.spec.restore'),
-      location('EtcdCluster', '.spec.bootstrap.restore'),
+      member['x-kubernetes-validations'],
+      (reference as OpenApiSchema)['x-kubernetes-validations'],
     );
+    const memberRestore = location('EtcdMember', '.spec.restore') as OpenApiSchema;
+    const clusterRestore = location('EtcdCluster', '.spec.bootstrap.restore') as OpenApiSchema;
+    assert.deepEqual(memberRestore['x-kubernetes-validations'], clusterRestore['x-kubernetes-validations']);
+    assert.deepEqual(memberRestore.required, clusterRestore.required);
   });
 
   it('storage, resources and options of EtcdCluster and EtcdMember', () => {

@@ -12,18 +12,31 @@ function col(name: string, type = 'string', priority = 0, format = ''): TableCol
 
 const AGE = col('Age', 'string');
 
+/** True while an init container has not completed (kubectl's `initializing`). */
+function initializing(pod: Any): boolean {
+  const inits: Any[] = pod.status?.initContainerStatuses ?? [];
+  const initialized = (pod.status?.conditions ?? []).some(
+    (c: Any) => c.type === 'Initialized' && c.status === 'True',
+  );
+  return !initialized && inits.some(cs => !(cs.state?.terminated && cs.state.terminated.exitCode === 0));
+}
+
 function podStatusReason(pod: Any): string {
   const status = pod.status ?? {};
   let reason: string = status.reason ?? status.phase ?? 'Unknown';
   const inits: Any[] = status.initContainerStatuses ?? [];
-  inits.forEach((cs, i) => {
+  // As kubectl's printPod: the first init container that has not completed names the status.
+  for (const [i, cs] of inits.entries()) {
     const term = cs.state?.terminated;
-    if (term && term.exitCode === 0) return;
-    if (term) reason = term.reason ? `Init:${term.reason}` : `Init:ExitCode:${term.exitCode}`;
-    else if (cs.state?.waiting?.reason && cs.state.waiting.reason !== 'PodInitializing') {
+    if (term && term.exitCode === 0) continue;
+    if (term) {
+      if (term.reason) reason = `Init:${term.reason}`;
+      else reason = term.signal ? `Init:Signal:${term.signal}` : `Init:ExitCode:${term.exitCode}`;
+    } else if (cs.state?.waiting?.reason && cs.state.waiting.reason !== 'PodInitializing') {
       reason = `Init:${cs.state.waiting.reason}`;
     } else reason = `Init:${i}/${(pod.spec?.initContainers ?? []).length}`;
-  });
+    break;
+  }
   if (!reason.startsWith('Init:')) {
     for (const cs of (status.containerStatuses ?? []) as Any[]) {
       if (cs.state?.waiting?.reason) reason = cs.state.waiting.reason;
@@ -32,6 +45,13 @@ function podStatusReason(pod: Any): string {
   }
   if (pod.metadata?.deletionTimestamp) reason = status.reason === 'NodeLost' ? 'Unknown' : 'Terminating';
   return reason;
+}
+
+/** Restarts as kubectl counts them: the init containers' while the Pod initializes, else the main ones. */
+function podRestarts(pod: Any): number {
+  const sum = (list: Any[] | undefined): number =>
+    (list ?? []).reduce((n, s) => n + (s.restartCount ?? 0), 0);
+  return initializing(pod) ? sum(pod.status?.initContainerStatuses) : sum(pod.status?.containerStatuses);
 }
 
 const pods: Printer = {
@@ -50,7 +70,7 @@ const pods: Printer = {
     const statuses: Any[] = pod.status?.containerStatuses ?? [];
     const total = (pod.spec?.containers ?? []).length;
     const ready = statuses.filter(s => s.ready).length;
-    const restarts = statuses.reduce((n, s) => n + (s.restartCount ?? 0), 0);
+    const restarts = podRestarts(pod);
     const gates: Any[] = pod.spec?.readinessGates ?? [];
     return [
       `${ready}/${total}`,

@@ -21,14 +21,18 @@ export function podLogHandler(kubelet: Kubelet): SubresourceHandler {
       );
     };
     const namespace = request.namespace ?? 'default';
-    const spec = (request.object as { spec?: { containers?: { name: string }[] } }).spec;
+    const spec = (
+      request.object as { spec?: { containers?: { name: string }[]; initContainers?: { name: string }[] } }
+    ).spec;
     const names = spec?.containers?.map(c => c.name) ?? [];
+    const inits = spec?.initContainers?.map(c => c.name) ?? [];
     let container = request.query.get('container') ?? '';
     if (!container) {
       if (names.length !== 1) {
         return status(
           400,
-          `a container name must be specified for pod ${request.name}, choose one of: [${names.join(' ')}]`,
+          `a container name must be specified for pod ${request.name}, choose one of: [${names.join(' ')}]` +
+            (inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''),
         );
       }
       container = names[0]!;

@@ -152,6 +152,8 @@ export class PodWorker {
     const host = this.runnerHost();
     this.init = (this.pod.spec.initContainers ?? []).map(c => new ContainerRunner(c, 'init', host));
     this.main = this.pod.spec.containers.map(c => new ContainerRunner(c, 'main', host));
+    // While init containers run, the main containers wait with reason PodInitializing (as a kubelet reports).
+    if (this.init.length) for (const c of this.main) c.state = { waiting: { reason: 'PodInitializing' } };
     this.node.dnsChanged();
     this.changed();
     if (!(await this.setUpVolumes())) return;

@@ -1,0 +1,98 @@
+// The agent: small steps the operator's image runs inside member Pods (init containers), where a
+// copy can take longer than any function request. `etcdfn-agent restore-fetch|restore-commit ...`.
+// A failed step writes `<Reason>: <message>` to its termination log, which the operator turns
+// into the cluster's Restored condition, and exits non-zero so the Pod goes no further.
+import { writeFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { RestoreFailure, failureMessage, restorePaths } from '../shared/restore/layout.ts';
+import { fetchSnapshot, type FetchSource } from '../shared/restore/fetch.ts';
+import { commitRestore } from '../shared/restore/commit.ts';
+import { credentialsIn } from '../shared/s3/location.ts';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+interface Common {
+  dataDir: string;
+  terminationLog: string;
+}
+
+async function step(common: Common, run: () => Promise<string>): Promise<void> {
+  try {
+    console.log(await run());
+  } catch (err) {
+    const failure =
+      err instanceof RestoreFailure
+        ? err
+        : new RestoreFailure('RestoreFailed', err instanceof Error ? err.message : String(err));
+    const text = failureMessage(failure);
+    console.error(text);
+    try {
+      writeFileSync(common.terminationLog, text.slice(0, 4000));
+    } catch {
+      // no termination log: the message is still in the container's log
+    }
+    process.exitCode = 1;
+  }
+}
+
+const program = new Command().name('etcdfn-agent');
+
+program
+  .command('restore-fetch')
+  .description('fetch and verify the snapshot a new cluster is restored from')
+  .requiredOption('--data-dir <dir>')
+  .requiredOption('--etcd-version <version>')
+  .option('--termination-log <file>', '', '/dev/termination-log')
+  .option('--sha256 <hex>')
+  .option('--s3-endpoint <url>')
+  .option('--s3-bucket <bucket>')
+  .option('--s3-key <key>')
+  .option('--s3-region <region>')
+  .option('--s3-path-style <bool>')
+  .option('--s3-secret <name>')
+  .option('--source-file <path>')
+  .option('--source-name <uri>')
+  .action(async (o: Record<string, string | undefined> & Common) => {
+    await step(o, async () => {
+      const source: FetchSource = o.sourceFile
+        ? { kind: 'file', path: o.sourceFile, display: o.sourceName ?? o.sourceFile }
+        : {
+            kind: 's3',
+            endpoint: o.s3Endpoint ?? '',
+            bucket: o.s3Bucket ?? '',
+            key: o.s3Key ?? '',
+            region: o.s3Region,
+            ...(o.s3PathStyle !== undefined && { forcePathStyle: o.s3PathStyle === 'true' }),
+            credentials: credentialsIn({
+              AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? '',
+              AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? '',
+            }),
+            secretName: o.s3Secret ?? '',
+          };
+      const result = await fetchSnapshot({
+        paths: restorePaths(o.dataDir),
+        source,
+        ...(o.sha256 && { sha256: o.sha256 }),
+        etcdVersion: o.etcdVersion ?? '',
+      });
+      if (result.kind === 'already-restored') return 'already restored: the data directory is kept as it is';
+      return `fetched ${result.sizeBytes} bytes, sha256 ${result.sha256}, written by etcd ${result.snapshotMinor}`;
+    });
+  });
+
+program
+  .command('restore-commit')
+  .description("move etcd's restored data into place and mark the restore complete")
+  .requiredOption('--data-dir <dir>')
+  .option('--termination-log <file>', '', '/dev/termination-log')
+  .option('--source-name <uri>', '', '')
+  .action(async (o: Common & { sourceName: string }) => {
+    await step(o, async () => {
+      const result = await commitRestore(restorePaths(o.dataDir), { source: o.sourceName });
+      return result.kind === 'committed'
+        ? `restore of ${o.sourceName} complete`
+        : 'already restored: nothing changed';
+    });
+  });
+
+await program.parseAsync(process.argv);
