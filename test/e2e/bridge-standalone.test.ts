@@ -59,7 +59,8 @@ describe('standalone CLI', () => {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = once(child, 'exit');
     try {
-      const deadline = Date.now() + 15_000;
+      // A generous bound on the waits below (on a loaded machine the bridge may take a while to start).
+      const deadline = Date.now() + 120_000;
       while (!output.includes('event bridge started')) {
         if (Date.now() > deadline || child.exitCode !== null)
           throw new Error(`bridge did not start:\n${output}`);

@@ -1,10 +1,14 @@
 // EtcdSnapshotSchedules on the sandbox: a real 1-member etcd 3.5.16 cluster, the real functions, the
-// event bridge with a 2 s tick, and s3rver on loopback. One real run: the schedule names the next
-// wall-clock minute in a non-UTC time zone, and the test waits for that run (no clock is faked).
+// event bridge with a 2 s tick, and s3rver on loopback. One real run: the schedule names a minute in
+// a non-UTC time zone, and the test holds the functions' clock (test/sandbox/clock.ts) minutes before
+// it, checks the status that announces it, then moves the clock just past it and waits for the run.
 // Retention: a schedule that owns Complete snapshots beyond keepLast (made by the test, status
 // written through the status subresource, objects put in the store) deletes the oldest ones and
 // their objects.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
@@ -26,9 +30,9 @@ type Cluster = EtcdCluster & KubeObject;
 type Snapshot = EtcdSnapshot & KubeObject;
 type Schedule = EtcdSnapshotSchedule & KubeObject;
 
-/** The next whole minute at least 3 s away (so the schedule exists before it), and its cron in ZONE. */
-function nextMinute(): { time: Date; cron: string } {
-  const time = new Date(Math.floor((Date.now() + 3_000) / 60_000) * 60_000 + 60_000);
+/** A whole minute a few minutes ahead (the clock offsets stay small), and its cron in ZONE. */
+function scheduledMinute(): { time: Date; cron: string } {
+  const time = new Date(Math.floor(Date.now() / 60_000) * 60_000 + 3 * 60_000);
   const parts = new Intl.DateTimeFormat('en-GB', {
     timeZone: ZONE,
     hour: 'numeric',
@@ -44,15 +48,22 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
   let s3: TestS3;
   let kube: KubeObjects;
   let run: { time: Date; cron: string };
+  const clockDir = mkdtempSync(join(tmpdir(), 'etcdfn-clock-'));
+  const clockFile = join(clockDir, 'offset-ms');
+  /** Sets the functions' clock to `at` (it runs on from there). */
+  const setClock = (at: number) => writeFileSync(clockFile, String(at - Date.now()));
 
   before(async () => {
+    run = scheduledMinute();
+    setClock(run.time.getTime() - 5 * 60_000);
     s3 = await startS3rver([BUCKET]);
-    sandbox = await startFullSandbox({ tickSeconds: 2 });
+    sandbox = await startFullSandbox({ tickSeconds: 2, env: { SANDBOX_CLOCK_FILE: clockFile } });
     kube = new KubeObjects(sandbox.kc);
   });
   after(async () => {
     await sandbox?.stop();
     await s3?.stop();
+    rmSync(clockDir, { recursive: true, force: true });
   });
 
   const ref = (kind: string, name: string) => ({ apiVersion: API_VERSION, kind, namespace: NS, name });
@@ -84,7 +95,7 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
     return `${parts.join('\n')}\n${sandbox.output().slice(-3000)}`;
   };
 
-  it('a 1-member cluster, the credentials Secret, and a schedule due at the next minute in Asia/Kolkata', async () => {
+  it('a 1-member cluster, the credentials Secret, and a schedule due at a set minute in Asia/Kolkata', async () => {
     const secret = await kube.create(s3rverSecret(SECRET, NS));
     assert.equal(secret.kind, 'created');
     const cluster = await kube.create({
@@ -94,8 +105,6 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
       spec: { replicas: 1, version: '3.5.16' },
     });
     assert.equal(cluster.kind, 'created');
-    // Created at once, so the wait for the minute overlaps the cluster's start.
-    run = nextMinute();
     const schedule = await kube.create({
       apiVersion: API_VERSION,
       kind: 'EtcdSnapshotSchedule',
@@ -109,19 +118,21 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
       },
     });
     assert.equal(schedule.kind, 'created', JSON.stringify(schedule));
-    // Before the minute: not run yet, and status says when it will.
+    // Before the minute (the functions' clock is five minutes short of it): not run yet, and status
+    // says when it will.
     const waiting = await waitFor(
       'the schedule’s first status',
-      async () =>
-        (await get<Schedule>('EtcdSnapshotSchedule', 'daily'))?.status?.nextScheduleTime &&
-        (await get<Schedule>('EtcdSnapshotSchedule', 'daily')),
+      async () => {
+        const read = await get<Schedule>('EtcdSnapshotSchedule', 'daily');
+        return read?.status?.nextScheduleTime ? read : false;
+      },
       { timeoutMs: 30_000, intervalMs: 250 },
       world(['daily']),
     );
-    if (waiting && Date.now() < run.time.getTime()) {
-      assert.equal(waiting.status?.nextScheduleTime, run.time.toISOString().replace('.000', ''));
-      assert.equal(waiting.status?.lastScheduleTime, undefined);
-    }
+    assert.equal(waiting.status?.nextScheduleTime, run.time.toISOString().replace('.000', ''));
+    assert.equal(waiting.status?.lastScheduleTime, undefined);
+    const snapshots = await kube.list<Snapshot>(API_VERSION, 'EtcdSnapshot', NS);
+    assert.equal(snapshots.length, 0, 'nothing ran before the minute');
   });
 
   it('retention: of the Complete snapshots a schedule owns, the oldest beyond keepLast go, with their objects', async () => {
@@ -245,6 +256,12 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
       world(['daily']),
     );
     assert.ok(cluster);
+    // Still before the minute, no run has been made; the clock now moves just past it.
+    const before = (await kube.list<Snapshot>(API_VERSION, 'EtcdSnapshot', NS)).filter(
+      s => s.metadata.labels?.['etcdfn.io/schedule'] === 'daily',
+    );
+    assert.deepEqual(before, [], 'no run before the minute');
+    setClock(run.time.getTime() + 1_000);
     const name = runSnapshotName('daily', run.time);
     const done = await waitFor(
       `EtcdSnapshot ${name} Complete`,

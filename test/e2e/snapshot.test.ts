@@ -14,6 +14,7 @@ import { EtcdTestCluster } from '../support/etcd-process.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { openTickWindow } from '../support/ticks.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NS = 'default';
@@ -192,9 +193,10 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
       await scratch.cleanup();
     }
 
-    // Finished is final: later ticks leave it alone.
+    // Finished is final: later ticks leave it alone (a window of two ticks answered by run-snapshot).
     const rv = done.metadata.resourceVersion;
-    await new Promise(resolve => setTimeout(resolve, 5000));
+    const window = openTickWindow(sandbox, ['run-snapshot']);
+    await window.close(2);
     assert.equal((await getSnapshot('before-upgrade'))?.metadata.resourceVersion, rv);
   });
 

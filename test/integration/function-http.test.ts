@@ -1,87 +1,206 @@
-// The HTTP contract of every etcdfn function, through the real functions framework: fixtures in,
-// status codes out. 2xx = done, 4xx = never retry (with a message), 409/429/5xx = retry.
+// The HTTP contract of the four real functions (functions/*): each entry point is loaded, served by
+// the functions framework on a loopback port, and sent real HTTP CloudEvents, in binary and in
+// structured mode, with the sandbox API server behind it. 2xx = done (including "nothing to do"),
+// 4xx = can never succeed (with a message, never reaching the handler's work), 5xx = try again.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import * as ff from '@google-cloud/functions-framework';
-import { functionServer } from '../../shared/runtime/function-server.ts';
-import request from 'supertest';
-import { eventFunction, type HandlerOutcome } from '../../shared/events/handler.ts';
-import type { OperatorEvent } from '../../shared/events/types.ts';
-import { loadEventFixture, loadEventFixtures, wireBody } from '../support/fixtures.ts';
+import type { Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { FUNCTION_NAMES, loadFunction, type FunctionName } from '../../functions/registry.ts';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import { API_VERSION } from '../../shared/api/group.ts';
+import { loadKubeConfig } from '../../shared/k8s/client.ts';
+import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { functionServer, listen } from '../../shared/runtime/function-server.ts';
+import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
+import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
+import { loadEventFixture, loadEventFixtures, wireBody, type EventFixture } from '../support/fixtures.ts';
 
-const seen: OperatorEvent[] = [];
-let next: () => Promise<HandlerOutcome> = async () => ({ result: 'done', summary: 'nothing to do' });
+const repoRoot = resolve(import.meta.dirname, '..', '..');
 
-ff.http(
-  'contract',
-  eventFunction('contract', async event => {
-    seen.push(event);
-    return next();
-  }),
-);
-const app = functionServer('contract');
-const server = () => app;
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Headers;
+}
 
-describe('function HTTP contract', () => {
-  for (const fixture of loadEventFixtures()) {
-    it(`${fixture.file} → ${fixture.expect.status}`, async () => {
-      next = async () => ({ result: 'done', summary: 'nothing to do' });
-      const before = seen.length;
-      const res = await request(server()).post('/').set(fixture.headers).send(wireBody(fixture));
-      assert.equal(res.status, fixture.expect.status, res.text);
-      if (fixture.expect.status >= 400) {
-        assert.match(res.body.error, new RegExp(fixture.expect.error ?? '.'));
-        assert.equal(seen.length, before, 'a rejected event must not reach the handler');
-      } else {
-        assert.equal(res.body.result, 'done');
-        assert.equal(seen.at(-1)?.kind, fixture.expect.kind);
+/** A binary-mode fixture as the same event in structured mode (application/cloudevents+json). */
+function structured(fixture: EventFixture): { headers: Record<string, string>; body: string } {
+  const attributes: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fixture.headers)) {
+    if (key.startsWith('ce-')) attributes[key.slice(3)] = value;
+  }
+  const data = typeof fixture.body === 'string' ? JSON.parse(fixture.body) : fixture.body;
+  return {
+    headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' },
+    body: JSON.stringify({ ...attributes, datacontenttype: 'application/json', data }),
+  };
+}
+
+const isBinary = (f: EventFixture) => f.headers['ce-id'] !== undefined;
+const valid = loadEventFixtures().filter(f => f.expect.status < 400);
+const malformed = loadEventFixtures().filter(f => f.expect.status >= 400);
+
+describe('the HTTP contract of the four real functions', () => {
+  let api: ApiServer;
+  let dir: string;
+  let kubeconfig: string;
+  const servers = new Map<FunctionName, Server>();
+  const urls = new Map<FunctionName, string>();
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'etcdfn-function-http-'));
+    api = await startApiServer({ port: 0, crdDir: join(repoRoot, 'crds') });
+    kubeconfig = join(dir, 'kubeconfig');
+    writeKubeconfig(kubeconfig, api.url);
+    // The functions build their context on first use, from $KUBECONFIG.
+    process.env.KUBECONFIG = kubeconfig;
+    process.env.LOG_LEVEL = 'silent';
+    for (const name of FUNCTION_NAMES) {
+      // A function that fails to load fails the suite: its literal import() throws.
+      await loadFunction(name);
+      const server = functionServer(name);
+      const port = await listen(server, 0);
+      servers.set(name, server);
+      urls.set(name, `http://127.0.0.1:${port}/`);
+    }
+  });
+  after(async () => {
+    await Promise.all([...servers.values()].map(s => new Promise(done => s.close(done))));
+    await api?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function send(
+    name: FunctionName,
+    method: string,
+    headers: Record<string, string> = {},
+    body?: string,
+  ): Promise<Answer> {
+    const res = await fetch(urls.get(name) ?? '', { method, headers, ...(body !== undefined && { body }) });
+    const text = await res.text();
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      parsed = { text };
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+
+  it('serves all four functions', () => {
+    assert.deepEqual([...servers.keys()].sort(), [...FUNCTION_NAMES].sort());
+  });
+
+  for (const name of FUNCTION_NAMES) {
+    describe(name, () => {
+      for (const fixture of valid) {
+        it(`${fixture.file} (${isBinary(fixture) ? 'binary' : 'structured'}) → 2xx done`, async () => {
+          const res = await send(name, 'POST', fixture.headers, wireBody(fixture));
+          assert.ok(res.status >= 200 && res.status < 300, `${res.status}: ${JSON.stringify(res.body)}`);
+          // The reply says only which event and how it ended: nothing about any object.
+          assert.deepEqual(res.body, { id: fixture.headers['ce-id'] ?? res.body.id, result: 'done' });
+        });
+        if (isBinary(fixture)) {
+          it(`${fixture.file} in structured mode → the same answer`, async () => {
+            const binary = await send(name, 'POST', fixture.headers, wireBody(fixture));
+            const event = structured(fixture);
+            const res = await send(name, 'POST', event.headers, event.body);
+            assert.equal(res.status, binary.status, JSON.stringify(res.body));
+            assert.deepEqual(res.body, binary.body);
+          });
+        }
       }
+
+      for (const fixture of malformed) {
+        it(`${fixture.file} → ${fixture.expect.status} saying why`, async () => {
+          const res = await send(name, 'POST', fixture.headers, wireBody(fixture));
+          assert.equal(res.status, fixture.expect.status, JSON.stringify(res.body));
+          assert.equal(typeof res.body.error, 'string');
+          assert.match(String(res.body.error), new RegExp(fixture.expect.error ?? '.'));
+        });
+      }
+
+      it('an unknown event type is a 400 that names it as unsupported (it can never succeed)', async () => {
+        const fixture = loadEventFixture('cluster-ref-update.json');
+        const res = await send(
+          name,
+          'POST',
+          { ...fixture.headers, 'ce-type': 'io.example.unknown' },
+          wireBody(fixture),
+        );
+        assert.equal(res.status, 400);
+        assert.match(String(res.body.error), /unsupported event type/);
+      });
+
+      it('a body that is not JSON under application/json is a 400 with the parser’s message', async () => {
+        const fixture = loadEventFixture('cluster-ref-update.json');
+        const res = await send(name, 'POST', fixture.headers, '{not json');
+        assert.equal(res.status, 400);
+        assert.match(String(res.body.error), /unreadable request body: .*JSON/);
+      });
+
+      it('GET is the readiness probe; PUT is a 405 that says to POST', async () => {
+        const get = await send(name, 'GET');
+        assert.equal(get.status, 200);
+        assert.deepEqual(get.body, { function: name, ready: true });
+        const put = await send(name, 'PUT', { 'content-type': 'application/json' }, '{}');
+        assert.equal(put.status, 405);
+        assert.equal(put.headers.get('allow'), 'GET, POST');
+        assert.match(String(put.body.error), /POST a CloudEvent/);
+      });
     });
   }
 
-  it('a handler that lost a race answers 409 so the event is retried', async () => {
-    next = async () => ({ result: 'retry', reason: 'status changed underneath', status: 409 });
-    const fixture = loadEventFixture('cluster-ref-update.json');
-    const res = await request(server()).post('/').set(fixture.headers).send(wireBody(fixture));
-    assert.equal(res.status, 409);
-    assert.deepEqual(res.body, { id: fixture.headers['ce-id'], result: 'retry' });
-  });
-
-  it('a handler that throws answers 500, and the message stays in the log', async () => {
-    next = async () => {
-      throw new Error('etcd at 10.0.0.7 unreachable');
-    };
-    const fixture = loadEventFixture('tick.json');
-    const res = await request(server()).post('/').set(fixture.headers).send(wireBody(fixture));
-    assert.equal(res.status, 500);
-    assert.deepEqual(res.body, { id: fixture.headers['ce-id'], result: 'error' });
-  });
-
-  it('a reply carries only the event id and the outcome, never what the handler did', async () => {
-    next = async () => ({
-      result: 'done',
-      summary: 'team-a/secret-cluster: created member secret-cluster-2',
-      details: ['team-a/secret-cluster: ok', 'team-b/other: ok'],
+  it('reconcile-cluster acts on an event for a cluster that exists: 200, and the cluster is claimed', async () => {
+    const kube = new KubeObjects(loadKubeConfig(kubeconfig));
+    const created = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: 'demo', namespace: 'default' },
+      spec: { replicas: 1, version: '3.5.16' },
     });
+    assert.equal(created.kind, 'created');
     const fixture = loadEventFixture('cluster-ref-update.json');
-    const res = await request(server()).post('/').set(fixture.headers).send(wireBody(fixture));
-    assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { id: fixture.headers['ce-id'], result: 'done' });
-    assert.doesNotMatch(res.text, /team-|secret-cluster|member/);
+    const res = await send('reconcile-cluster', 'POST', fixture.headers, wireBody(fixture));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.result, 'done');
+    const read = await kube.get<EtcdCluster & KubeObject>({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      namespace: 'default',
+      name: 'demo',
+    });
+    assert.equal(read.kind, 'found');
+    const cluster = (read as { object: EtcdCluster & KubeObject }).object;
+    // The first step of a new cluster changed it (finalizer or status): the event reached the work.
+    assert.ok(
+      (cluster.metadata.finalizers?.length ?? 0) > 0 || cluster.status !== undefined,
+      JSON.stringify(cluster),
+    );
   });
 
-  it('a body that is not JSON under content-type application/json is a 400', async () => {
-    const fixture = loadEventFixture('cluster-ref-update.json');
-    const res = await request(server()).post('/').set(fixture.headers).send('{not json');
-    assert.equal(res.status, 400);
-    assert.match(res.body.error, /unreadable request body: .*JSON/);
-  });
-
-  it('GET is a readiness probe and PUT is refused', async () => {
-    const get = await request(server()).get('/');
-    assert.equal(get.status, 200);
-    assert.equal(get.body.ready, true);
-    const put = await request(server()).put('/').send('{}');
-    assert.equal(put.status, 405);
+  it('with the API server gone, an event that needs it is answered 5xx (retried), the reason kept out of the reply', async () => {
+    await api.close();
+    const events: [FunctionName, string][] = [
+      ['reconcile-cluster', 'cluster-ref-update.json'],
+      ['reconcile-member', 'member-ref-update.json'],
+      ['finalize-member', 'member-ref-update.json'],
+      ['run-snapshot', 'snapshot-ref-update.json'],
+    ];
+    for (const [name, file] of events) {
+      const fixture = loadEventFixture(file);
+      const res = await send(name, 'POST', fixture.headers, wireBody(fixture));
+      assert.ok(res.status >= 500, `${name}: ${res.status} ${JSON.stringify(res.body)}`);
+      // The reason goes to the log, not the reply: a caller learns nothing about the cluster.
+      assert.deepEqual(
+        Object.keys(res.body).sort(),
+        ['id', 'result'],
+        `${name}: ${JSON.stringify(res.body)}`,
+      );
+      assert.ok(['error', 'retry'].includes(String(res.body.result)), `${name}: ${JSON.stringify(res.body)}`);
+    }
   });
 });

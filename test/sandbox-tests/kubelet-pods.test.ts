@@ -378,7 +378,16 @@ writeFileSync(paths['/dev/termination-log'], JSON.stringify(report));
     await waitForPod(core, `${NS}/frozen`, 'to be Ready', isReady);
     await kubelet.faults.freeze();
     await core.deleteNamespacedPod({ name: 'frozen', namespace: NS });
-    await new Promise(r => setTimeout(r, 700));
+    // Bounded by the event that would remove it: once the kubelet has seen the deletion, a frozen
+    // node still leaves the Pod (and its process) where they are.
+    const seen = await waitFor('the kubelet to see the deletion', async () => {
+      const pod = (await kubelet.faults.state()).pods.find(p => p.name === 'frozen');
+      return pod?.deleting ? pod : undefined;
+    });
+    assert.ok(
+      seen.containers.some(c => c.pid !== undefined),
+      'its process is still there',
+    );
     const stuck = await readPod(core, NS, 'frozen');
     assert.ok(stuck?.metadata?.deletionTimestamp, 'still Terminating while the node is frozen');
     await kubelet.faults.unfreeze();

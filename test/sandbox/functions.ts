@@ -82,6 +82,10 @@ class Supervisor {
       [
         '--import',
         'tsx',
+        // A test-controlled clock (test/sandbox/clock.ts), only when the sandbox was given one.
+        ...(process.env.SANDBOX_CLOCK_FILE
+          ? ['--import', join(repoRoot, 'test', 'sandbox', 'clock.ts')]
+          : []),
         join(repoRoot, 'functions', 'serve.ts'),
         name,
         '--port',

@@ -2,7 +2,14 @@
 // server, the process kubelet (real etcd members as local processes), the four functions (each its
 // own HTTP server through the functions framework) and the event bridge routing ApiServerSource
 // events by the Triggers in knative/. Ctrl-C or SIGTERM stops every process it started.
-import { createWriteStream, mkdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs';
+import {
+  createWriteStream,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  type WriteStream,
+} from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { Command } from 'commander';
 import { pino } from 'pino';
@@ -69,6 +76,8 @@ const o = program.opts<{
 const dir = resolve(o.dir);
 /** Restarts of each function process so far, as JSON, in the state directory. */
 const RESTARTS_FILE = 'function-restarts.json';
+/** Events each function answered 2xx, by CloudEvent type: tests bound "nothing happened" windows with it. */
+const DELIVERED_FILE = 'delivered.json';
 const logDir = join(dir, 'logs');
 mkdirSync(logDir, { recursive: true });
 const say = (line: string) => {
@@ -156,6 +165,7 @@ try {
         parallel: true,
       }
     : undefined;
+  const delivered: Record<string, Record<string, number>> = {};
   bridge = await startBridge({
     kubeConfig: kubeConfigFor(core.api.url),
     apiServerUrl: core.api.url,
@@ -165,6 +175,14 @@ try {
     loseWatchEvents: Number(o.loseEvents),
     chaos,
     delivery: { backoffDelayMs: 100, retry: 10 },
+    onDelivery: record => {
+      if (record.outcome !== 'delivered') return;
+      const byType = (delivered[record.subscriber] ??= {});
+      byType[record.type] = (byType[record.type] ?? 0) + 1;
+      // Written whole, then renamed: a reader never sees a half-written file.
+      writeFileSync(join(dir, `${DELIVERED_FILE}.tmp`), JSON.stringify(delivered));
+      renameSync(join(dir, `${DELIVERED_FILE}.tmp`), join(dir, DELIVERED_FILE));
+    },
     log: pino({ level: process.env.LOG_LEVEL ?? 'info' }, logFile('bridge')),
   });
   if (o.example) {

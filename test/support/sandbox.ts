@@ -34,6 +34,8 @@ export interface FullSandbox {
   functions: Record<string, string>;
   /** How many times each function's process died and was started again. */
   restarts(): Record<string, number>;
+  /** How many events of a CloudEvent type the bridge delivered to a function and got a 2xx for. */
+  delivered(fn: string, type: string): number;
   stop(): Promise<void>;
   /** The sandbox's own output, for failure messages. */
   output(): string;
@@ -100,6 +102,17 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
           >;
         } catch {
           return {};
+        }
+      },
+      delivered: (fn, type) => {
+        try {
+          const counts = JSON.parse(readFileSync(join(dir, 'delivered.json'), 'utf8')) as Record<
+            string,
+            Record<string, number>
+          >;
+          return counts[fn]?.[type] ?? 0;
+        } catch {
+          return 0;
         }
       },
       stop,

@@ -41,6 +41,8 @@ export interface PodState {
   uid: string;
   ip: string | undefined;
   dir: string;
+  /** The kubelet has seen the Pod's deletion (its deletionTimestamp). */
+  deleting: boolean;
   containers: ContainerState[];
 }
 

@@ -411,6 +411,7 @@ class ProcessKubelet implements Kubelet, Faults {
         uid: w.uid,
         ip: w.podIP,
         dir: w.podDir,
+        deleting: !!w.current.metadata.deletionTimestamp,
         containers: w.containers().map(c => ({
           name: c.name,
           pid: c.pid,
