@@ -1,8 +1,13 @@
 // `npm run mutation [file ...]`: StrykerJS over shared/plan/, one file per run so each run stays in
 // minutes. The files are listed at run time, so splitting a plan file needs no config change.
 // Reports go to reports/mutation/<file>/ (git-ignored); a summary line per file is printed at the end.
+//
+// `npm run mutation -- --survivors [file ...]` re-tests only the mutants that survived (or had no
+// coverage) in the last full run of each file, writing reports/mutation/<file>/survivors/, and scores
+// the file as the full run's killed plus the survivors killed now. Tests are only ever added, so a
+// mutant killed in the full run stays killed; on a loaded machine this takes a third of the time.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 const PLAN_DIR = 'shared/plan';
@@ -16,12 +21,40 @@ function planFiles(): string[] {
   return present.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map(f => join(PLAN_DIR, f));
 }
 
+interface Mutant {
+  status: string;
+  mutatorName: string;
+  replacement?: string;
+  location: { start: { line: number; column: number }; end: { line: number; column: number } };
+}
 interface MutantReport {
-  files: Record<string, { mutants: { status: string }[] }>;
+  files: Record<string, { mutants: Mutant[] }>;
 }
 
-function tally(reportFile: string): string {
-  const report = JSON.parse(readFileSync(reportFile, 'utf8')) as MutantReport;
+const readReport = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as MutantReport;
+const mutants = (report: MutantReport) => Object.values(report.files).flatMap(f => f.mutants);
+const open = (m: Mutant) => m.status === 'Survived' || m.status === 'NoCoverage';
+const key = (m: Mutant) =>
+  `${m.location.start.line}:${m.location.start.column}:${m.mutatorName}:${m.replacement ?? ''}`;
+
+/** Stryker mutate ranges (1-based lines, 0-based columns) around each surviving mutant. */
+function survivorRanges(file: string, report: MutantReport): string[] {
+  return mutants(report)
+    .filter(open)
+    .map(
+      ({ location: { start, end } }) =>
+        `${file}:${start.line}:${start.column - 1}-${end.line}:${end.column - 1}`,
+    );
+}
+
+/** The full run's statuses, with those re-tested in the survivors run replaced by their new status. */
+function merged(full: MutantReport, again: MutantReport): MutantReport {
+  const now = new Map(mutants(again).map(m => [key(m), m.status]));
+  const all = mutants(full).map(m => ({ ...m, status: open(m) ? (now.get(key(m)) ?? m.status) : m.status }));
+  return { files: { merged: { mutants: all } } };
+}
+
+function tally(report: MutantReport): string {
   const counts: Record<string, number> = {};
   for (const file of Object.values(report.files))
     for (const m of file.mutants) counts[m.status] = (counts[m.status] ?? 0) + 1;
@@ -34,24 +67,29 @@ function tally(reportFile: string): string {
   return `${score.toFixed(1)}% (${['Killed', 'Survived', 'NoCoverage', 'Timeout'].map(part).join(', ')})`;
 }
 
-const requested = process.argv.slice(2);
+const args = process.argv.slice(2);
+const survivorsOnly = args.includes('--survivors');
+const requested = args.filter(a => a !== '--survivors');
 const files = requested.length > 0 ? requested : planFiles();
 const summary: string[] = [];
 let failed = false;
 for (const file of files) {
   const name = basename(file, '.ts');
-  const out = `reports/mutation/${name}`;
-  console.log(`\n=== mutation: ${file} ===`);
-  const run = spawnSync('npx', ['stryker', 'run', CONFIG], {
-    stdio: 'inherit',
-    env: { ...process.env, MUTATE: file },
-  });
+  const base = `reports/mutation/${name}`;
+  const full =
+    survivorsOnly && existsSync(`${base}/report.json`) ? readReport(`${base}/report.json`) : undefined;
+  const out = full ? `${base}/survivors` : base;
+  const env: NodeJS.ProcessEnv = { ...process.env, MUTATE: file, MUTATE_OUT: out };
+  if (full) env.MUTATE_RANGES = JSON.stringify(survivorRanges(file, full));
+  console.log(`\n=== mutation: ${file}${full ? ' (survivors of the last full run)' : ''} ===`);
+  const run = spawnSync('npx', ['stryker', 'run', CONFIG], { stdio: 'inherit', env });
   if (run.status !== 0) {
     failed = true;
     summary.push(`${file}: stryker exited with ${run.status ?? run.signal}`);
     continue;
   }
-  summary.push(`${file}: ${tally(`${out}/report.json`)}`);
+  const report = readReport(`${out}/report.json`);
+  summary.push(`${file}: ${tally(full ? merged(full, report) : report)}`);
 }
 console.log(
   `\n=== mutation scores (killed incl. timeouts / all but compile errors) ===\n${summary.join('\n')}`,

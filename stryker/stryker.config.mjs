@@ -4,6 +4,9 @@ import process from 'node:process';
 
 const file = process.env.MUTATE ?? 'shared/plan/cluster-plan.ts';
 const name = file.replace(/^.*\//, '').replace(/\.ts$/, '');
+const out = process.env.MUTATE_OUT ?? `reports/mutation/${name}`;
+// Set by run.ts --survivors: only the ranges of the mutants that survived the last full run.
+const ranges = process.env.MUTATE_RANGES ? JSON.parse(process.env.MUTATE_RANGES) : undefined;
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -14,12 +17,13 @@ export default {
     nodeArgs: ['--import', 'tsx', '--test-reporter=tap', '-r', '{{hookFile}}', '{{testFile}}'],
     forceBail: true,
   },
-  mutate: [file],
+  mutate: ranges ?? [file],
   coverageAnalysis: 'perTest',
   // Two shared cores on the build machine: one test process at a time.
   concurrency: 1,
   timeoutMS: 20000,
   ignorePatterns: [
+    '.stryker-tmp*',
     '.cache',
     '.sandbox',
     'reports',
@@ -31,8 +35,8 @@ export default {
     'test/bench',
   ],
   reporters: ['html', 'json', 'clear-text', 'progress-append-only'],
-  htmlReporter: { fileName: `reports/mutation/${name}/index.html` },
-  jsonReporter: { fileName: `reports/mutation/${name}/report.json` },
+  htmlReporter: { fileName: `${out}/index.html` },
+  jsonReporter: { fileName: `${out}/report.json` },
   thresholds: { high: 95, low: 90, break: null },
   // One sandbox folder per plan file, so two runs never share one.
   tempDirName: `.stryker-tmp-${name}`,

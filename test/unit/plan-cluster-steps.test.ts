@@ -9,7 +9,7 @@ import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
+import { isComplete, planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
 import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, state } from './cluster-world.ts';
 
@@ -740,5 +740,85 @@ describe('planCluster: a cluster being deleted', () => {
     c.metadata.deletionTimestamp = NOW;
     const plan = planCluster(state(c, [member(0)]));
     assert.deepEqual(plan, { action: { kind: 'none' }, status: c.status, events: [] });
+  });
+});
+
+describe('planCluster: edges of the world', () => {
+  const withoutPod = (s: ClusterState, name: string): ClusterState => ({
+    ...s,
+    pods: s.pods.filter(p => p.name !== name),
+  });
+
+  it('the token is made from whatever metadata there is', () => {
+    const noNamespace = cluster();
+    delete noNamespace.metadata.namespace;
+    assert.equal(planCluster(state(noNamespace, [], { services: false })).status.clusterToken, '-demo-uid-1');
+    const noUid = cluster();
+    delete noUid.metadata.uid;
+    assert.equal(planCluster(state(noUid, [], { services: false })).status.clusterToken, 'prod-demo-');
+  });
+
+  it('a member without a Pod: waited for, no trouble named', () => {
+    const s = withoutPod(
+      state(formed(3, { nextMemberOrdinal: 2 }), [member(0), member(1)], {
+        etcd: etcdOf([membership(0), membership(1)]),
+      }),
+      'demo-1',
+    );
+    assert.deepEqual(planCluster(s).action, {
+      kind: 'wait',
+      reason: 'waiting for member demo-1 to be ready before adding the next one',
+    });
+  });
+
+  it('a missed deadline with a member without a Pod names no Pod trouble', () => {
+    const s = withoutPod(
+      state(formed(3, { nextMemberOrdinal: 2 }), [member(0), member(1)], {
+        now: LATER,
+        etcd: etcdOf([membership(0), membership(1)]),
+      }),
+      'demo-1',
+    );
+    assert.equal(
+      findCondition(planCluster(s).status.conditions, 'Progressing')?.message,
+      "could not reach 3 members of etcd 3.5.16 within 600s; see the members' conditions and Pods, then edit the spec to retry or delete the cluster",
+    );
+  });
+
+  it('a missed deadline already reported is not reported again', () => {
+    const world = () =>
+      state(formed(3, { nextMemberOrdinal: 2 }), [member(0), member(1)], {
+        now: LATER,
+        etcd: etcdOf([membership(0), membership(1)]),
+      });
+    const first = planCluster(world());
+    assert.equal(first.events.length, 1);
+    const again = world();
+    again.cluster = { ...again.cluster, status: first.status };
+    assert.deepEqual(planCluster(again).events, []);
+    const otherReason = world();
+    otherReason.cluster = {
+      ...otherReason.cluster,
+      status: {
+        ...first.status,
+        conditions: first.status.conditions?.map(c =>
+          c.type === 'Progressing' ? { ...c, reason: 'ScalingUp' } : c,
+        ),
+      },
+    };
+    assert.equal(planCluster(otherReason).events.length, 1, 'reported once the reason changes to it');
+  });
+
+  it('scale-down with etcd not observed removes the newest member', () => {
+    assert.deepEqual(planCluster(state(formed(2), three())).action, {
+      kind: 'delete-member',
+      member: 'demo-2',
+    });
+  });
+
+  it('isComplete: never while an operation is recorded', () => {
+    const s = state(formed(3, { operation: op('demo-3') }), three(), { etcd: etcd3() });
+    assert.equal(isComplete(s), false);
+    assert.equal(isComplete(state(formed(3), three(), { etcd: etcd3() })), true);
   });
 });

@@ -1,176 +1,27 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
-import type { EtcdMember, EtcdMemberSpec, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
-import { controllerRef } from '../../shared/builders/owner.ts';
-import { findCondition } from '../../shared/conditions.ts';
-import type { EtcdMember as EtcdMembership } from '../../shared/etcd/members.ts';
-import type { MemberStatus as SelfReport } from '../../shared/etcd/status.ts';
-import { needsEtcd, planMember, type MemberPlan, type MemberState } from '../../shared/plan/member-plan.ts';
+import type { V1Pod } from '@kubernetes/client-node';
+import { needsEtcd, planMember } from '../../shared/plan/member-plan.ts';
 import { podNotReadyMessage } from '../../shared/plan/member-pod.ts';
-
-const NOW = new Date('2026-11-22T10:00:00.000Z');
-const LATER = new Date('2026-11-22T10:05:00.000Z');
-const CLUSTER_ID = 'c0ffee0000000001';
-const PEER = 'http://demo-1.demo.prod.svc:2380';
-const CLIENT = 'http://demo-1.demo.prod.svc:2379';
-const ID = '8e9e05c52164694d';
-
-function cluster(status: EtcdCluster['status'] = { clusterID: CLUSTER_ID }, deleting = false): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: {
-      name: 'demo',
-      namespace: 'prod',
-      uid: 'cluster-uid',
-      ...(deleting && { deletionTimestamp: NOW }),
-    },
-    spec: { version: '3.5.16', replicas: 3 },
-    status,
-  };
-}
-
-function member(spec: Partial<EtcdMemberSpec> = {}, status?: EtcdMemberStatus, deleting = false): EtcdMember {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
-    metadata: {
-      name: 'demo-1',
-      namespace: 'prod',
-      uid: 'member-uid',
-      generation: 2,
-      resourceVersion: '10',
-      labels: { 'etcdfn.io/cluster': 'demo' },
-      finalizers: ['etcdfn.io/member-cleanup'],
-      ...(deleting && { deletionTimestamp: NOW }),
-    },
-    spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
-      storage: { size: '1Gi', medium: '' },
-      initialCluster: `demo-0=http://demo-0.demo.prod.svc:2380,demo-1=${PEER}`,
-      clusterToken: 'prod-demo-cluster-uid',
-      ...spec,
-    },
-    ...(status && { status }),
-  };
-}
-
-type Owner = 'ours' | 'stale' | 'foreign';
-
-function ownerMeta(
-  m: EtcdMember,
-  owner: Owner,
-): Pick<V1ObjectMeta, 'ownerReferences'> & { labels: Record<string, string> } {
-  if (owner === 'ours')
-    return { ownerReferences: [controllerRef(m)], labels: { 'etcdfn.io/cluster': 'demo' } };
-  if (owner === 'stale') {
-    const old = { ...m, metadata: { ...m.metadata, uid: 'old-member-uid' } };
-    return { ownerReferences: [controllerRef(old)], labels: { 'etcdfn.io/cluster': 'demo' } };
-  }
-  return { labels: { app: 'something-else' } };
-}
-
-interface PodOptions {
-  owner?: Owner;
-  ready?: boolean;
-  phase?: string;
-  deleting?: boolean;
-  role?: string;
-  uid?: string;
-  status?: V1Pod['status'];
-}
-
-function pod(m: EtcdMember, o: PodOptions = {}): V1Pod {
-  const meta = ownerMeta(m, o.owner ?? 'ours');
-  const labels: Record<string, string> = { ...meta.labels, ...(o.role && { 'etcdfn.io/role': o.role }) };
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: 'demo-1',
-      namespace: 'prod',
-      uid: o.uid ?? 'pod-uid',
-      labels,
-      ...(meta.ownerReferences && { ownerReferences: meta.ownerReferences }),
-      ...(o.deleting && { deletionTimestamp: NOW }),
-    },
-    status: o.status ?? {
-      phase: o.phase ?? 'Running',
-      conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }],
-    },
-  };
-}
-
-function pvc(m: EtcdMember, owner: Owner = 'ours', deleting = false): V1PersistentVolumeClaim {
-  const meta = ownerMeta(m, owner);
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: {
-      name: 'data-demo-1',
-      namespace: 'prod',
-      ...meta,
-      ...(deleting && { deletionTimestamp: NOW }),
-    },
-  };
-}
-
-function inEtcd(o: Partial<EtcdMembership> = {}): EtcdMembership {
-  return {
-    id: ID,
-    name: 'demo-1',
-    peerURLs: [PEER],
-    clientURLs: [CLIENT],
-    isLearner: false,
-    started: true,
-    ...o,
-  };
-}
-
-const other = inEtcd({
-  id: '00000000000000aa',
-  name: 'demo-0',
-  peerURLs: ['http://demo-0.demo.prod.svc:2380'],
-  clientURLs: ['http://demo-0.demo.prod.svc:2379'],
-});
-
-function self(o: Partial<SelfReport> = {}): SelfReport {
-  return {
-    endpoint: CLIENT,
-    memberId: ID,
-    clusterId: CLUSTER_ID,
-    leaderId: other.id,
-    isLeader: false,
-    isLearner: false,
-    version: '3.5.16',
-    raftTerm: 2,
-    raftIndex: 10,
-    raftAppliedIndex: 10,
-    dbSize: 1,
-    dbSizeInUse: 1,
-    errors: [],
-    ...o,
-  };
-}
-
-function state(m: EtcdMember, extra: Partial<MemberState> = {}): MemberState {
-  return { now: NOW, member: m, cluster: cluster(), ...extra };
-}
-
-/** A running member with its PVC, as most rows start. */
-function running(m: EtcdMember, extra: Partial<MemberState> = {}): MemberState {
-  return state(m, { pvc: pvc(m), ...extra });
-}
-
-const ready = (p: MemberPlan) => findCondition(p.status.conditions, 'Ready');
-
-/** The member as it is once the plan's status has been written. */
-function written(m: EtcdMember, p: MemberPlan): EtcdMember {
-  return { ...m, status: p.status };
-}
+import {
+  CLIENT,
+  CLUSTER_ID,
+  ID,
+  LATER,
+  NOW,
+  PEER,
+  cluster,
+  inEtcd,
+  member,
+  other,
+  pod,
+  pvc,
+  ready,
+  running,
+  self,
+  state,
+  written,
+} from './member-world.ts';
 
 describe('planMember: members it leaves alone', () => {
   it('a member being deleted is finalize-member’s job: nothing, no status write', () => {
