@@ -3,6 +3,7 @@
 import type { ClusterMemberStatus, ClusterPhase, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import { setCondition, type ConditionInput } from '../conditions.ts';
 import { clusterSelector, pvcName } from '../names.ts';
+import { replacementProgress } from './cluster-replacement.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
 
@@ -40,6 +41,9 @@ export function computeStatus(
     );
   };
   for (const c of healthConditions(state, desired, ready, base)) set(c);
+  const replacing = replacementProgress(state, status);
+  if (replacing.condition) set(replacing.condition);
+  if (replacing.done) delete status.replacement;
   set({
     type: 'Progressing',
     status: progress.active ? 'True' : 'False',
