@@ -227,7 +227,7 @@ describe('member replacement (etcd 3.5.16, chaos on)', { timeout: 1_500_000 }, (
     const name = 'heal';
     const start = await converged(name, 3);
     const [a, b] = [...start.ids.keys()].sort().slice(1);
-    for (const victim of [a!, b!]) {
+    for (const victim of [a, b]) {
       await deleteObject('Pod', victim);
       await deleteObject('PersistentVolumeClaim', `data-${victim}`);
     }
@@ -254,7 +254,7 @@ describe('member replacement (etcd 3.5.16, chaos on)', { timeout: 1_500_000 }, (
     assert.equal(blocked.status?.replacement, undefined);
     const available = blocked.status?.conditions?.find(x => x.type === 'Available');
     assert.match(available?.message ?? '', /quorum lost.*data lost: PVC data-heal-\d.*What you can do/);
-    for (const victim of [a!, b!]) {
+    for (const victim of [a, b]) {
       const m = now.find(x => x.metadata.name === victim);
       assert.ok(m?.status?.dataLoss, `${victim} records its data loss`);
     }
