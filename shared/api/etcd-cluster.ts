@@ -97,6 +97,18 @@ export interface ObservedClusterSpec {
   imagePullSecrets?: LocalObjectReference[];
 }
 
+export interface MemberReplacementStatus {
+  /** The member whose data was lost, and its etcd member ID. */
+  member: string;
+  oldID?: string;
+  /** The evidence, as the member recorded it. */
+  reason: string;
+  /** The member added in its place, once claimed. */
+  newMember?: string;
+  /** RFC 3339 time. */
+  startedAt: string;
+}
+
 export interface EtcdClusterStatus {
   phase?: ClusterPhase;
   /** "ready/desired", e.g. "3/3", for kubectl get. */
@@ -113,6 +125,8 @@ export interface EtcdClusterStatus {
   /** RFC 3339 time. */
   progressDeadline?: string;
   members?: ClusterMemberStatus[];
+  /** The member replacement under way (one at a time), recorded before the lost member is deleted. */
+  replacement?: MemberReplacementStatus;
   /** The step claimed by the operator; its shape belongs to the planner. */
   operation?: Record<string, unknown>;
   conditions?: Condition[];

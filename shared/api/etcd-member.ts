@@ -39,6 +39,14 @@ export interface EtcdMemberSpec {
   restore?: RestoreSpec;
 }
 
+export interface MemberDataLoss {
+  /** PVCMissing, PVCReplaced or PVCDeleted. */
+  reason: string;
+  message: string;
+  /** RFC 3339 time of detection. */
+  detectedAt: string;
+}
+
 export interface EtcdMemberStatus {
   /** etcd member ID in hex. */
   memberID?: string;
@@ -47,6 +55,10 @@ export interface EtcdMemberStatus {
   podName?: string;
   podUID?: string;
   pvcName?: string;
+  /** UID of the member's PVC when first seen: a PVC with another UID does not hold its data. */
+  pvcUID?: string;
+  /** Why the member's data is gone or unusable, once detected (it stays until the member is replaced). */
+  dataLoss?: MemberDataLoss;
   version?: string;
   peerURL?: string;
   clientURL?: string;

@@ -3,6 +3,7 @@
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { newMemberClaim } from './cluster-bootstrap.ts';
+import { planReplacement } from './cluster-replacement.ts';
 import { leaderSuccessor, planUpgrade } from './cluster-upgrade.ts';
 import { podTrouble, working, type MembershipStep } from './cluster-step.ts';
 import {
@@ -50,6 +51,8 @@ export function planMembership(state: ClusterState, desired: number): Membership
       };
     }
   }
+  const replacing = planReplacement(state);
+  if (replacing) return replacing;
   const running = runningMembers(state);
   if (running.length < desired) return planScaleUp(state, running);
   if (running.length > desired) return planScaleDown(state, running, desired);
@@ -108,10 +111,16 @@ function planScaleUp(state: ClusterState, running: EtcdMember[]): MembershipStep
     return { action: { kind: 'wait', reason: why }, progress: working('ScalingUp', why) };
   }
   const claim = newMemberClaim(state, false);
+  const replacement = claim.base.replacement;
+  // The member added after a lost one was removed is its replacement: recorded in the same claim.
+  const base =
+    replacement && !replacement.newMember
+      ? { ...claim.base, replacement: { ...replacement, newMember: claim.operation.member } }
+      : claim.base;
   return {
     action: { kind: 'claim', operation: claim.operation },
-    progress: working('ScalingUp', claim.why),
-    base: claim.base,
+    progress: working(replacement ? 'ReplacingMember' : 'ScalingUp', claim.why),
+    base,
   };
 }
 

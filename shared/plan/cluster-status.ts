@@ -3,6 +3,7 @@
 import type { ClusterMemberStatus, ClusterPhase, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import { setCondition, type ConditionInput } from '../conditions.ts';
 import { clusterSelector, pvcName } from '../names.ts';
+import { replacementProgress } from './cluster-replacement.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
 import { RESTORED_CONDITION, restoreCondition } from './restore-source.ts';
@@ -57,6 +58,9 @@ export function computeStatus(
   for (const c of healthConditions(state, desired, ready, base)) set(c);
   const restored = restoreConditionOf(state, base);
   if (restored) set(restored);
+  const replacing = replacementProgress(state, status);
+  if (replacing.condition) set(replacing.condition);
+  if (replacing.done) delete status.replacement;
   set({
     type: 'Progressing',
     status: progress.active ? 'True' : 'False',
@@ -114,11 +118,33 @@ function healthConditions(
       { type: 'Degraded', status: 'True', reason: 'MembersUnhealthy', message },
     ];
   }
-  const message = `${ready}/${desired} members ready: quorum lost, writes fail until a majority is back`;
+  const message = `${ready}/${desired} members ready: quorum lost, writes fail until a majority is back; ${memberStates(state)}; etcdfn changes nothing while quorum is lost. What you can do: bring back the members whose Pods cannot run (their Ready condition and logs say why); members whose data is lost cannot rejoin, so if a majority lost its data, create a new EtcdCluster restoring a snapshot (spec.bootstrap.restore)`;
   return [
     { type: 'Available', status: 'False', reason: 'QuorumLost', message },
     { type: 'Degraded', status: 'True', reason: 'QuorumLost', message },
   ];
+}
+
+/** Each running member's last known state, for the QuorumLost message. */
+function memberStates(state: ClusterState): string {
+  return runningMembers(state)
+    .map(m => {
+      const name = m.metadata.name ?? '';
+      const id = m.status?.memberID ? ` (ID ${m.status.memberID})` : '';
+      const pod = state.pods.find(p => p.name === name);
+      const what = m.status?.dataLoss
+        ? `data lost: ${m.status.dataLoss.message}`
+        : isMemberReady(state, m)
+          ? 'ready'
+          : pod?.problem
+            ? `not running: ${pod.problem}`
+            : pod
+              ? `not ready (Pod ${pod.phase})`
+              : 'no Pod';
+      return `${name}${id} ${what}`;
+    })
+    .sort()
+    .join('; ');
 }
 
 function pausedMessage(state: ClusterState): string {

@@ -88,6 +88,15 @@ export function plan(
     membership: membershipOf(state),
     self: state.self,
   });
+  // The PVC's identity as first seen: one with another UID later is not where the data is.
+  const pvc = state.pvc;
+  if (
+    !status.pvcUID &&
+    pvc?.metadata?.uid &&
+    !pvc.metadata.deletionTimestamp &&
+    ownershipOf(pvc, state.member) === 'ours'
+  )
+    status.pvcUID = pvc.metadata.uid;
   return { action, status, statusChanged: statusDiffers(state.member.status, status), events };
 }
 

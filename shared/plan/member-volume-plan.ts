@@ -1,10 +1,21 @@
 // reconcile-member's decision about a running member's volume: a Memory-medium member whose Pod is
-// gone lost its data; a PVC member needs its own PVC before its Pod can start.
+// gone lost its data; a PVC member whose PVC is gone, replaced or being deleted lost it too (never
+// restarted under its member ID on an empty volume: reconcile-cluster replaces it); otherwise a PVC
+// member needs its own PVC before its Pod can start.
 import { buildMemberPvc } from '../builders/pvc.ts';
 import { isMemoryMedium } from '../builders/storage.ts';
 import { pvcName } from '../names.ts';
 import { isBeingDeleted, ownershipOf } from './member-pod.ts';
-import { notReady, ownPod, plan, type MemberPlan, type MemberState } from './member-step.ts';
+import type { MemberDataLoss } from '../api/etcd-member.ts';
+import { toKubeTime } from '../conditions.ts';
+import {
+  notReady,
+  ownPod,
+  plan,
+  type MemberAction,
+  type MemberPlan,
+  type MemberState,
+} from './member-step.ts';
 
 /**
  * A Memory-medium member's data lives and dies with its Pod. Once the Pod it ran in is gone (or
@@ -54,4 +65,55 @@ export function planVolume(state: MemberState): MemberPlan | undefined {
     { kind: 'wait', reason: message, retry: owner === 'foreign' },
     { pod: ownPod(state), ready: notReady('VolumeConflict', message) },
   );
+}
+
+/**
+ * The volume that held this member's data is gone, replaced or going. Restarting the member under
+ * its etcd member ID on a fresh, empty volume would put an empty member among the voters (it could
+ * vote for a leader missing acknowledged writes): instead the evidence is recorded (sticky), the
+ * member's Pod is stopped, and reconcile-cluster replaces the member with a new one (new ID) when
+ * quorum allows. A PVC is known to have held data once its UID was recorded (it was seen attached
+ * to the member).
+ */
+export function pvcDataLost(state: MemberState): MemberPlan | undefined {
+  const { member, pvc } = state;
+  if (isMemoryMedium(member.spec.storage)) return undefined;
+  const name = member.metadata.name ?? '';
+  const claim = pvcName(name);
+  const recorded = member.status?.pvcUID;
+  const known = member.status?.dataLoss;
+  let found: Omit<MemberDataLoss, 'detectedAt'> | undefined;
+  if (!known && recorded) {
+    if (!pvc) {
+      found = { reason: 'PVCMissing', message: `PVC ${claim}, which held ${name}'s data, is gone` };
+    } else if (ownershipOf(pvc, member) === 'ours' && pvc.metadata?.uid !== recorded) {
+      found = {
+        reason: 'PVCReplaced',
+        message: `PVC ${claim} was replaced (UID ${pvc.metadata?.uid}, recorded ${recorded}): ${name}'s data is not on it`,
+      };
+    } else if (isBeingDeleted(pvc) && ownershipOf(pvc, member) === 'ours') {
+      found = { reason: 'PVCDeleted', message: `PVC ${claim}, which holds ${name}'s data, is being deleted` };
+    }
+  }
+  if (!known && !found) return undefined;
+  const loss: MemberDataLoss = known ?? { ...found!, detectedAt: toKubeTime(state.now) };
+  const message = `${loss.message}; ${name} is not restarted under its member ID${member.status?.memberID ? ` ${member.status.memberID}` : ''} and is replaced by a new member once the others keep quorum`;
+  const own = ownPod(state);
+  const action: MemberAction =
+    own && !isBeingDeleted(own)
+      ? {
+          kind: 'delete-pod',
+          name,
+          uid: own.metadata?.uid ?? '',
+          reason: `${loss.message}: stopping ${name}`,
+        }
+      : { kind: 'wait', reason: `${name}: ${message}`, retry: false };
+  const planned = plan(
+    state,
+    action,
+    { pod: own, ready: notReady('DataLost', message) },
+    known ? [] : [{ type: 'Warning', reason: 'MemberDataLost', message }],
+  );
+  const status = { ...planned.status, dataLoss: loss };
+  return { ...planned, status, statusChanged: planned.statusChanged || !known };
 }

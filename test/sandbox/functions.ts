@@ -103,10 +103,13 @@ class Supervisor {
     return new Promise((resolveUrl, reject) => {
       let buffer = '';
       let ready = false;
-      const timer = setTimeout(() => {
-        reject(new Error(`function ${name} did not start`));
-        child.kill('SIGKILL');
-      }, opts.startTimeoutMs ?? 120_000);
+      const timer = setTimeout(
+        () => {
+          reject(new Error(`function ${name} did not start`));
+          child.kill('SIGKILL');
+        },
+        opts.startTimeoutMs ?? Number(process.env.ETCDFN_SANDBOX_FUNCTION_START_MS ?? 120_000),
+      );
       const onLine = (line: string) => {
         if (!ready && line.startsWith('{"serving"')) {
           ready = true;

@@ -374,6 +374,13 @@ export const RULE_CASES: RuleCases[] = [
   ...at('EtcdCluster', '.spec.storage.medium', mediumRules),
   {
     kind: 'EtcdCluster',
+    path: '.spec.recovery',
+    match: 'spec.recovery.policy is not implemented yet',
+    valid: [{ self: {} }],
+    invalid: [{ self: { policy: 'ForceNewCluster' } }, { self: { policy: 'RestoreLatestSnapshot' } }],
+  },
+  {
+    kind: 'EtcdCluster',
     path: '.spec.tls.client',
     match: 'needs exactly one certificate source',
     valid: [

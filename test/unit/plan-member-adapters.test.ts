@@ -281,6 +281,9 @@ describe('reconcileMember over fakes', () => {
     assert.deepEqual(kube.writes, [
       'status EtcdMember demo-2',
       'create PersistentVolumeClaim data-demo-2',
+      // The new PVC's UID is recorded before a Pod writes data on it (a PVC with another UID later
+      // does not hold the member's data).
+      'status EtcdMember demo-2',
       'create Pod demo-2',
     ]);
     const pod = kube.stored<V1Pod>('Pod', 'demo-2')!;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { V1Container, V1LifecycleHandler, V1Probe } from '@kubernetes/client-node';
 import type { EtcdBinaries } from '../../support/etcd-binaries.ts';
 import { etcdServerDefaults } from './etcd-defaults.ts';
+import { CrashBackoff, backoffDelay } from './crash-backoff.ts';
 import { ConfigError, containerEnv } from './env.ts';
 import type { SourceReader } from './env.ts';
 import { expandAll } from './expand.ts';
@@ -114,7 +115,7 @@ export class ContainerRunner {
   private prepared: Prepared | undefined;
   private probes: ProbeLoop[] = [];
   private stopping = false;
-  private backoffIndex = 0;
+  private crashBackoff: CrashBackoff | undefined;
   private killedBecause: string | undefined;
   private readonly sleeper = new Sleeper();
   private resolveFinished!: (code: number) => void;
@@ -246,8 +247,7 @@ export class ContainerRunner {
   }
 
   private backoffMs(index: number): number {
-    const { initialMs, maxMs } = this.host.cfg.backoff;
-    return index <= 0 ? 0 : Math.min(maxMs, initialMs * 2 ** (index - 1));
+    return backoffDelay(this.host.cfg.backoff, index);
   }
 
   private async loop(): Promise<number> {
@@ -423,8 +423,6 @@ export class ContainerRunner {
     if (message) terminated.message = message;
     if (this.containerID) terminated.containerID = this.containerID;
     if (this.killedBecause) this.host.cfg.log(`container ${this.describe()} killed: ${this.killedBecause}`);
-    const ranMs = Date.now() - startedAt.getTime();
-    if (ranMs >= this.host.cfg.backoff.resetMs) this.backoffIndex = 0;
     const policy = this.policy();
     const again = !this.stopping && (policy === 'Always' || (policy === 'OnFailure' && exit.exitCode !== 0));
     if (!again) {
@@ -432,7 +430,8 @@ export class ContainerRunner {
       return false;
     }
     this.lastState = { terminated };
-    const delay = this.backoffMs(this.backoffIndex++);
+    this.crashBackoff ??= new CrashBackoff(this.host.cfg.backoff);
+    const delay = this.crashBackoff.afterExit(startedAt.getTime(), Date.now());
     if (delay > 0) {
       const message = `back-off ${Math.round(delay / 1000)}s restarting failed container=${this.spec.name} pod=${this.podRef()}`;
       this.setState({ waiting: { reason: 'CrashLoopBackOff', message } });

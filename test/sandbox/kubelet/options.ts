@@ -1,4 +1,5 @@
 // Options of the process kubelet and their defaults.
+import { KUBELET_BACKOFF } from './crash-backoff.ts';
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -88,9 +89,10 @@ export function defaultAgentImages(): string[] {
 
 export const DEFAULT_HOST_IMAGES = ['busybox', 'alpine', 'debian', 'ubuntu', 'bash'];
 
+/** The kubelet's CrashLoopBackOff unless told otherwise (tests pass shorter figures). */
 export function backoffConfig(given: Partial<BackoffConfig> | undefined): BackoffConfig {
-  const initialMs = given?.initialMs ?? 1000;
-  const maxMs = given?.maxMs ?? 10_000;
+  const initialMs = given?.initialMs ?? KUBELET_BACKOFF.initialMs;
+  const maxMs = given?.maxMs ?? KUBELET_BACKOFF.maxMs;
   return { initialMs, maxMs, resetMs: given?.resetMs ?? 2 * maxMs };
 }
 

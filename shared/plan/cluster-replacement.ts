@@ -1,0 +1,124 @@
+// reconcile-cluster's decision about a member whose data is lost (reconcile-member recorded the
+// evidence in its status): replace it with a new member, one at a time, only while the voters that
+// stay are healthy and keep quorum. The lost member is deleted (finalize-member removes its ID
+// from etcd, garbage collection its Pod and PVC); the normal scale-up path then adds a fresh
+// learner with a new ID and promotes it. The MemberReplacement condition follows each step.
+import type { EtcdClusterStatus } from '../api/etcd-cluster.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import type { ConditionInput } from '../conditions.ts';
+import { toKubeTime } from '../conditions.ts';
+import type { ClusterState } from './cluster-state.ts';
+import { working, type MembershipStep } from './cluster-step.ts';
+import { isMemberReady, membershipOf, runningMembers } from './members.ts';
+
+export const MEMBER_REPLACEMENT = 'MemberReplacement';
+
+export function planReplacement(state: ClusterState): MembershipStep | undefined {
+  const current = state.cluster.status ?? {};
+  const running = runningMembers(state);
+  const lost = running.find(m => m.status?.dataLoss !== undefined);
+  if (!lost) return undefined;
+  const name = lost.metadata.name ?? '';
+  const inFlight = current.replacement;
+  if (inFlight && inFlight.member !== name) {
+    const why = `member ${name} lost its data too; it is replaced once the replacement of ${inFlight.member} is done (one at a time)`;
+    return { action: { kind: 'wait', reason: why }, progress: working('ReplacingMember', why) };
+  }
+  const blocked = replacementRisk(state, lost, running);
+  if (blocked) {
+    const why = `cannot replace member ${name} yet (${lost.status?.dataLoss?.message}): ${blocked}`;
+    return { action: { kind: 'wait', reason: why }, progress: working('ReplacementBlocked', why) };
+  }
+  const oldID = lost.status?.memberID ?? etcdIdOf(state, lost);
+  const replacement = {
+    member: name,
+    ...(oldID && { oldID }),
+    reason: lost.status?.dataLoss?.message ?? 'data lost',
+    startedAt: toKubeTime(state.now),
+  };
+  const base: EtcdClusterStatus = { ...current, replacement: inFlight ?? replacement };
+  const why = `replacing member ${name}${oldID ? ` (ID ${oldID})` : ''}: ${replacement.reason}; removing it from etcd, then adding a new member`;
+  return {
+    action: { kind: 'delete-member', member: name },
+    progress: working('ReplacingMember', why),
+    base,
+    events: [{ type: 'Warning', reason: 'ReplacingMember', message: why }],
+  };
+}
+
+/**
+ * Why removing `lost` now could cost quorum, or undefined: etcd must answer, every other running
+ * member must be ready and started in etcd, and the voters that stay must be a majority of the
+ * voters there are now (etcd needs that majority to commit the removal, and they hold every
+ * acknowledged write).
+ */
+function replacementRisk(state: ClusterState, lost: EtcdMember, running: EtcdMember[]): string | undefined {
+  const etcd = state.etcd;
+  if (!etcd?.reachable)
+    return `etcd does not answer (${etcd ? etcd.error : 'no ready member to ask'}); quorum may be lost`;
+  const others = running.filter(m => m !== lost);
+  const down = others.filter(
+    m => !isMemberReady(state, m) || !membershipOf(state.cluster, m, etcd.members)?.started,
+  );
+  if (down.length > 0) {
+    return `member${down.length === 1 ? '' : 's'} ${down.map(m => m.metadata.name).join(', ')} ${down.length === 1 ? 'is' : 'are'} not healthy, so removing another could cost the cluster its quorum`;
+  }
+  const voters = etcd.members.filter(e => !e.isLearner);
+  const lostEntry = membershipOf(state.cluster, lost, etcd.members);
+  const staying = voters.filter(
+    e => e !== lostEntry && others.some(m => membershipOf(state.cluster, m, [e])),
+  );
+  const quorum = Math.floor(voters.length / 2) + 1;
+  if (staying.length < quorum) {
+    return `only ${staying.length} of ${voters.length} voters would stay healthy, fewer than the ${quorum} a quorum needs`;
+  }
+  return undefined;
+}
+
+function etcdIdOf(state: ClusterState, member: EtcdMember): string | undefined {
+  const etcd = state.etcd?.reachable ? state.etcd : undefined;
+  return etcd ? membershipOf(state.cluster, member, etcd.members)?.id : undefined;
+}
+
+/**
+ * The MemberReplacement condition for the status about to be written, and the replacement record
+ * once it is done (the new member is a started voter and ready): cleared, with the condition
+ * keeping the names and IDs.
+ */
+export function replacementProgress(
+  state: ClusterState,
+  status: EtcdClusterStatus,
+): { condition?: ConditionInput; done: boolean } {
+  const r = status.replacement;
+  if (!r) return { done: false };
+  const old = `${r.member}${r.oldID ? ` (ID ${r.oldID})` : ''}`;
+  const etcd = state.etcd?.reachable ? state.etcd : undefined;
+  const fresh = r.newMember ? state.members.find(m => m.metadata.name === r.newMember) : undefined;
+  const entry = fresh && etcd ? membershipOf(state.cluster, fresh, etcd.members) : undefined;
+  const newPart = r.newMember ? `new member ${r.newMember}${entry ? ` (ID ${entry.id})` : ''}` : '';
+  if (fresh && entry && !entry.isLearner && entry.started && isMemberReady(state, fresh)) {
+    return {
+      done: true,
+      condition: {
+        type: MEMBER_REPLACEMENT,
+        status: 'False',
+        reason: 'Replaced',
+        message: `replaced member ${old}, whose data was lost (${r.reason}), with ${newPart}`,
+      },
+    };
+  }
+  const step = !r.newMember
+    ? 'removing it from etcd'
+    : entry?.isLearner || !entry
+      ? `${newPart} joining as a learner`
+      : `${newPart} promoted, waiting for it to be ready`;
+  return {
+    done: false,
+    condition: {
+      type: MEMBER_REPLACEMENT,
+      status: 'True',
+      reason: 'Replacing',
+      message: `replacing member ${old}, whose data was lost (${r.reason}): ${step}`,
+    },
+  };
+}

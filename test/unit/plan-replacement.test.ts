@@ -1,0 +1,336 @@
+// A member whose data is gone: reconcile-member records the evidence and never restarts it under its
+// old member ID on an empty volume; reconcile-cluster replaces it (delete, then a new member with a
+// new ID) only while the voters that stay are healthy and keep quorum, one at a time, with a
+// MemberReplacement condition naming the member and its old and new IDs.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
+import { buildPdb } from '../../shared/builders/pdb.ts';
+import { controllerRef } from '../../shared/builders/owner.ts';
+import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
+import { findCondition } from '../../shared/conditions.ts';
+import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
+import { planCluster } from '../../shared/plan/cluster-plan.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
+import { planMember, type MemberState } from '../../shared/plan/member-plan.ts';
+
+const NOW = new Date('2026-11-22T10:00:00Z');
+const ID = 'c0ffee0000000001';
+const idOf = (ordinal: number) => (0x1000 + ordinal).toString(16).padStart(16, '0');
+
+function cluster(replicas: number, extra: EtcdClusterStatus = {}): EtcdCluster {
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdCluster',
+    metadata: { name: 'demo', namespace: 'prod', uid: 'uid-1', generation: 1 },
+    spec: { replicas, version: '3.5.16', storage: { size: '1Gi', medium: '' }, progressDeadlineSeconds: 600 },
+    status: {
+      clusterToken: 'prod-demo-uid-1',
+      observed: { replicas, version: '3.5.16', storage: { size: '1Gi', medium: '' } },
+      progressDeadline: '2026-11-22T10:10:00Z',
+      nextMemberOrdinal: replicas,
+      clusterID: ID,
+      ...extra,
+    },
+  };
+}
+
+function member(ordinal: number, status: EtcdMemberStatus = {}, deleting = false): EtcdMember {
+  const name = `demo-${ordinal}`;
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdMember',
+    metadata: {
+      name,
+      namespace: 'prod',
+      uid: `${name}-uid`,
+      labels: { 'etcdfn.io/cluster': 'demo' },
+      finalizers: ['etcdfn.io/member-cleanup'],
+      ...(deleting && { deletionTimestamp: NOW }),
+    },
+    spec: {
+      clusterName: 'demo',
+      version: '3.5.16',
+      storage: { size: '1Gi', medium: '' },
+      bootstrap: ordinal === 0,
+      initialCluster: `${name}=http://${name}.demo.prod.svc:2380`,
+      clusterToken: 'prod-demo-uid-1',
+    },
+    status: { isVoter: true, memberID: idOf(ordinal), ...status },
+  };
+}
+
+const lost = (reason = 'PVCMissing') => ({
+  dataLoss: {
+    reason,
+    message: 'PVC data-demo-x, which held its data, is gone',
+    detectedAt: '2026-11-22T09:59:00Z',
+  },
+});
+
+const membership = (ordinal: number, o: { learner?: boolean; started?: boolean } = {}): Membership => ({
+  id: idOf(ordinal),
+  name: o.started === false ? '' : `demo-${ordinal}`,
+  peerURLs: [`http://demo-${ordinal}.demo.prod.svc:2380`],
+  clientURLs: o.started === false ? [] : [`http://demo-${ordinal}.demo.prod.svc:2379`],
+  isLearner: o.learner ?? false,
+  started: o.started ?? true,
+});
+
+const etcdOf = (members: Membership[]): EtcdView => ({
+  reachable: true,
+  members,
+  clusterId: ID,
+  leaderId: members[0]?.id,
+});
+
+function world(c: EtcdCluster, members: EtcdMember[], ready: number[], etcd?: EtcdView): ClusterState {
+  const s: ClusterState = {
+    now: NOW,
+    cluster: c,
+    members,
+    pods: members.map(m => ({
+      name: m.metadata.name ?? '',
+      ready: ready.includes(Number(m.metadata.name?.split('-')[1])),
+      phase: 'Running',
+      deleting: false,
+    })),
+    services: { headless: buildHeadlessService(c), client: buildClientService(c) },
+  };
+  if (etcd) s.etcd = etcd;
+  const pdb = buildPdb(c, { voters: etcd?.reachable ? etcd.members.filter(e => !e.isLearner).length : 0 });
+  if (pdb) s.pdb = pdb;
+  return s;
+}
+
+const condition = (plan: ReturnType<typeof planCluster>) =>
+  findCondition(plan.status.conditions, 'MemberReplacement');
+
+describe('reconcile-cluster replaces a member whose data is lost, under a quorum guard', () => {
+  const rows: {
+    name: string;
+    members: EtcdMember[];
+    ready: number[];
+    etcd?: EtcdView;
+    kind: string;
+    why?: RegExp;
+  }[] = [
+    {
+      name: '3 members, one lost, the other two healthy: the lost one is deleted',
+      members: [member(0), member(1, lost()), member(2)],
+      ready: [0, 2],
+      etcd: etcdOf([membership(0), membership(1), membership(2)]),
+      kind: 'delete-member',
+    },
+    {
+      name: '3 members, two lost: nothing is done (quorum)',
+      members: [member(0), member(1, lost()), member(2, lost())],
+      ready: [0],
+      etcd: etcdOf([membership(0), membership(1), membership(2)]),
+      kind: 'wait',
+      why: /cannot replace member demo-1 yet .*demo-2 is not healthy/,
+    },
+    {
+      name: 'another member is down for another reason: waits',
+      members: [member(0), member(1, lost()), member(2)],
+      ready: [0],
+      etcd: etcdOf([membership(0), membership(1), membership(2)]),
+      kind: 'wait',
+      why: /demo-2 is not healthy/,
+    },
+    {
+      name: 'etcd does not answer: waits',
+      members: [member(0), member(1, lost()), member(2)],
+      ready: [0, 2],
+      etcd: { reachable: false, error: 'context deadline exceeded' },
+      kind: 'wait',
+      why: /etcd does not answer/,
+    },
+    {
+      name: '2 members (a 2-voter cluster needs both): waits',
+      members: [member(0), member(1, lost())],
+      ready: [0],
+      etcd: etcdOf([membership(0), membership(1)]),
+      kind: 'wait',
+      why: /only 1 of 2 voters would stay healthy, fewer than the 2 a quorum needs/,
+    },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const c = cluster(row.members.length);
+      const plan = planCluster(world(c, row.members, row.ready, row.etcd));
+      assert.equal(plan.action.kind, row.kind, JSON.stringify(plan.action));
+      if (row.kind === 'delete-member') {
+        assert.equal((plan.action as { member: string }).member, 'demo-1');
+        assert.equal(plan.status.replacement?.member, 'demo-1');
+        assert.equal(plan.status.replacement?.oldID, idOf(1));
+        assert.equal(condition(plan)?.status, 'True');
+        assert.match(
+          condition(plan)?.message ?? '',
+          new RegExp(`replacing member demo-1 \\(ID ${idOf(1)}\\)`),
+        );
+        assert.equal(plan.events[0]?.reason, 'ReplacingMember');
+      } else {
+        assert.equal(plan.status.replacement, undefined, 'nothing recorded');
+        assert.match((plan.action as { reason: string }).reason, row.why!);
+      }
+    });
+  }
+
+  it('one at a time: a second lost member waits for the first replacement', () => {
+    const c = cluster(3, {
+      replacement: {
+        member: 'demo-1',
+        oldID: idOf(1),
+        reason: 'gone',
+        newMember: 'demo-3',
+        startedAt: '2026-11-22T09:59:00Z',
+      },
+      nextMemberOrdinal: 4,
+    });
+    const members = [member(0), member(2, lost()), member(3, { isVoter: false })];
+    const plan = planCluster(
+      world(c, members, [0, 2, 3], etcdOf([membership(0), membership(2), membership(3, { learner: true })])),
+    );
+    assert.notEqual(plan.action.kind, 'delete-member');
+  });
+
+  it('the new member is recorded at its claim, and the replacement completes with old and new IDs', () => {
+    const started = cluster(3, {
+      replacement: { member: 'demo-1', oldID: idOf(1), reason: 'gone', startedAt: '2026-11-22T09:59:00Z' },
+    });
+    const two = [member(0), member(2)];
+    const claim = planCluster(world(started, two, [0, 2], etcdOf([membership(0), membership(2)])));
+    assert.equal(claim.action.kind, 'claim');
+    assert.equal(claim.status.replacement?.newMember, 'demo-3');
+    assert.match(condition(claim)?.message ?? '', /new member demo-3 joining as a learner/);
+
+    const joined = cluster(3, { ...claim.status, operation: undefined });
+    delete joined.status!.operation;
+    const three = [member(0), member(2), member(3)];
+    const done = planCluster(
+      world(joined, three, [0, 2, 3], etcdOf([membership(0), membership(2), membership(3)])),
+    );
+    assert.equal(done.status.replacement, undefined, 'cleared once done');
+    assert.equal(condition(done)?.status, 'False');
+    assert.equal(condition(done)?.reason, 'Replaced');
+    assert.equal(
+      condition(done)?.message,
+      `replaced member demo-1 (ID ${idOf(1)}), whose data was lost (gone), with new member demo-3 (ID ${idOf(3)})`,
+    );
+  });
+});
+
+describe('reconcile-member never restarts a member on an empty volume under its old ID', () => {
+  const c = cluster(3);
+  const pvc = (m: EtcdMember, uid: string, deleting = false): V1PersistentVolumeClaim => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: 'data-demo-1',
+      namespace: 'prod',
+      uid,
+      ownerReferences: [controllerRef(m)],
+      labels: { 'etcdfn.io/cluster': 'demo' },
+      ...(deleting && { deletionTimestamp: NOW }),
+    },
+  });
+  const pod = (m: EtcdMember): V1Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'demo-1',
+      namespace: 'prod',
+      uid: 'pod-uid',
+      ownerReferences: [controllerRef(m)],
+      labels: { 'etcdfn.io/cluster': 'demo' },
+    },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] },
+  });
+  const state = (m: EtcdMember, o: Partial<MemberState> = {}): MemberState => ({
+    now: NOW,
+    member: m,
+    cluster: c,
+    ...o,
+  });
+  const seen = { pvcUID: 'pvc-uid-1', podUID: 'pod-uid', podName: 'demo-1' };
+
+  const rows: {
+    name: string;
+    build: (m: EtcdMember) => Partial<MemberState>;
+    reason?: string;
+    action: string;
+  }[] = [
+    {
+      name: 'PVC gone with its Pod: no PVC is created, evidence recorded',
+      build: () => ({}),
+      reason: 'PVCMissing',
+      action: 'wait',
+    },
+    {
+      name: 'PVC gone, Pod still running: the Pod is stopped',
+      build: m => ({ pod: pod(m) }),
+      reason: 'PVCMissing',
+      action: 'delete-pod',
+    },
+    {
+      name: 'PVC replaced (another UID): the Pod is stopped',
+      build: m => ({ pod: pod(m), pvc: pvc(m, 'pvc-uid-2') }),
+      reason: 'PVCReplaced',
+      action: 'delete-pod',
+    },
+    {
+      name: 'PVC being deleted while the Pod runs',
+      build: m => ({ pod: pod(m), pvc: pvc(m, 'pvc-uid-1', true) }),
+      reason: 'PVCDeleted',
+      action: 'delete-pod',
+    },
+    {
+      // The Pod is only relabelled with its role: the usual path, nothing about data.
+      name: 'same PVC: nothing lost',
+      build: m => ({ pod: pod(m), pvc: pvc(m, 'pvc-uid-1') }),
+      action: 'patch-pod-labels',
+    },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const m = member(1, seen);
+      const plan = planMember(state(m, row.build(m)));
+      assert.equal(plan.action.kind, row.action, JSON.stringify(plan.action));
+      assert.notEqual(plan.action.kind, 'create-pvc');
+      assert.notEqual(plan.action.kind, 'create-pod');
+      if (row.reason) {
+        assert.equal(plan.status.dataLoss?.reason, row.reason);
+        assert.equal(plan.status.dataLoss?.detectedAt, '2026-11-22T10:00:00Z');
+        assert.equal(findCondition(plan.status.conditions, 'Ready')?.reason, 'DataLost');
+        assert.match(
+          findCondition(plan.status.conditions, 'Ready')?.message ?? '',
+          new RegExp(`not restarted under its member ID ${idOf(1)}`),
+        );
+        assert.equal(plan.events[0]?.reason, 'MemberDataLost');
+        assert.equal(plan.statusChanged, true);
+      } else {
+        assert.equal(plan.status.dataLoss, undefined);
+      }
+    });
+  }
+
+  it('the evidence is sticky: a PVC recreated later does not bring the member back, no second Event', () => {
+    const m = member(1, { ...seen, ...lost() });
+    const plan = planMember(state(m, { pvc: pvc(m, 'pvc-uid-3') }));
+    assert.equal(plan.action.kind, 'wait');
+    assert.equal(plan.status.dataLoss?.detectedAt, '2026-11-22T09:59:00Z');
+    assert.equal(plan.events.length, 0);
+  });
+
+  it('a new member records its PVC UID the first time it sees it; without one recorded, a missing PVC is created', () => {
+    const m = member(1, { podUID: 'pod-uid' });
+    delete m.status!.pvcUID;
+    const withPvc = planMember(state(m, { pvc: pvc(m, 'pvc-uid-1') }));
+    assert.equal(withPvc.status.pvcUID, 'pvc-uid-1');
+    const fresh = member(1, {});
+    assert.equal(planMember(state(fresh)).action.kind, 'create-pvc');
+  });
+});
