@@ -39,6 +39,7 @@ cp -a "$(dirname "$(readlink -f "$(command -v npm)")")/.." .cache/image/npm
 echo "image: building $image"
 "${buildah[@]}" bud --isolation chroot --layers=false -f Containerfile -t "$image" \
   -v "$(npm config get cache):/npm-cache" .
+"${buildah[@]}" rmi --prune >/dev/null 2>&1 || true # the previous build's untagged image
 mkdir -p "$(dirname "$archive")"
 rm -f "$archive"
 "${buildah[@]}" push -q "$image" "oci-archive:$archive:$image"
