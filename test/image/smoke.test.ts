@@ -51,6 +51,8 @@ function serving(child: ChildProcess): Promise<string> {
     });
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     child.once('exit', code => fail(new Error(`exited ${code} before serving: ${err.slice(-2000)}`)));
+    // Generous: a loaded machine starts it in seconds; this only keeps a hung start from hanging CI.
+    setTimeout(() => fail(new Error(`not serving after 120 s: ${err.slice(-2000)}`)), 120_000).unref();
   });
 }
 
