@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds etcdfn's image with buildah (installed with apt-get if missing), offline: the runtime base is
-# laid out here from the pinned Node.js binary and the shared libraries `ldd` lists for it, then
-# `FROM scratch`. Writes an OCI archive, reports the image's size, and smoke-runs the image
+# Builds etcdfn's image with buildah (installed with apt-get if missing), pulling no base image: the
+# runtime base is laid out here from the pinned Node.js binary and the shared libraries `ldd` lists
+# for it, then `FROM scratch`. Writes an OCI archive, reports the image's size, and smoke-runs the image
 # (test/image/smoke.test.ts) unless SMOKE=0.
 #   IMAGE=registry.example.com/etcdfn:0.1.0 scripts/build-image.sh
 set -euo pipefail
