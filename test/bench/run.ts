@@ -2,9 +2,10 @@
 // tests: nothing here fails on a figure; the exit code is 1 only when a benchmark could not run.
 //
 //   npm run bench                        all of them
-//   npm run bench -- apiserver           only the ones named (apiserver, lifecycle)
+//   npm run bench -- apiserver           only the ones named (cold-start, apiserver, lifecycle)
 //   npm run bench -- --skip lifecycle    all but the ones named
 //   npm run bench -- --runs 3            rounds of the lifecycle benchmark (or BENCH_RUNS=3)
+//   BENCH_COLD_RUNS=9 npm run bench -- cold-start   rounds of the cold-start benchmark (at least 5)
 //
 // The lifecycle benchmark runs the sandbox in this process, which must be in the sandbox's private
 // mount namespace: that comes first, before anything else is loaded (it re-executes this command).
@@ -16,7 +17,7 @@ const { Command } = await import('commander');
 const { cpus, freemem, loadavg, totalmem } = await import('node:os');
 const { execFileSync } = await import('node:child_process');
 
-const BENCHMARKS = ['apiserver', 'lifecycle'] as const;
+const BENCHMARKS = ['cold-start', 'apiserver', 'lifecycle'] as const;
 
 const program = new Command()
   .name('npm run bench --')
@@ -120,6 +121,15 @@ async function runApiServer(): Promise<void> {
   console.log(table(rows as unknown as Row[]));
 }
 
+async function runColdStart(): Promise<void> {
+  const { benchColdStart } = await import('./cold-start.ts');
+  const rows = await benchColdStart();
+  console.log(
+    'functions from dist/: process start → first event answered, and RSS then (rounds interleaved)',
+  );
+  console.log(table(rows as unknown as Row[]));
+}
+
 async function runLifecycle(): Promise<void> {
   const { benchLifecycle, LifecycleBenchError } = await import('./lifecycle.ts');
   try {
@@ -140,7 +150,7 @@ const started = Date.now();
 for (const bench of selected) {
   console.log('');
   try {
-    await (bench === 'apiserver' ? runApiServer() : runLifecycle());
+    await (bench === 'cold-start' ? runColdStart() : bench === 'apiserver' ? runApiServer() : runLifecycle());
   } catch (err) {
     crashed = true;
     console.log(`${bench}: could not run: ${err instanceof Error ? err.message : String(err)}`);
