@@ -5,13 +5,16 @@
 //   node --import tsx standalone/main.ts --kubeconfig ~/.kube/config \
 //     --subscriber reconcile-cluster=http://127.0.0.1:8081 --subscriber reconcile-member=http://127.0.0.1:8082 ...
 import { realpathSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { startBridge, type Bridge, type BridgeOptions } from './bridge/bridge.ts';
 import type { ChaosOptions } from './bridge/chaos.ts';
 import { log } from '../shared/log.ts';
+import { KubeObjects } from '../shared/k8s/objects.ts';
 import { healthServer, listenOn } from './health.ts';
+import { LeaderElector } from './leader.ts';
 
 interface CliOptions {
   kubeconfig?: string;
@@ -32,6 +35,11 @@ interface CliOptions {
   chaosParallel?: boolean;
   healthPort?: number;
   healthHost?: string;
+  leaderElect?: boolean;
+  leaseName?: string;
+  leaseNamespace?: string;
+  leaseDurationSeconds?: number;
+  identity?: string;
 }
 
 function subscriberPair(value: string, previous: Record<string, string>): Record<string, string> {
@@ -105,7 +113,16 @@ export function buildCommand(): Command {
       'serve /healthz, /readyz and /functions/<name> for the kubelet on this port',
       integer(0),
     )
-    .option('--health-host <host>', 'address of the health endpoints', '0.0.0.0');
+    .option('--health-host <host>', 'address of the health endpoints', '0.0.0.0')
+    .option('--leader-elect', 'deliver only while holding a coordination.k8s.io Lease (for 2+ replicas)')
+    .option('--lease-name <name>', 'the Lease (default etcdfn-standalone)')
+    .option('--lease-namespace <ns>', 'namespace of the Lease (default $POD_NAMESPACE, else default)')
+    .option(
+      '--lease-duration-seconds <n>',
+      'how long a silent leader keeps the Lease (default 15)',
+      integer(1),
+    )
+    .option('--identity <id>', 'holder identity in the Lease (default $POD_NAME, else host-pid)');
 }
 
 /** Turns parsed CLI options into bridge options (the kubeconfig is loaded here). */
@@ -137,39 +154,82 @@ export function bridgeOptionsFrom(cli: CliOptions): BridgeOptions {
   return options;
 }
 
-/** Runs until SIGINT/SIGTERM; then stops the bridge (watches closed, deliveries aborted) and returns. */
+/**
+ * Runs until SIGINT/SIGTERM; then stops the bridge (watches closed, deliveries aborted) and returns.
+ * With --leader-elect the bridge runs only while this replica holds the Lease: a standby watches
+ * nothing and delivers nothing, and takes over within the lease duration after the leader dies.
+ */
 export async function main(argv: string[]): Promise<void> {
   const command = buildCommand().parse(argv, { from: 'user' });
   const cli = command.opts<CliOptions>();
-  const started: { bridge?: Bridge } = {};
+  const options = bridgeOptionsFrom(cli);
+  let bridge: Bridge | undefined;
+  let fail: (err: unknown) => void = () => {};
+  const failed = new Promise<never>((_resolve, reject) => (fail = reject));
+  failed.catch(() => {}); // handled by the race below; this only keeps Node from calling it unhandled
+  let transitions: Promise<void> = Promise.resolve();
+  const startDelivering = () => {
+    transitions = transitions
+      .then(async () => {
+        bridge ??= await startBridge(options);
+      })
+      .catch(fail);
+    return transitions;
+  };
+  const stopDelivering = () => {
+    transitions = transitions.then(async () => {
+      const running = bridge;
+      bridge = undefined;
+      if (!running) return;
+      log.info({ stats: running.stats }, 'stopping the event bridge');
+      await running.stop();
+    });
+    return transitions;
+  };
+  const elector = cli.leaderElect
+    ? new LeaderElector({
+        kube: new KubeObjects(options.kubeConfig),
+        namespace: cli.leaseNamespace ?? process.env.POD_NAMESPACE ?? 'default',
+        name: cli.leaseName ?? 'etcdfn-standalone',
+        identity: cli.identity ?? process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
+        leaseDurationSeconds: cli.leaseDurationSeconds ?? 15,
+        onStartedLeading: startDelivering,
+        onStoppedLeading: stopDelivering,
+      })
+    : undefined;
   const health =
     cli.healthPort === undefined
       ? undefined
-      : healthServer({ subscribers: cli.subscriber, ready: () => started.bridge !== undefined });
+      : healthServer({
+          subscribers: cli.subscriber,
+          // A standby is ready: it is doing what it should. A leader once its bridge watches.
+          ready: () => (elector ? !elector.isLeader || bridge !== undefined : bridge !== undefined),
+        });
   if (health) {
     const port = await listenOn(health, cli.healthPort ?? 0, cli.healthHost ?? '0.0.0.0');
     log.info({ port }, 'health endpoints listening');
   }
-  const running = await startBridge(bridgeOptionsFrom(cli));
-  started.bridge = running;
-  await new Promise<void>(resolve => {
-    let signals = 0;
+  if (elector) elector.start();
+  else await startDelivering();
+  const signalled = new Promise<NodeJS.Signals>(resolve => {
     const onSignal = (signal: NodeJS.Signals) => {
-      if (++signals > 1) {
-        log.warn({ signal }, 'second signal: exiting without waiting');
-        process.exit(1);
-      }
-      log.info({ signal, stats: running.stats }, 'stopping the event bridge');
-      health?.close();
-      void running.stop().then(() => {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        resolve();
-      });
+      process.once('SIGINT', second);
+      process.once('SIGTERM', second);
+      resolve(signal);
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    const second = (signal: NodeJS.Signals) => {
+      log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
   });
+  const signal = await Promise.race([signalled, failed]);
+  log.info({ signal }, 'stopping');
+  health?.close();
+  // A leader releases the Lease (so a standby takes over at once) and stops its bridge.
+  if (elector) await elector.stop();
+  await stopDelivering();
 }
 
 function isEntryPoint(): boolean {

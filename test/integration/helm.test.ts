@@ -151,9 +151,34 @@ for (const major of HELM_MAJORS) {
           'ClusterRoleBinding/etcdfn-source',
           'ConfigMap/etcdfn-routing',
           'Deployment/etcdfn',
+          'Role/etcdfn-leader-election',
+          'RoleBinding/etcdfn-leader-election',
           'ServiceAccount/etcdfn',
         ]);
         assert.equal(deployment.spec.replicas, 2);
+      });
+
+      it('elects a leader: the bridge runs with --leader-elect on a Lease it may write', () => {
+        const options = buildCommand()
+          .exitOverride()
+          .parse(bridge.args as string[], { from: 'user' })
+          .opts<{ leaderElect: boolean; leaseName: string; leaseDurationSeconds: number }>();
+        assert.equal(options.leaderElect, true);
+        assert.equal(options.leaseDurationSeconds, 15);
+        const env = Object.fromEntries(
+          (bridge.env as Obj[]).map(e => [e.name, e.valueFrom?.fieldRef?.fieldPath]),
+        );
+        assert.equal(env.POD_NAME, 'metadata.name');
+        assert.equal(env.POD_NAMESPACE, 'metadata.namespace');
+        const role = find(objects, 'Role', 'etcdfn-leader-election');
+        assert.deepEqual(role.rules, [
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+        ]);
+        const binding = find(objects, 'RoleBinding', 'etcdfn-leader-election');
+        assert.deepEqual(binding.subjects, [
+          { kind: 'ServiceAccount', name: 'etcdfn', namespace: 'etcd-operator' },
+        ]);
+        assert.equal(deployment.spec.strategy.type, 'RollingUpdate');
       });
 
       it('runs the bridge with arguments its CLI accepts, and probes each function through it', () => {

@@ -11,7 +11,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 import { join, relative } from 'node:path';
 import { Cron } from 'croner';
-import { parseIsoDuration } from '../../standalone/bridge/sources.ts';
+import { pingEvent } from '../../standalone/bridge/format.ts';
+import { parseIsoDuration, parseSources } from '../../standalone/bridge/sources.ts';
+import { attributesOf, loadTriggers, triggerMatches } from '../../standalone/bridge/triggers.ts';
 import {
   find,
   helmTemplate,
@@ -93,16 +95,19 @@ export function deliveryProblems(objects: Obj[]): string[] {
   return problems;
 }
 
-/** The shortest gap between two events of all the PingSources together over a week, in seconds. */
+/**
+ * The shortest gap between two moments at which PingSources fire, over a week, in seconds: the
+ * longest an idle system is left alone. Sources that fire together count once.
+ */
 export function shortestIdleGap(objects: Obj[]): number {
   const start = new Date('2026-01-05T00:00:00Z');
   const end = start.getTime() + 7 * 24 * 3600 * 1000;
-  const times: number[] = [];
+  const found = new Set<number>();
   for (const ping of objects.filter(o => o.kind === 'PingSource')) {
     const cron = new Cron(ping.spec.schedule as string, { timezone: ping.spec.timezone ?? 'UTC' });
-    for (let t = cron.nextRun(start); t && t.getTime() < end; t = cron.nextRun(t)) times.push(t.getTime());
+    for (let t = cron.nextRun(start); t && t.getTime() < end; t = cron.nextRun(t)) found.add(t.getTime());
   }
-  times.sort((a, b) => a - b);
+  const times = [...found].sort((a, b) => a - b);
   let gap = Number.POSITIVE_INFINITY;
   for (let i = 1; i < times.length; i++) gap = Math.min(gap, (times[i] - times[i - 1]) / 1000);
   return gap;
@@ -230,6 +235,41 @@ describe('the chart renders what knative/ holds', () => {
       };
       assert.deepEqual(strip(got), strip(want), key(want));
     }
+  });
+});
+
+describe('snapshot schedules get their own timing (chart value snapshotSchedules)', () => {
+  const values = { mode: 'standalone', snapshotSchedules: [{ schedule: '*/2 * * * *' }] };
+  const routing = find(helmTemplate(4, values), 'ConfigMap', 'etcdfn-routing').data as Record<string, string>;
+  const dir = mkdtempSync(join(ROOT, '.cache', 'routing-'));
+  let triggers: ReturnType<typeof loadTriggers>;
+  try {
+    for (const [file, text] of Object.entries(routing)) writeFileSync(join(dir, file), text);
+    triggers = loadTriggers(dir, { strict: true });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const pings = parseSources(parseYaml(routing['sources.yaml'], 'sources.yaml')).pingSources;
+  const routedTo = (name: string) => {
+    const ping = pings.find(p => p.name === name);
+    assert.ok(ping, name);
+    const attributes = attributesOf(pingEvent(ping));
+    return triggers
+      .filter(t => triggerMatches(t, attributes))
+      .map(t => t.name)
+      .sort();
+  };
+
+  it("a schedule's PingSource wakes run-snapshot alone; the resync tick wakes the three that resync", () => {
+    assert.deepEqual(routedTo('etcdfn-snapshots-0'), ['run-snapshot']);
+    assert.deepEqual(routedTo('etcdfn-tick'), ['reconcile-cluster', 'reconcile-member', 'run-snapshot']);
+  });
+
+  it('so the reconcilers still idle for the whole tick period', () => {
+    const objects = helmTemplate(4, { snapshotSchedules: values.snapshotSchedules });
+    const tickOnly = objects.filter(o => o.kind !== 'PingSource' || o.metadata.name === 'etcdfn-tick');
+    assert.equal(shortestIdleGap(tickOnly), 600);
+    assert.equal(shortestIdleGap(objects), 120);
   });
 });
 

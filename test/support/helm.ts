@@ -8,7 +8,12 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
-import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import {
+  ClusterRole,
+  ClusterRoleBinding,
+  Role,
+  RoleBinding,
+} from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { ConfigMap, Namespace, ServiceAccount } from 'kubernetes-models/v1';
 import { Broker, Trigger } from '@kubernetes-models/knative/eventing.knative.dev/v1';
 import { Service } from '@kubernetes-models/knative/serving.knative.dev/v1';
@@ -93,6 +98,8 @@ const MODELS: Record<string, ModelClass> = {
   'apps/v1/Deployment': Deployment,
   'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
+  'rbac.authorization.k8s.io/v1/Role': Role,
+  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
   'apiextensions.k8s.io/v1/CustomResourceDefinition': CustomResourceDefinition,
   'serving.knative.dev/v1/Service': Service,
   'eventing.knative.dev/v1/Broker': Broker,

@@ -113,6 +113,28 @@ spec:
       apiVersion: eventing.knative.dev/v1
       kind: Broker
       name: etcdfn
+{{- range $i, $s := .Values.snapshotSchedules }}
+---
+apiVersion: sources.knative.dev/v1
+kind: PingSource
+metadata:
+  name: etcdfn-snapshots-{{ $i }}
+  namespace: {{ $.Release.Namespace }}
+  labels:
+    {{- include "etcdfn.labels" $ | nindent 4 }}
+spec:
+  schedule: {{ $s.schedule | quote }}
+  {{- with $s.timeZone }}
+  timezone: {{ . | quote }}
+  {{- end }}
+  contentType: application/json
+  data: '{"tick":"snapshot-schedules"}'
+  sink:
+    ref:
+      apiVersion: eventing.knative.dev/v1
+      kind: Broker
+      name: etcdfn
+{{- end }}
 {{- end }}
 
 {{/* Routing: which events reach which function (CloudEvents Subscriptions filters on the attributes
@@ -136,7 +158,9 @@ spec:
         - all:
             - exact: { apiversion: etcdfn.io/v1alpha1 }
             - exact: { kind: EtcdMember }
-        - exact: { type: dev.knative.sources.ping }
+        - all:
+            - exact: { type: dev.knative.sources.ping }
+            - suffix: { source: /pingsources/etcdfn-tick }
   subscriber:
     ref:
       apiVersion: serving.knative.dev/v1
@@ -165,7 +189,9 @@ spec:
         - all:
             - exact: { apiversion: v1 }
             - exact: { kind: PersistentVolumeClaim }
-        - exact: { type: dev.knative.sources.ping }
+        - all:
+            - exact: { type: dev.knative.sources.ping }
+            - suffix: { source: /pingsources/etcdfn-tick }
   subscriber:
     ref:
       apiVersion: serving.knative.dev/v1
