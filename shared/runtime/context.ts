@@ -1,6 +1,7 @@
 // What every function invocation works with: the Kubernetes adapter, the etcd adapter, the clock
 // and the operator's settings. Built once per process (module scope = cold start only); tests
 // build their own.
+import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
@@ -20,6 +21,8 @@ export interface OperatorSettings {
   snapshot: SnapshotTimings;
   /** EtcdSnapshotSchedule: how late a run may start (shared/plan/schedule-plan.ts). */
   schedule: ScheduleTimings;
+  /** The operator's own namespace: each cluster's NetworkPolicy admits it to the client port. */
+  operatorNamespace?: string;
 }
 
 export interface Context {
@@ -37,7 +40,19 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     unhealthyWaitMs: Number(env.ETCDFN_UNHEALTHY_WAIT_MS ?? 8000),
     snapshot: snapshotTimingsFromEnv(env),
     schedule: scheduleTimingsFromEnv(env),
+    operatorNamespace: env.ETCDFN_OPERATOR_NAMESPACE || serviceAccountNamespace(),
   };
+}
+
+/** The namespace Kubernetes mounts with the ServiceAccount token, when running in a Pod. */
+function serviceAccountNamespace(): string | undefined {
+  try {
+    return (
+      readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || undefined
+    );
+  } catch {
+    return undefined;
+  }
 }
 
 export function createContext(

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
+import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import { findCondition } from '../../shared/conditions.ts';
@@ -81,7 +82,14 @@ const membership = (ordinal: number, opts: { learner?: boolean; started?: boolea
 function state(
   c: EtcdCluster,
   members: EtcdMember[],
-  opts: { ready?: number[]; etcd?: EtcdView; services?: boolean; pdb?: boolean; now?: Date } = {},
+  opts: {
+    ready?: number[];
+    etcd?: EtcdView;
+    services?: boolean;
+    pdb?: boolean;
+    networkPolicy?: boolean;
+    now?: Date;
+  } = {},
 ): ClusterState {
   const ready = opts.ready ?? members.map((_, i) => i);
   const s: ClusterState = {
@@ -100,6 +108,7 @@ function state(
       opts.services === false ? {} : { headless: buildHeadlessService(c), client: buildClientService(c) },
   };
   if (opts.etcd) s.etcd = opts.etcd;
+  if (opts.networkPolicy !== false) s.networkPolicy = buildNetworkPolicy(c);
   if (opts.pdb !== false) {
     const voters = opts.etcd?.reachable ? opts.etcd.members.filter(m => !m.isLearner).length : 0;
     const pdb = buildPdb(c, { voters });
@@ -304,6 +313,33 @@ describe('planCluster', () => {
       state(c, members, { pdb: false, etcd: etcdOf([membership(0), membership(1), membership(2)]) }),
     );
     assert.equal(plan.action.kind, 'ensure-pdb');
+  });
+
+  it('creates the NetworkPolicy after the Services and before the seed member', () => {
+    const c = cluster({}, locked(3, { nextMemberOrdinal: 0 }));
+    const plan = planCluster(state(c, [], { networkPolicy: false }));
+    assert.equal(plan.action.kind, 'ensure-network-policy');
+    assert.equal(findCondition(plan.status.conditions, 'Progressing')?.reason, 'CreatingNetworkPolicy');
+    assert.equal(
+      planCluster(state(c, [], { networkPolicy: false, services: false })).action.kind,
+      'ensure-services',
+    );
+    assert.equal(planCluster(state(c, [])).action.kind, 'claim');
+  });
+
+  it('puts back a NetworkPolicy that drifted, and removes it when the cluster turns it off', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 3 }));
+    const members = [member(0), member(1), member(2)];
+    const etcd = etcdOf([membership(0), membership(1), membership(2)]);
+    const drifted = state(c, members, { etcd });
+    drifted.networkPolicy!.spec!.ingress = [{}]; // someone opened it to everyone
+    assert.equal(planCluster(drifted).action.kind, 'ensure-network-policy');
+    assert.equal(planCluster(state(c, members, { etcd })).action.kind, 'none');
+    const off = cluster({ networkPolicy: { enabled: false } }, c.status);
+    const stale = state(off, members, { etcd, networkPolicy: false });
+    stale.networkPolicy = buildNetworkPolicy(c);
+    assert.equal(planCluster(stale).action.kind, 'ensure-network-policy');
+    assert.equal(planCluster(state(off, members, { etcd })).action.kind, 'none');
   });
 
   it('a Pod that cannot start is named in the progress message, with what to check', () => {
