@@ -83,19 +83,37 @@ export function networkPolicyDrift(
   existing: V1NetworkPolicy,
   desired: V1NetworkPolicy,
 ): { spec: V1NetworkPolicy['spec'] } | undefined {
-  return JSON.stringify(normalise(existing.spec)) === JSON.stringify(normalise(desired.spec))
+  return canonical(normalise(existing.spec)) === canonical(normalise(desired.spec))
     ? undefined
     : { spec: desired.spec };
 }
 
-/** The spec as the API server returns it may add defaults; compare only what we set. */
+/** What we set, with the API server's defaults filled in the same way on both sides. */
 function normalise(spec: V1NetworkPolicy['spec'] | undefined): unknown {
   return {
     podSelector: spec?.podSelector,
     policyTypes: spec?.policyTypes,
     ingress: (spec?.ingress ?? []).map(r => ({
       ports: (r.ports ?? []).map(p => ({ protocol: p.protocol ?? 'TCP', port: p.port })),
-      from: r._from,
+      from: r._from ?? [],
     })),
   };
+}
+
+/** JSON with object keys sorted and undefined/empty members dropped: a read-back object (whose keys
+ * come in the client's model order, with nulls for what is unset) compares equal to a built one. */
+function canonical(value: unknown): string {
+  const clean = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(clean);
+    if (v && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(v).sort()) {
+        const inner = clean((v as Record<string, unknown>)[key]);
+        if (inner !== undefined && inner !== null) out[key] = inner;
+      }
+      return out;
+    }
+    return v;
+  };
+  return JSON.stringify(clean(value));
 }

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KubeObjects } from '../../shared/k8s/objects.ts';
+import { planCluster } from '../../shared/plan/cluster-plan.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
+import { observeCluster } from '../../shared/reconcile/cluster-observe.ts';
 import { createContext, type Context } from '../../shared/runtime/context.ts';
 import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
 import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
@@ -70,6 +72,10 @@ describe('the cluster NetworkPolicy on the API server', () => {
     assert.deepEqual(peerRule.ports, [{ protocol: 'TCP', port: 2380 }]);
     assert.equal(peerRule.from.length, 1);
     assert.equal(policy.metadata.ownerReferences[0].kind, 'EtcdCluster');
+    // Converged: read back through the client, it shows no drift, so the next step is something else.
+    const observed = await observeCluster(ctx, ref);
+    assert.ok(observed?.networkPolicy);
+    assert.notEqual(planCluster(observed).action.kind, 'ensure-network-policy');
   });
 
   it('is put back when someone opens it up', async () => {

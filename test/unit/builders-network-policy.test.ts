@@ -114,6 +114,19 @@ describe('networkPolicyDrift', () => {
     assert.equal(networkPolicyDrift(structuredClone(desired), desired), undefined);
   });
 
+  it('is undefined for the policy as the client reads it back: other key order, nulls for unset', () => {
+    const readBack = JSON.parse(
+      JSON.stringify(desired.spec, (_key, v: unknown) => {
+        if (v && typeof v === 'object' && !Array.isArray(v))
+          return Object.fromEntries(Object.entries(v).reverse());
+        return v;
+      }),
+    ) as NonNullable<typeof desired.spec>;
+    readBack.ingress![0].ports![0].endPort = null as unknown as undefined;
+    assert.notEqual(JSON.stringify(readBack), JSON.stringify(desired.spec));
+    assert.equal(networkPolicyDrift({ ...desired, spec: readBack }, desired), undefined);
+  });
+
   it('patches the whole spec back when a rule was widened or removed', () => {
     const widened = structuredClone(desired);
     widened.spec!.ingress![1]._from = [];
