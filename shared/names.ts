@@ -4,6 +4,8 @@
 export const LABEL_PREFIX = 'etcdfn.io/';
 export const CLUSTER_LABEL = 'etcdfn.io/cluster';
 export const MEMBER_LABEL = 'etcdfn.io/member';
+/** Pods labelled `etcdfn.io/client=<cluster>` may reach that cluster's client port (NetworkPolicy). */
+export const CLIENT_LABEL = 'etcdfn.io/client';
 export const ROLE_LABEL = 'etcdfn.io/role';
 export const MEMBER_FINALIZER = 'etcdfn.io/member-cleanup';
 export const MANAGED_BY = 'etcdfn';
@@ -51,6 +53,7 @@ export function mergeMetadata(
 export const headlessServiceName = (cluster: string): string => cluster;
 export const clientServiceName = (cluster: string): string => `${cluster}-client`;
 export const podDisruptionBudgetName = (cluster: string): string => cluster;
+export const networkPolicyName = (cluster: string): string => cluster;
 export const pvcName = (member: string): string => `data-${member}`;
 /** Members are named by the API server from this prefix (generateName). */
 export const memberNamePrefix = (cluster: string): string => `${cluster}-`;

@@ -70,8 +70,10 @@ export class LeaderElector {
   private readonly retryPeriodMs: number;
   private readonly now: () => number;
   private running: Promise<void> = Promise.resolve();
+  private readonly options: LeaderElectorOptions;
 
-  constructor(private readonly options: LeaderElectorOptions) {
+  constructor(options: LeaderElectorOptions) {
+    this.options = options;
     this.log = options.log ?? rootLog.child({ component: 'leader-election', lease: options.name });
     this.durationS = options.leaseDurationSeconds ?? 15;
     this.renewDeadlineMs = options.renewDeadlineMs ?? Math.floor((this.durationS * 1000 * 2) / 3);

@@ -69,6 +69,15 @@ export interface EtcdClusterSpec {
   topologySpreadConstraints?: V1TopologySpreadConstraint[];
   options?: EtcdOptions;
   imagePullSecrets?: LocalObjectReference[];
+  networkPolicy?: NetworkPolicySpec;
+}
+
+/** The cluster's NetworkPolicy (shared/builders/network-policy.ts). */
+export interface NetworkPolicySpec {
+  /** Default true. */
+  enabled?: boolean;
+  /** A namespace whose Pods may scrape the metrics port (2381); unset: none. */
+  metricsNamespace?: string;
 }
 
 export type ClusterPhase =

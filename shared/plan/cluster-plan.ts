@@ -1,8 +1,9 @@
 // reconcile-cluster's decision: given everything observed, the single next step toward the locked
 // target, and the status that describes the world after deciding it. Pure: no I/O, no clock (the
 // time is part of the state), so every branch is a row in a table test.
-import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { V1NetworkPolicy, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { EtcdClusterStatus } from '../api/etcd-cluster.ts';
+import { buildNetworkPolicy, networkPolicyDrift } from '../builders/network-policy.ts';
 import { buildPdb, pdbDrift } from '../builders/pdb.ts';
 import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
 import { clusterToken } from '../names.ts';
@@ -156,6 +157,11 @@ function planTowardTarget(state: ClusterState, complete: boolean): ClusterPlan {
       { kind: 'ensure-services' },
       complete ? done : working('CreatingServices', 'creating Services'),
     );
+  if (needsNetworkPolicy(state))
+    return plan(
+      { kind: 'ensure-network-policy' },
+      complete ? done : working('CreatingNetworkPolicy', 'creating the NetworkPolicy'),
+    );
   if (!current.clusterID) return planBootstrap(state, plan);
   const membership = planMembership(state, desired);
   if (membership)
@@ -196,6 +202,16 @@ export function voterCount(state: ClusterState): number {
 
 export function desiredPdb(state: ClusterState): V1PodDisruptionBudget | undefined {
   return buildPdb(state.cluster, { voters: voterCount(state) });
+}
+
+export function desiredNetworkPolicy(state: ClusterState): V1NetworkPolicy | undefined {
+  return buildNetworkPolicy(state.cluster, { operatorNamespace: state.operatorNamespace });
+}
+
+function needsNetworkPolicy(state: ClusterState): boolean {
+  const desired = desiredNetworkPolicy(state);
+  if (!desired) return state.networkPolicy !== undefined;
+  return !state.networkPolicy || networkPolicyDrift(state.networkPolicy, desired) !== undefined;
 }
 
 function needsPdb(state: ClusterState): boolean {

@@ -1,6 +1,6 @@
 // What reconcile-cluster observes before it decides: the cluster, its members and their Pods, the
 // objects it owns, and etcd's own view of the membership. Gathered fresh on every invocation.
-import type { V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
+import type { V1NetworkPolicy, V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
@@ -34,4 +34,7 @@ export interface ClusterState {
   pdb?: V1PodDisruptionBudget;
   /** spec.bootstrap.restore resolved, while the cluster has not formed (shared/plan/restore-source.ts). */
   restore?: RestoreResolution;
+  networkPolicy?: V1NetworkPolicy;
+  /** Where the operator runs (its functions reach the members' client port from there). */
+  operatorNamespace?: string;
 }

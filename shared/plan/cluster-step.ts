@@ -22,6 +22,7 @@ export type ClusterAction =
   | { kind: 'wait'; reason: string }
   | { kind: 'ensure-services' }
   | { kind: 'ensure-pdb' }
+  | { kind: 'ensure-network-policy' }
   /** Write status (with the operation) first; only the winner of that write runs it. */
   | { kind: 'claim'; operation: AddMemberOperation }
   /** An operation is recorded in status: carry it on (every part of it is idempotent). */

@@ -7,13 +7,19 @@ import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER } from '../api/group.ts';
 import { buildMember } from '../builders/member.ts';
 import { isControlledBy } from '../builders/owner.ts';
 import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
+import { networkPolicyDrift } from '../builders/network-policy.ts';
 import { pdbDrift } from '../builders/pdb.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
-import { podDisruptionBudgetName } from '../names.ts';
+import { networkPolicyName, podDisruptionBudgetName } from '../names.ts';
 import type { RestoreResolution } from '../plan/restore-source.ts';
 import type { ClusterState } from '../plan/cluster-state.ts';
-import { desiredPdb, type AddMemberOperation, type ClusterAction } from '../plan/cluster-plan.ts';
+import {
+  desiredNetworkPolicy,
+  desiredPdb,
+  type AddMemberOperation,
+  type ClusterAction,
+} from '../plan/cluster-plan.ts';
 import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -37,6 +43,8 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
       return ensureServices(ctx, state);
     case 'ensure-pdb':
       return ensurePdb(ctx, state);
+    case 'ensure-network-policy':
+      return ensureNetworkPolicy(ctx, state);
     case 'claim':
     case 'resume':
       return addMember(ctx, state, action.operation);
@@ -141,6 +149,27 @@ async function ensurePdb(ctx: Context, state: ClusterState): Promise<ActResult> 
   if (patch) await ctx.kube.mergePatch(ref, patch as unknown as Record<string, unknown>);
   if (patch) await crashPoint('cluster:pdb-ensured');
   return { ok: true, summary: `PodDisruptionBudget minAvailable ${String(desired.spec?.minAvailable)}` };
+}
+
+async function ensureNetworkPolicy(ctx: Context, state: ClusterState): Promise<ActResult> {
+  const desired = desiredNetworkPolicy(state);
+  const ref = {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    namespace: state.cluster.metadata.namespace ?? '',
+    name: networkPolicyName(state.cluster.metadata.name ?? ''),
+  };
+  if (!desired) {
+    await ctx.kube.delete(ref);
+    return { ok: true, summary: 'NetworkPolicy removed (spec.networkPolicy.enabled is false)' };
+  }
+  if (!state.networkPolicy) {
+    await ctx.kube.create(desired as KubeObject);
+    return { ok: true, summary: 'NetworkPolicy created' };
+  }
+  const patch = networkPolicyDrift(state.networkPolicy, desired);
+  if (patch) await ctx.kube.mergePatch(ref, patch);
+  return { ok: true, summary: 'NetworkPolicy in place' };
 }
 
 function refOfObject(

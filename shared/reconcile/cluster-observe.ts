@@ -1,5 +1,5 @@
 // Gathers a ClusterState: one read of each kind of object, then etcd's view through the members.
-import type { V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { V1NetworkPolicy, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
@@ -17,6 +17,7 @@ import {
   clientServiceName,
   clusterSelector,
   headlessServiceName,
+  networkPolicyName,
   podDisruptionBudgetName,
 } from '../names.ts';
 import type { ClusterState, EtcdView, PodFacts } from '../plan/cluster-state.ts';
@@ -44,13 +45,16 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
     namespace: ref.namespace,
     name,
   });
-  const [members, pods, headless, client, pdb] = await Promise.all([
+  const [members, pods, headless, client, pdb, networkPolicy] = await Promise.all([
     ctx.kube.list<EtcdMember & KubeObject>(API_VERSION, ETCD_MEMBER.kind, ref.namespace, selector),
     ctx.kube.list<V1Pod & KubeObject>('v1', 'Pod', ref.namespace, selector),
     ctx.kube.find<V1Service & KubeObject>(namespaced('v1', 'Service', headlessServiceName(ref.name))),
     ctx.kube.find<V1Service & KubeObject>(namespaced('v1', 'Service', clientServiceName(ref.name))),
     ctx.kube.find<V1PodDisruptionBudget & KubeObject>(
       namespaced('policy/v1', 'PodDisruptionBudget', podDisruptionBudgetName(ref.name)),
+    ),
+    ctx.kube.find<V1NetworkPolicy & KubeObject>(
+      namespaced('networking.k8s.io/v1', 'NetworkPolicy', networkPolicyName(ref.name)),
     ),
   ]);
   const state: ClusterState = {
@@ -60,9 +64,11 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
     pods: pods.map(podFacts),
     services: { headless, client },
     pdb,
+    networkPolicy,
   };
   const restore = await observeRestore(ctx, cluster);
   if (restore) state.restore = restore;
+  if (ctx.settings.operatorNamespace) state.operatorNamespace = ctx.settings.operatorNamespace;
   const endpoints = etcdEndpoints(state, cluster);
   if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
   return state;

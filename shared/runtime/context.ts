@@ -1,6 +1,7 @@
 // What every function invocation works with: the Kubernetes adapter, the etcd adapter, the clock
 // and the operator's settings. Built once per process (module scope = cold start only); tests
 // build their own.
+import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_OPERATOR_IMAGE } from '../builders/restore-pod.ts';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
@@ -25,6 +26,8 @@ export interface OperatorSettings {
   schedule: ScheduleTimings;
   /** How long a tick may spend reconciling every object (shared/reconcile/resync-each.ts). */
   resyncBudgetMs?: number;
+  /** The operator's own namespace: each cluster's NetworkPolicy admits it to the client port. */
+  operatorNamespace?: string;
 }
 
 export interface Context {
@@ -44,7 +47,19 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     snapshot: snapshotTimingsFromEnv(env),
     schedule: scheduleTimingsFromEnv(env),
     ...(env.ETCDFN_RESYNC_BUDGET_MS && { resyncBudgetMs: Number(env.ETCDFN_RESYNC_BUDGET_MS) }),
+    operatorNamespace: env.ETCDFN_OPERATOR_NAMESPACE || serviceAccountNamespace(),
   };
+}
+
+/** The namespace Kubernetes mounts with the ServiceAccount token, when running in a Pod. */
+function serviceAccountNamespace(): string | undefined {
+  try {
+    return (
+      readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || undefined
+    );
+  } catch {
+    return undefined;
+  }
 }
 
 export function createContext(

@@ -2,6 +2,7 @@
 // (ready unless told otherwise) and etcd's membership as the members would answer it.
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
+import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
@@ -80,7 +81,14 @@ export const membership = (
 export function state(
   c: EtcdCluster,
   members: EtcdMember[],
-  opts: { ready?: number[]; etcd?: EtcdView; services?: boolean; pdb?: boolean; now?: Date } = {},
+  opts: {
+    ready?: number[];
+    etcd?: EtcdView;
+    services?: boolean;
+    pdb?: boolean;
+    networkPolicy?: boolean;
+    now?: Date;
+  } = {},
 ): ClusterState {
   const ready = opts.ready ?? members.map((_, i) => i);
   const s: ClusterState = {
@@ -99,6 +107,7 @@ export function state(
       opts.services === false ? {} : { headless: buildHeadlessService(c), client: buildClientService(c) },
   };
   if (opts.etcd) s.etcd = opts.etcd;
+  if (opts.networkPolicy !== false) s.networkPolicy = buildNetworkPolicy(c);
   if (opts.pdb !== false) {
     const voters = opts.etcd?.reachable ? opts.etcd.members.filter(m => !m.isLearner).length : 0;
     const pdb = buildPdb(c, { voters });

@@ -752,10 +752,16 @@ describe('planCluster: edges of the world', () => {
   it('the token is made from whatever metadata there is', () => {
     const noNamespace = cluster();
     delete noNamespace.metadata.namespace;
-    assert.equal(planCluster(state(noNamespace, [], { services: false })).status.clusterToken, '-demo-uid-1');
+    assert.equal(
+      planCluster(state(noNamespace, [], { services: false, networkPolicy: false })).status.clusterToken,
+      '-demo-uid-1',
+    );
     const noUid = cluster();
     delete noUid.metadata.uid;
-    assert.equal(planCluster(state(noUid, [], { services: false })).status.clusterToken, 'prod-demo-');
+    assert.equal(
+      planCluster(state(noUid, [], { services: false, networkPolicy: false })).status.clusterToken,
+      'prod-demo-',
+    );
   });
 
   it('a member without a Pod: waited for, no trouble named', () => {

@@ -3,11 +3,39 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
+import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster } from '../../shared/plan/cluster-plan.ts';
 import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, state } from './cluster-world.ts';
 
 describe('planCluster', () => {
+  it('creates the NetworkPolicy after the Services and before the seed member', () => {
+    const c = cluster({}, locked(3, { nextMemberOrdinal: 0 }));
+    const plan = planCluster(state(c, [], { networkPolicy: false }));
+    assert.equal(plan.action.kind, 'ensure-network-policy');
+    assert.equal(findCondition(plan.status.conditions, 'Progressing')?.reason, 'CreatingNetworkPolicy');
+    assert.equal(
+      planCluster(state(c, [], { networkPolicy: false, services: false })).action.kind,
+      'ensure-services',
+    );
+    assert.equal(planCluster(state(c, [])).action.kind, 'claim');
+  });
+
+  it('puts back a NetworkPolicy that drifted, and removes it when the cluster turns it off', () => {
+    const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 3 }));
+    const members = [member(0), member(1), member(2)];
+    const etcd = etcdOf([membership(0), membership(1), membership(2)]);
+    const drifted = state(c, members, { etcd });
+    drifted.networkPolicy!.spec!.ingress = [{}]; // someone opened it to everyone
+    assert.equal(planCluster(drifted).action.kind, 'ensure-network-policy');
+    assert.equal(planCluster(state(c, members, { etcd })).action.kind, 'none');
+    const off = cluster({ networkPolicy: { enabled: false } }, c.status);
+    const stale = state(off, members, { etcd, networkPolicy: false });
+    stale.networkPolicy = buildNetworkPolicy(c);
+    assert.equal(planCluster(stale).action.kind, 'ensure-network-policy');
+    assert.equal(planCluster(state(off, members, { etcd })).action.kind, 'none');
+  });
+
   it('a new cluster locks its target, token and deadline before anything else', () => {
     const plan = planCluster(state(cluster(), []));
     assert.equal(plan.action.kind, 'none');

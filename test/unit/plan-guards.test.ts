@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
+import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import { findCondition } from '../../shared/conditions.ts';
@@ -118,6 +119,7 @@ function state(
   const voters = o.etcd?.reachable ? o.etcd.members.length : 0;
   const pdb = buildPdb(c, { voters });
   if (pdb) s.pdb = pdb;
+  s.networkPolicy = buildNetworkPolicy(c);
   return s;
 }
 

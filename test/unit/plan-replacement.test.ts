@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
+import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { controllerRef } from '../../shared/builders/owner.ts';
 import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
@@ -102,6 +103,7 @@ function world(c: EtcdCluster, members: EtcdMember[], ready: number[], etcd?: Et
   if (etcd) s.etcd = etcd;
   const pdb = buildPdb(c, { voters: etcd?.reachable ? etcd.members.filter(e => !e.isLearner).length : 0 });
   if (pdb) s.pdb = pdb;
+  s.networkPolicy = buildNetworkPolicy(c);
   return s;
 }
 

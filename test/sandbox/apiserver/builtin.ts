@@ -361,6 +361,16 @@ export function builtinDefs(opts: BuiltinOptions): ResourceDef[] {
       strategy: pdbStrategy,
       printer: PRINTERS.poddisruptionbudgets,
     }),
+    // Stored and served only: the sandbox has no network plugin to enforce it.
+    makeDef({
+      group: 'networking.k8s.io',
+      version: 'v1',
+      resource: 'networkpolicies',
+      kind: 'NetworkPolicy',
+      namespaced: true,
+      shortNames: ['netpol'],
+      generation: true,
+    }),
     makeDef({
       group: 'batch',
       version: 'v1',

@@ -1,0 +1,138 @@
+// The cluster's NetworkPolicy: who may reach which port of the members.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1LabelSelector, V1NetworkPolicyPeer } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import {
+  buildNetworkPolicy,
+  DEFAULT_OPERATOR_NAMESPACE,
+  networkPolicyDrift,
+} from '../../shared/builders/network-policy.ts';
+import { memberLabels } from '../../shared/names.ts';
+
+function cluster(spec: Partial<EtcdCluster['spec']> = {}): EtcdCluster {
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdCluster',
+    metadata: { name: 'demo', namespace: 'prod', uid: 'uid-1' },
+    spec: { replicas: 3, version: '3.5.16', ...spec },
+  };
+}
+
+/** Does a label selector match these labels (matchLabels and Exists/In expressions)? */
+function matches(selector: V1LabelSelector | undefined, labels: Record<string, string>): boolean {
+  if (!selector) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    if (e.operator === 'Exists' && !(e.key in labels)) return false;
+    if (e.operator === 'In' && !(e.values ?? []).includes(labels[e.key])) return false;
+  }
+  return true;
+}
+
+interface Source {
+  namespace: string;
+  labels: Record<string, string>;
+}
+
+/** Whether the policy lets `source` reach `port` of a member Pod in namespace prod. */
+function admits(policy: ReturnType<typeof buildNetworkPolicy>, source: Source, port: number): boolean {
+  assert.ok(policy);
+  const allowedBy = (peer: V1NetworkPolicyPeer): boolean => {
+    if (peer.namespaceSelector)
+      return matches(peer.namespaceSelector, { 'kubernetes.io/metadata.name': source.namespace });
+    return source.namespace === 'prod' && matches(peer.podSelector, source.labels);
+  };
+  return (policy.spec?.ingress ?? []).some(
+    rule => (rule.ports ?? []).some(p => p.port === port) && (rule._from ?? []).some(allowedBy),
+  );
+}
+
+const member = { namespace: 'prod', labels: memberLabels('demo', 'demo-1', 'voter') };
+const otherMember = { namespace: 'prod', labels: memberLabels('other', 'other-1', 'voter') };
+const client = { namespace: 'prod', labels: { 'etcdfn.io/client': 'demo', app: 'api' } };
+const otherClient = { namespace: 'prod', labels: { 'etcdfn.io/client': 'other' } };
+const stranger = { namespace: 'prod', labels: { app: 'web' } };
+const operator = { namespace: 'etcdfn-system', labels: {} };
+const foreignClient = { namespace: 'team-b', labels: { 'etcdfn.io/client': 'demo' } };
+const prometheus = { namespace: 'monitoring', labels: { app: 'prometheus' } };
+
+describe('buildNetworkPolicy', () => {
+  const policy = buildNetworkPolicy(cluster());
+
+  it('is on by default, owned by the cluster and selects only its member Pods', () => {
+    assert.ok(policy);
+    assert.equal(policy.metadata?.name, 'demo');
+    assert.equal(policy.metadata?.namespace, 'prod');
+    assert.equal(policy.metadata?.ownerReferences?.[0]?.uid, 'uid-1');
+    assert.deepEqual(policy.spec?.policyTypes, ['Ingress']);
+    assert.ok(matches(policy.spec?.podSelector, member.labels));
+    assert.ok(!matches(policy.spec?.podSelector, otherMember.labels));
+    assert.ok(!matches(policy.spec?.podSelector, { 'etcdfn.io/cluster': 'demo' }), 'a non-member Pod');
+  });
+
+  it('client port: labelled clients, the operator and the members; nobody else', () => {
+    assert.deepEqual(
+      [client, operator, member, otherClient, stranger, foreignClient, otherMember, prometheus].map(s =>
+        admits(policy, s, 2379),
+      ),
+      [true, true, true, false, false, false, false, false],
+    );
+  });
+
+  it('peer port: the members only', () => {
+    assert.deepEqual(
+      [member, client, operator, otherMember, stranger].map(s => admits(policy, s, 2380)),
+      [true, false, false, false, false],
+    );
+  });
+
+  it('metrics port: closed unless a namespace is named', () => {
+    assert.equal(admits(policy, prometheus, 2381), false);
+    const open = buildNetworkPolicy(cluster({ networkPolicy: { metricsNamespace: 'monitoring' } }));
+    assert.equal(admits(open, prometheus, 2381), true);
+    assert.equal(admits(open, stranger, 2381), false);
+  });
+
+  it("admits the operator's namespace as configured", () => {
+    assert.equal(DEFAULT_OPERATOR_NAMESPACE, 'etcdfn-system');
+    const elsewhere = buildNetworkPolicy(cluster(), { operatorNamespace: 'ops' });
+    assert.equal(admits(elsewhere, { namespace: 'ops', labels: {} }, 2379), true);
+    assert.equal(admits(elsewhere, operator, 2379), false);
+  });
+
+  it('is absent when the cluster turns it off', () => {
+    assert.equal(buildNetworkPolicy(cluster({ networkPolicy: { enabled: false } })), undefined);
+    assert.ok(buildNetworkPolicy(cluster({ networkPolicy: { enabled: true } })));
+  });
+});
+
+describe('networkPolicyDrift', () => {
+  const desired = buildNetworkPolicy(cluster())!;
+
+  it('is undefined for the policy as built, and as read back with protocols defaulted', () => {
+    assert.equal(networkPolicyDrift(structuredClone(desired), desired), undefined);
+  });
+
+  it('is undefined for the policy as the client reads it back: other key order, nulls for unset', () => {
+    const readBack = JSON.parse(
+      JSON.stringify(desired.spec, (_key, v: unknown) => {
+        if (v && typeof v === 'object' && !Array.isArray(v))
+          return Object.fromEntries(Object.entries(v).reverse());
+        return v;
+      }),
+    ) as NonNullable<typeof desired.spec>;
+    readBack.ingress![0].ports![0].endPort = null as unknown as undefined;
+    assert.notEqual(JSON.stringify(readBack), JSON.stringify(desired.spec));
+    assert.equal(networkPolicyDrift({ ...desired, spec: readBack }, desired), undefined);
+  });
+
+  it('patches the whole spec back when a rule was widened or removed', () => {
+    const widened = structuredClone(desired);
+    widened.spec!.ingress![1]._from = [];
+    assert.deepEqual(networkPolicyDrift(widened, desired), { spec: desired.spec });
+    const removed = structuredClone(desired);
+    removed.spec!.ingress = removed.spec!.ingress!.slice(0, 1);
+    assert.deepEqual(networkPolicyDrift(removed, desired), { spec: desired.spec });
+  });
+});
