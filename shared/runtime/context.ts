@@ -7,6 +7,7 @@ import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
 import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule-plan.ts';
 import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
+import { ALLOWED_ENDPOINTS_ENV, parseAllowList, type AllowedEndpoint } from '../s3/endpoint-policy.ts';
 
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
@@ -20,6 +21,8 @@ export interface OperatorSettings {
   snapshot: SnapshotTimings;
   /** EtcdSnapshotSchedule: how late a run may start (shared/plan/schedule-plan.ts). */
   schedule: ScheduleTimings;
+  /** S3 endpoints allowed despite plain http or a loopback address ($ETCDFN_S3_ALLOWED_ENDPOINTS). */
+  s3AllowList: AllowedEndpoint[];
 }
 
 export interface Context {
@@ -37,6 +40,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     unhealthyWaitMs: Number(env.ETCDFN_UNHEALTHY_WAIT_MS ?? 8000),
     snapshot: snapshotTimingsFromEnv(env),
     schedule: scheduleTimingsFromEnv(env),
+    // Entries that do not parse allow nothing (safe side); the policy's refusal names the setting.
+    s3AllowList: parseAllowList(env[ALLOWED_ENDPOINTS_ENV]).entries,
   };
 }
 

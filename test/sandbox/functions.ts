@@ -88,7 +88,15 @@ class Supervisor {
       ],
       {
         cwd: repoRoot,
-        env: { ...process.env, ...opts.env, KUBECONFIG: opts.kubeconfig, FUNCTION_TARGET: name },
+        env: {
+          // The sandbox's object store (s3rver) speaks plain http on loopback: allow-listed here,
+          // as an operator's configuration would (docs/snapshots.md, endpoint policy).
+          ETCDFN_S3_ALLOWED_ENDPOINTS: 'http://127.0.0.0/8',
+          ...process.env,
+          ...opts.env,
+          KUBECONFIG: opts.kubeconfig,
+          FUNCTION_TARGET: name,
+        },
         // stdin is a pipe the function watches: if the sandbox dies without stopping it, it exits.
         stdio: ['pipe', 'pipe', 'pipe'],
       },
@@ -100,7 +108,7 @@ class Supervisor {
       const timer = setTimeout(() => {
         reject(new Error(`function ${name} did not start`));
         child.kill('SIGKILL');
-      }, opts.startTimeoutMs ?? 30_000);
+      }, opts.startTimeoutMs ?? 120_000); // generous: four cold tsx starts on a loaded machine take a while
       const onLine = (line: string) => {
         if (!ready && line.startsWith('{"serving"')) {
           ready = true;
