@@ -6,7 +6,7 @@
 // EtcdSnapshot is refused; one this EtcdSnapshot left behind in an attempt that crashed is deleted,
 // ETag-checked, and written again), and the upload itself is a conditional create
 // (If-None-Match: *), which closes the race between the HEAD and the write on every store that
-// honours it (AWS S3, MinIO); on a store that ignores it (s3rver) the HEAD is the guard.
+// honours it (AWS S3 documents it); on a store that ignores it (s3rver) the HEAD is the guard.
 // Every expected outcome is a value: the caller decides what is final and what is retried.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
