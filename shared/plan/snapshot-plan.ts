@@ -266,6 +266,10 @@ function planRelease(snapshot: EtcdSnapshot): SnapshotPlan {
   }
   const target = snapshotTarget(s3, ownerOf(snapshot));
   const recorded = status.artifact;
+  // Never claimed (no attempt ever started), so nothing was stored: no store to ask (its Secret may
+  // well be what is missing).
+  if (!recorded && !status.startTime)
+    return release(undefined, 'no attempt was ever made: nothing to delete');
   if (recorded && recorded.uri !== target.uri) {
     return release(undefined, `status records ${recorded.uri}, not ${target.uri}: no object is deleted`);
   }

@@ -785,11 +785,20 @@ describe('planSnapshot: endpoint policy, deletionPolicy and release', () => {
   });
 
   it('deleting, Delete, nothing recorded (an attempt that stopped) → release checking the owner only', () => {
-    const plan = planSnapshot(state({ snapshot: withPolicy('Delete', deleting, { phase: 'Started' }) }));
+    const plan = planSnapshot(
+      state({ snapshot: withPolicy('Delete', deleting, { phase: 'Started', startTime: iso(NOW) }) }),
+    );
     assert.equal(plan.step.kind, 'release');
     if (plan.step.kind !== 'release') return;
     assert.ok(plan.step.object);
     assert.equal(plan.step.object.etag, undefined);
+  });
+
+  it('deleting, Delete, never claimed (e.g. Failed for a missing Secret) → release without asking the store', () => {
+    const failed: EtcdSnapshotStatus = { phase: 'Failed' };
+    const plan = planSnapshot(state({ snapshot: withPolicy('Delete', deleting, failed) }));
+    assert.equal(plan.step.kind, 'release');
+    if (plan.step.kind === 'release') assert.equal(plan.step.object, undefined);
   });
 
   it('deleting, Delete, status records another URI → release without deleting anything', () => {
