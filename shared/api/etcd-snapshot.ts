@@ -7,9 +7,14 @@ import type {
   SnapshotLocation,
 } from './common.ts';
 
+/** What happens to the stored object when the EtcdSnapshot is deleted. */
+export type SnapshotDeletionPolicy = 'Retain' | 'Delete';
+
 export interface EtcdSnapshotSpec {
   clusterRef: LocalObjectReference;
   destination: SnapshotLocation;
+  /** Retain (the default) keeps the object; Delete deletes it (only the object this snapshot wrote). */
+  deletionPolicy?: SnapshotDeletionPolicy;
 }
 
 export type SnapshotPhase = 'Pending' | 'Started' | 'Complete' | 'Failed';
@@ -22,6 +27,8 @@ export interface SnapshotArtifact {
   checksum?: string;
   /** etcd revision the snapshot was taken at. */
   revision?: number;
+  /** The store's ETag of the object this snapshot wrote (retention and deletion check it). */
+  etag?: string;
 }
 
 export interface EtcdSnapshotStatus {

@@ -47,6 +47,8 @@ export interface BuildMemberPodOptions {
   etcdImageRepository?: string;
   /** The operator's image, which runs the restore's fetch and commit steps. */
   operatorImage?: string;
+  /** The operator's S3 endpoint allow-list setting (for a restoring seed's fetch step). */
+  s3AllowedEndpoints?: string;
 }
 
 export function etcdImage(version: string, repository = DEFAULT_ETCD_IMAGE_REPOSITORY): string {
@@ -66,6 +68,7 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
     peerURL: flagValue(flags, '--initial-advertise-peer-urls'),
     securityContext: containerSecurityContext(),
     resources: containerResources(spec.resources),
+    ...(opts.s3AllowedEndpoints && { s3AllowedEndpoints: opts.s3AllowedEndpoints }),
   });
 
   return {

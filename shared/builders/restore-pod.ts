@@ -5,6 +5,7 @@
 //                     `etcdctl snapshot restore` (3.4) under the new cluster's token;
 //   3. restore-commit (the operator's image): move the data into place, write the marker last.
 // The marker (shared/restore/layout.ts) makes a restarted or recreated Pod restore nothing again.
+import { ALLOWED_ENDPOINTS_ENV } from '../s3/endpoint-policy.ts';
 import type { V1Container, V1EnvVar, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import {
@@ -29,6 +30,8 @@ export interface RestoreContainerOptions {
   peerURL: string;
   securityContext: V1Container['securityContext'];
   resources: V1Container['resources'];
+  /** The operator's S3 endpoint allow-list setting, so the fetch step follows the same policy. */
+  s3AllowedEndpoints?: string;
 }
 
 /** Where the snapshot comes from, as the user reads it (s3://bucket/key or pvc://claim/path). */
@@ -67,6 +70,7 @@ export function restoreInitContainers(member: EtcdMember, opts: RestoreContainer
   const mounts = [data];
   if (source.s3) {
     const s3 = source.s3;
+    if (opts.s3AllowedEndpoints) env.push({ name: ALLOWED_ENDPOINTS_ENV, value: opts.s3AllowedEndpoints });
     fetchArgs.push(
       `--s3-endpoint=${s3.endpoint}`,
       `--s3-bucket=${s3.bucket}`,

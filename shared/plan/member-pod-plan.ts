@@ -101,6 +101,7 @@ function createPod(state: MemberState): MemberPlan {
         isVoter,
         ...(state.etcdImageRepository && { etcdImageRepository: state.etcdImageRepository }),
         ...(state.operatorImage && { operatorImage: state.operatorImage }),
+        ...(state.s3AllowedEndpoints && { s3AllowedEndpoints: state.s3AllowedEndpoints }),
       },
     );
   } catch (err) {

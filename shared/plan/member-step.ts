@@ -37,6 +37,8 @@ export interface MemberState {
   etcdImageRepository?: string;
   /** The operator's image (settings): runs a restoring seed's fetch and commit steps. */
   operatorImage?: string;
+  /** The operator's S3 endpoint allow-list setting (settings). */
+  s3AllowedEndpoints?: string;
 }
 
 export type MemberAction =

@@ -14,11 +14,15 @@
 // then the snapshot is created; a crash in between is repaired by the next invocation, which sees the
 // claim without its snapshot and creates it.
 //
-// Retention (also while suspended): of the schedule's Complete snapshots the newest keepLast stay,
-// older ones are deleted together with their S3 object. A Failed snapshot is deleted once a later
-// run has succeeded; of the failures since the last success the newest FAILED_KEPT stay, so a person
-// can read why, without a broken schedule piling up one object a minute. Unfinished snapshots are
-// never deleted.
+// Only verified snapshots (Complete with Verified True: read back from the store and checked) count
+// as successes. Retention (also while suspended): of the verified snapshots the newest keepLast stay
+// (so the newest verified one always stays), older ones are deleted together with their S3 object,
+// but only an object whose recorded URI is the snapshot's key and whose ETag was recorded: the
+// deletion checks both against the store. A Failed snapshot is deleted once a later run has
+// succeeded (its object, if verification failed, is kept); of the failures since the last success
+// the newest FAILED_KEPT stay, so a person can read why, without a broken schedule piling up one
+// object a minute. Unfinished snapshots, and Complete ones without a Verified condition (made before
+// verification existed), are never deleted.
 import { Cron } from 'croner';
 import type { Condition } from '../api/common.ts';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
@@ -28,7 +32,8 @@ import { API_VERSION, ETCD_SNAPSHOT_SCHEDULE } from '../api/group.ts';
 import type { EventContent } from '../builders/k8s-event.ts';
 import { findCondition, setCondition, toKubeTime } from '../conditions.ts';
 import { CLUSTER_LABEL, MANAGED_BY } from '../names.ts';
-import { isFinished } from './snapshot-plan.ts';
+import { ownerOf, snapshotTarget } from '../s3/location.ts';
+import { isFinished, SNAPSHOT_VERIFIED } from './snapshot-plan.ts';
 
 export const SCHEDULE_LABEL = 'etcdfn.io/schedule';
 /** The run (RFC 3339) a snapshot was created for. */
@@ -68,8 +73,10 @@ export interface ScheduleState {
 export interface ScheduleDeletion {
   name: string;
   uid: string;
-  /** Delete this object from the store first (Complete snapshots: they hold one). */
+  /** Delete this object from the store first (verified snapshots with a recorded URI and ETag). */
   s3Object: boolean;
+  /** The ETag status recorded for the object; the store's must match. */
+  etag?: string;
   why: string;
 }
 
@@ -148,7 +155,7 @@ export function planSchedule(state: ScheduleState): SchedulePlan {
   const live = state.snapshots.filter(s => !s.metadata.deletionTimestamp);
   const byRunDesc = [...live].sort(newestFirst);
   const unfinished = byRunDesc.filter(s => !isFinished(s));
-  const complete = byRunDesc.filter(s => s.status?.phase === 'Complete');
+  const complete = byRunDesc.filter(isVerified);
   const failed = byRunDesc.filter(s => s.status?.phase === 'Failed');
 
   // What the snapshots themselves say beats status, which may lag after a crash.
@@ -289,11 +296,14 @@ export function planSchedule(state: ScheduleState): SchedulePlan {
 
   // Retention.
   const deletions: ScheduleDeletion[] = [];
-  for (const s of complete.slice(keepLast)) {
+  // complete[0], the newest verified snapshot, is never in this slice: keepLast is at least 1.
+  for (const s of complete.slice(Math.max(1, keepLast))) {
+    const etag = ownedObjectEtag(s);
     deletions.push({
       name: s.metadata.name ?? '',
       uid: s.metadata.uid ?? '',
-      s3Object: s.spec.destination.s3 !== undefined,
+      s3Object: etag !== undefined,
+      ...(etag !== undefined && { etag }),
       why: `beyond retention.keepLast ${keepLast}`,
     });
   }
@@ -368,6 +378,25 @@ export function planRetentionResult(
   const conditions = setCondition(old.conditions, input, now);
   if (conditions === old.conditions) return { status: old, statusChanged: false };
   return { status: { ...old, conditions }, statusChanged: true };
+}
+
+/** Complete and verified: read back from the store and checked (Verified True). */
+export function isVerified(snapshot: EtcdSnapshot): boolean {
+  return (
+    snapshot.status?.phase === 'Complete' &&
+    findCondition(snapshot.status.conditions, SNAPSHOT_VERIFIED)?.status === 'True'
+  );
+}
+
+/**
+ * The recorded ETag of the object a snapshot wrote, when status records one at the snapshot's own
+ * key; undefined when there is nothing retention may delete.
+ */
+function ownedObjectEtag(snapshot: EtcdSnapshot): string | undefined {
+  const s3 = snapshot.spec.destination.s3;
+  const artifact = snapshot.status?.artifact;
+  if (!s3 || !artifact?.etag || !snapshot.metadata.uid) return undefined;
+  return artifact.uri === snapshotTarget(s3, ownerOf(snapshot)).uri ? artifact.etag : undefined;
 }
 
 /** The EtcdSnapshot of the run at `time`: owned by the schedule, labelled, spec from the schedule. */

@@ -1,16 +1,22 @@
 // run-snapshot's decision: given one EtcdSnapshot and what surrounds it (its cluster, which of the
-// cluster's Pods are ready, whether the credentials Secret holds its keys, and the time), the single
-// next step, with the snapshot status that goes with it. Pure: no I/O, no clock.
+// cluster's Pods are ready, whether the credentials Secret holds its keys, the endpoint policy's
+// verdict, and the time), the single next step, with the snapshot status that goes with it. Pure:
+// no I/O, no clock.
 //
 // The life of an on-demand snapshot:
-//   (no phase) ──claim──▶ Started ──upload ok──▶ Complete
-//        │                   │  └──refused by S3──▶ Failed
+//   (no phase) ──claim──▶ Started ──uploaded, read back and verified──▶ Complete (Verified True)
+//        │                   │  ├──refused by S3, object already at the key──▶ Failed
+//        │                   │  └──read back differs / etcd's hash fails──▶ Failed (Verified False, object kept)
 //        │                   └──etcd/S3 unavailable──▶ Pending (retried after a delay, on the tick)
 //        └──cluster missing / no ready member──▶ Pending (retried on the tick)
 //   A Started snapshot whose attempt outlived the attempt timeout (its invocation crashed) is claimed
-//   again; the object key is deterministic, so the retake overwrites whatever the crash left.
+//   again; the object key is fixed by the snapshot's UID, and the retake deletes what the crashed
+//   attempt left there (only an object naming this snapshot as owner) before writing it again.
 //   Anything not Complete by the deadline, and anything a person must fix (a PVC destination, the
-//   Secret missing or lacking keys), ends Failed with a message saying what to do.
+//   Secret missing or lacking keys, an endpoint the policy refuses), ends Failed with a message
+//   saying what to do.
+//   deletionPolicy Delete: a finalizer is added before the claim; on deletion the object is deleted
+//   (only the one this snapshot wrote) and the finalizer removed.
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type {
   EtcdSnapshot,
@@ -20,10 +26,14 @@ import type {
 } from '../api/etcd-snapshot.ts';
 import type { EventContent } from '../builders/k8s-event.ts';
 import { findCondition, setCondition, toKubeTime, type ConditionInput } from '../conditions.ts';
-import { CREDENTIAL_KEYS, snapshotTarget, type S3Target } from '../s3/location.ts';
+import type { EndpointVerdict } from '../s3/endpoint-policy.ts';
+import { CREDENTIAL_KEYS, ownerOf, snapshotTarget, type S3Target } from '../s3/location.ts';
 import { memberUrls } from './members.ts';
 
 export const SNAPSHOT_READY = 'Ready';
+export const SNAPSHOT_VERIFIED = 'Verified';
+/** On EtcdSnapshots with deletionPolicy Delete: the object is deleted before the EtcdSnapshot goes. */
+export const SNAPSHOT_FINALIZER = 'etcdfn.io/snapshot-object';
 
 /** How long things may take; from the environment (snapshotTimingsFromEnv). */
 export interface SnapshotTimings {
@@ -62,6 +72,8 @@ export interface SnapshotState {
   readyPods: readonly string[];
   /** Keys of the credentials Secret that have a non-empty value; undefined when there is no such Secret. */
   secretKeys?: readonly string[];
+  /** The endpoint policy's verdict on destination.s3.endpoint; undefined when not checked. */
+  endpoint?: EndpointVerdict;
   timings: SnapshotTimings;
 }
 
@@ -83,7 +95,15 @@ export type SnapshotStep =
    * Write the status (Started) with a compare-and-swap; if it lands, stream from the first source
    * that serves a snapshot (followers first) to `target`.
    */
-  | { kind: 'claim'; retake: boolean; sources: SnapshotSource[]; target: S3Target; reason: string };
+  | { kind: 'claim'; retake: boolean; sources: SnapshotSource[]; target: S3Target; reason: string }
+  /** Add SNAPSHOT_FINALIZER (deletionPolicy Delete), before anything is written to the store. */
+  | { kind: 'add-finalizer'; reason: string }
+  /**
+   * The EtcdSnapshot is being deleted and holds SNAPSHOT_FINALIZER: delete `object` (when set; only
+   * if it names this snapshot as owner and, when recorded, has the recorded ETag), then remove the
+   * finalizer.
+   */
+  | { kind: 'release'; object?: { target: S3Target; etag?: string }; reason: string };
 
 export interface SnapshotPlan {
   step: SnapshotStep;
@@ -103,7 +123,7 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
   const { snapshot, now, timings } = state;
   const name = snapshot.metadata.name ?? '';
   const status = snapshot.status ?? {};
-  if (snapshot.metadata.deletionTimestamp) return nothing(snapshot, `EtcdSnapshot ${name} is being deleted`);
+  if (snapshot.metadata.deletionTimestamp) return planRelease(snapshot);
   if (isFinished(snapshot)) return nothing(snapshot, `EtcdSnapshot ${name} is ${status.phase}`);
 
   const destination = snapshot.spec.destination;
@@ -142,6 +162,20 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
 
   const secretProblem = credentialsProblem(state);
   if (secretProblem) return fail(state, 'CredentialsInvalid', secretProblem);
+  if (state.endpoint && !state.endpoint.allowed) {
+    return fail(state, state.endpoint.reason, `${state.endpoint.message}; then create a new EtcdSnapshot`);
+  }
+  if (needsFinalizer(snapshot)) {
+    return {
+      step: {
+        kind: 'add-finalizer',
+        reason: `EtcdSnapshot ${name}: deletionPolicy Delete: adding ${SNAPSHOT_FINALIZER} before anything is stored`,
+      },
+      status,
+      statusChanged: false,
+      events: [],
+    };
+  }
 
   const clusterName = snapshot.spec.clusterRef.name;
   const ns = snapshot.metadata.namespace ?? '';
@@ -185,7 +219,7 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
     }
   }
 
-  return claim(state, sources, snapshotTarget(destination.s3, name));
+  return claim(state, sources, snapshotTarget(destination.s3, ownerOf(snapshot)));
 }
 
 /**
@@ -199,6 +233,52 @@ export function snapshotSources(cluster: EtcdCluster, readyPods: readonly string
     .filter(m => m.role !== 'learner' && ready.has(m.name))
     .map(m => ({ member: m.name, endpoint: memberUrls(cluster, m.name).client, leader: m.leader === true }))
     .sort((a, b) => Number(a.leader) - Number(b.leader) || a.member.localeCompare(b.member));
+}
+
+/** deletionPolicy Delete needs the finalizer before anything is stored. */
+export function needsFinalizer(snapshot: EtcdSnapshot): boolean {
+  return (
+    snapshot.spec.deletionPolicy === 'Delete' &&
+    !snapshot.metadata.deletionTimestamp &&
+    !(snapshot.metadata.finalizers ?? []).includes(SNAPSHOT_FINALIZER)
+  );
+}
+
+/** An EtcdSnapshot being deleted: release its finalizer, deleting its object first under deletionPolicy Delete. */
+function planRelease(snapshot: EtcdSnapshot): SnapshotPlan {
+  const name = snapshot.metadata.name ?? '';
+  const status = snapshot.status ?? {};
+  if (!(snapshot.metadata.finalizers ?? []).includes(SNAPSHOT_FINALIZER)) {
+    return nothing(snapshot, `EtcdSnapshot ${name} is being deleted`);
+  }
+  const s3 = snapshot.spec.destination.s3;
+  const release = (
+    object: { target: S3Target; etag?: string } | undefined,
+    reason: string,
+  ): SnapshotPlan => ({
+    step: { kind: 'release', ...(object && { object }), reason: `EtcdSnapshot ${name}: ${reason}` },
+    status,
+    statusChanged: false,
+    events: [],
+  });
+  if (snapshot.spec.deletionPolicy !== 'Delete' || !s3) {
+    return release(undefined, 'deletionPolicy Retain: the stored object is kept');
+  }
+  const target = snapshotTarget(s3, ownerOf(snapshot));
+  const recorded = status.artifact;
+  // Never claimed (no attempt ever started), so nothing was stored: no store to ask (its Secret may
+  // well be what is missing).
+  if (!recorded && !status.startTime)
+    return release(undefined, 'no attempt was ever made: nothing to delete');
+  if (recorded && recorded.uri !== target.uri) {
+    return release(undefined, `status records ${recorded.uri}, not ${target.uri}: no object is deleted`);
+  }
+  // Without a recorded ETag (an attempt that stopped before recording), the owner metadata decides.
+  const etag = recorded?.etag;
+  return release(
+    { target, ...(etag && { etag }) },
+    `deletionPolicy Delete: deleting ${target.uri} (only if this snapshot wrote it)`,
+  );
 }
 
 function credentialsProblem(state: SnapshotState): string | undefined {
@@ -219,7 +299,23 @@ function credentialsProblem(state: SnapshotState): string | undefined {
 
 /** The outcome of one attempt, as the adapter reports it. */
 export type TakeOutcome =
-  | { kind: 'uploaded'; source: string; artifact: Required<SnapshotArtifact> }
+  /** Uploaded, read back from the store and verified: `verification` says what was checked. */
+  | { kind: 'verified'; source: string; artifact: Required<SnapshotArtifact>; verification: string }
+  /**
+   * Uploaded, but what the store returns is not what was sent, or fails etcd's integrity check, or
+   * cannot be read back: final, unverified, the object kept (recorded in `artifact`).
+   */
+  | {
+      kind: 'verify-failed';
+      source: string;
+      artifact: Required<SnapshotArtifact>;
+      reason: 'ChecksumMismatch' | 'IntegrityCheckFailed' | 'ObjectChanged' | 'ReadBackRefused';
+      message: string;
+    }
+  /** An object this snapshot did not write is at the key: final, nothing overwritten. */
+  | { kind: 'object-exists'; message: string }
+  /** The endpoint policy refused the endpoint: final. */
+  | { kind: 'endpoint-refused'; reason: string; message: string }
   /** No member served a snapshot, or the stream broke off. */
   | { kind: 'etcd-unavailable'; message: string }
   /** The store refused (4xx): final. */
@@ -245,19 +341,64 @@ export function planOutcome(claimed: EtcdSnapshot, outcome: TakeOutcome, now: Da
     conditions: setCondition(base.conditions, condition, now),
   });
   switch (outcome.kind) {
-    case 'uploaded': {
+    case 'verified': {
       const a = outcome.artifact;
-      const message = `snapshot of EtcdCluster ${cluster} at revision ${a.revision} (${formatBytes(a.sizeBytes)}) stored at ${a.uri}, taken from member ${outcome.source}`;
+      const message = `snapshot of EtcdCluster ${cluster} at revision ${a.revision} (${formatBytes(a.sizeBytes)}) stored at ${a.uri}, taken from member ${outcome.source}, verified`;
       const status = set(
         'Complete',
         { type: SNAPSHOT_READY, status: 'True', reason: 'Complete', message },
         { artifact: { ...a }, completionTime: toKubeTime(now) },
+      );
+      status.conditions = setCondition(
+        status.conditions,
+        {
+          type: SNAPSHOT_VERIFIED,
+          status: 'True',
+          reason: 'ReadBackVerified',
+          message: outcome.verification,
+        },
+        now,
       );
       return {
         step: { kind: 'nothing', reason: `EtcdSnapshot ${name}: ${message}` },
         status,
         statusChanged: true,
         events: [{ type: 'Normal', reason: 'SnapshotComplete', message }],
+      };
+    }
+    case 'verify-failed': {
+      const message = `${outcome.message}; the object is kept at ${outcome.artifact.uri} for inspection; create a new EtcdSnapshot to try again`;
+      const status = set(
+        'Failed',
+        { type: SNAPSHOT_READY, status: 'False', reason: 'VerificationFailed', message },
+        { artifact: { ...outcome.artifact }, completionTime: toKubeTime(now) },
+      );
+      status.conditions = setCondition(
+        status.conditions,
+        { type: SNAPSHOT_VERIFIED, status: 'False', reason: outcome.reason, message: outcome.message },
+        now,
+      );
+      return {
+        step: { kind: 'fail', reason: `EtcdSnapshot ${name}: ${message}` },
+        status,
+        statusChanged: true,
+        events: [{ type: 'Warning', reason: 'SnapshotVerificationFailed', message }],
+      };
+    }
+    case 'object-exists':
+    case 'endpoint-refused': {
+      const message = `${outcome.message}; then create a new EtcdSnapshot`;
+      const reason = outcome.kind === 'object-exists' ? 'ObjectExists' : outcome.reason;
+      const status = set(
+        'Failed',
+        { type: SNAPSHOT_READY, status: 'False', reason, message },
+        { completionTime: toKubeTime(now) },
+      );
+      return {
+        step: { kind: 'fail', reason: `EtcdSnapshot ${name}: ${message}` },
+        status,
+        statusChanged: true,
+        events: [{ type: 'Warning', reason: 'SnapshotFailed', message }],
       };
     }
     case 's3-refused':
@@ -309,13 +450,14 @@ export function planOutcome(claimed: EtcdSnapshot, outcome: TakeOutcome, now: Da
 
 function refusedMessage(snapshot: EtcdSnapshot, code: string, message: string): string {
   const s3 = snapshot.spec.destination.s3;
-  const uri = snapshotTarget(s3!, snapshot.metadata.name ?? '').uri;
+  const uri = snapshotTarget(s3!, ownerOf(snapshot)).uri;
   const secret = s3?.credentialsSecretRef.name ?? '';
   const hints: Record<string, string> = {
     NoSuchBucket: `create bucket ${s3?.bucket} at ${s3?.endpoint} or fix destination.s3.bucket`,
     InvalidAccessKeyId: `check AWS_ACCESS_KEY_ID in Secret ${secret}`,
     SignatureDoesNotMatch: `check AWS_SECRET_ACCESS_KEY in Secret ${secret}`,
     AccessDenied: `give the key in Secret ${secret} s3:PutObject on ${uri}`,
+    HTTP403: `check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in Secret ${secret}, and that the key may s3:GetObject and s3:PutObject on ${uri}`,
     PermanentRedirect: 'set destination.s3.region (or the endpoint) to the bucket’s region',
     AuthorizationHeaderMalformed: 'set destination.s3.region to the bucket’s region',
   };

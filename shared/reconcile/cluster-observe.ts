@@ -1,5 +1,11 @@
 // Gathers a ClusterState: one read of each kind of object, then etcd's view through the members.
-import type { V1NetworkPolicy, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
+import type {
+  V1NetworkPolicy,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1Secret,
+  V1Service,
+} from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';

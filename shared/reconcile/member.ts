@@ -69,6 +69,7 @@ export async function observeMember(ctx: Context, ref: MemberRef): Promise<Membe
     pvc,
     etcdImageRepository: ctx.settings.etcdImageRepository,
     operatorImage: ctx.settings.operatorImage,
+    ...(ctx.settings.s3AllowedEndpoints && { s3AllowedEndpoints: ctx.settings.s3AllowedEndpoints }),
   };
   if (cluster && needsEtcd(state)) await observeEtcd(ctx, state, cluster);
   return state;

@@ -6,7 +6,8 @@
 // is fixed by the run's time, so a duplicate invocation loses the claim (409) or, at worst, gets
 // AlreadyExists. Retention deletes the S3 object before the EtcdSnapshot, so the object is never
 // orphaned: a crash in between leaves the EtcdSnapshot, and the next invocation deletes the object
-// again (NotFound = deleted) and then the EtcdSnapshot (by uid).
+// again (NotFound = deleted) and then the EtcdSnapshot (by uid). An object is deleted only when it
+// names the snapshot as owner and has the ETag status recorded; otherwise it is kept and said so.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
@@ -24,8 +25,9 @@ import {
   type ScheduleState,
 } from '../plan/schedule-plan.ts';
 import type { Context } from '../runtime/context.ts';
-import { deleteObject } from '../s3/delete.ts';
-import { ACCESS_KEY_ID, credentialsIn, SECRET_ACCESS_KEY, snapshotTarget } from '../s3/location.ts';
+import { crashPoint } from '../runtime/crash.ts';
+import { deleteOwnedObject } from '../s3/delete.ts';
+import { ACCESS_KEY_ID, credentialsIn, ownerOf, SECRET_ACCESS_KEY, snapshotTarget } from '../s3/location.ts';
 import { emitEvents } from './member-events.ts';
 
 export interface ScheduleRef {
@@ -63,10 +65,12 @@ export async function reconcileSchedule(ctx: Context, ref: ScheduleRef): Promise
         schedule = written.object;
     }
     await emitEvents(ctx, schedule, plan.events, INSTANCE);
+    if (plan.create) await crashPoint('schedule:claimed');
   }
 
   if (plan.create) {
     const created = await ctx.kube.create<Snapshot>(plan.create);
+    if (created.kind === 'created') await crashPoint('schedule:snapshot-created');
     if (created.kind === 'invalid') {
       const message = `EtcdSnapshot ${plan.create.metadata.name} was refused by the API server: ${created.message}`;
       await emitEvents(
@@ -88,13 +92,13 @@ export async function reconcileSchedule(ctx: Context, ref: ScheduleRef): Promise
     for (const deletion of plan.deletions) {
       const snapshot = observed.snapshots.find(s => s.metadata.uid === deletion.uid);
       if (!snapshot) continue;
-      const problem = await prune(ctx, snapshot, deletion, secrets);
-      if (problem) problems.push(problem);
+      const pruneResult = await prune(ctx, snapshot, deletion, secrets);
+      if (pruneResult.problem) problems.push(pruneResult.problem);
       else {
         pruned.push({
           type: 'Normal',
           reason: 'SnapshotPruned',
-          message: `deleted EtcdSnapshot ${deletion.name}${deletion.s3Object ? ` and ${snapshot.status?.artifact?.uri ?? 'its object'}` : ''}: ${deletion.why}`,
+          message: `deleted EtcdSnapshot ${deletion.name}${pruneResult.object ? ` and ${pruneResult.object}` : ''}: ${deletion.why}${pruneResult.kept ? `; ${pruneResult.kept}` : ''}`,
         });
       }
     }
@@ -163,31 +167,61 @@ function secretReader(ctx: Context): SecretReader {
   };
 }
 
+interface PruneResult {
+  /** What a person must fix; the EtcdSnapshot is kept. */
+  problem?: string;
+  /** The object deleted. */
+  object?: string;
+  /** Why the object was left in the store. */
+  kept?: string;
+}
+
 async function prune(
   ctx: Context,
   snapshot: Snapshot,
   deletion: ScheduleDeletion,
   secrets: SecretReader,
-): Promise<string | undefined> {
+): Promise<PruneResult> {
   const ns = snapshot.metadata.namespace ?? '';
   const s3 = snapshot.spec.destination.s3;
+  const result: PruneResult = {};
   if (deletion.s3Object && s3) {
-    const target = snapshotTarget(s3, snapshot.metadata.name ?? '');
+    const target = snapshotTarget(s3, ownerOf(snapshot));
     const credentials = credentialsIn(await secrets(ns, target.secretName));
     if (!credentials) {
-      return `cannot delete ${target.uri} of EtcdSnapshot ${deletion.name}: Secret ${target.secretName} is missing or lacks ${ACCESS_KEY_ID} and ${SECRET_ACCESS_KEY}; restore it (the EtcdSnapshot is kept until its object is deleted)`;
+      return {
+        problem: `cannot delete ${target.uri} of EtcdSnapshot ${deletion.name}: Secret ${target.secretName} is missing or lacks ${ACCESS_KEY_ID} and ${SECRET_ACCESS_KEY}; restore it (the EtcdSnapshot is kept until its object is deleted)`,
+      };
     }
-    const deleted = await deleteObject(target, credentials);
-    if (deleted.kind === 'refused') {
-      return `S3 refused to delete ${target.uri} of EtcdSnapshot ${deletion.name}: ${deleted.code}: ${deleted.message}; give the key in Secret ${target.secretName} s3:DeleteObject (the EtcdSnapshot is kept until its object is deleted)`;
-    }
-    if (deleted.kind === 'unavailable') {
-      return `could not reach the store to delete ${target.uri} of EtcdSnapshot ${deletion.name}: ${deleted.message}; retried every minute`;
+    const deleted = await deleteOwnedObject(
+      target,
+      credentials,
+      deletion.etag ? { etag: deletion.etag } : {},
+      ctx.settings.s3AllowList,
+    );
+    switch (deleted.kind) {
+      case 'refused':
+        return {
+          problem: `S3 refused to delete ${target.uri} of EtcdSnapshot ${deletion.name}: ${deleted.code}: ${deleted.message}; give the key in Secret ${target.secretName} s3:DeleteObject (the EtcdSnapshot is kept until its object is deleted)`,
+        };
+      case 'unavailable':
+        return {
+          problem: `could not reach the store to delete ${target.uri} of EtcdSnapshot ${deletion.name}: ${deleted.message}; retried every minute`,
+        };
+      case 'kept':
+        result.kept = deleted.message;
+        break;
+      case 'deleted':
+        await crashPoint('schedule:object-pruned');
+        result.object = target.uri;
+        break;
+      case 'gone':
+        break;
     }
   }
   // By uid: a newer snapshot of the same name is left alone (conflict), one already gone is done.
   await ctx.kube.delete(objectRef(ETCD_SNAPSHOT.kind, ns, deletion.name), { uid: deletion.uid });
-  return undefined;
+  return result;
 }
 
 function objectRef(kind: string, namespace: string, name: string): ObjectRef {

@@ -2,9 +2,12 @@
 // (shared/plan/snapshot-plan.ts), then write the status (compare-and-swap) and, after a successful
 // claim, stream the snapshot from a ready member to S3 and record the result.
 //
-// Crash safety: the claim is in status before any byte moves; the object key is deterministic; the
-// result is written with a compare-and-swap against the claim, so an invocation whose claim was
-// taken over (it outlived the stale timeout) cannot record its result over the newer attempt's.
+// Crash safety: the claim is in status before any byte moves; the object key is fixed by the
+// snapshot's UID and the object names the snapshot as its owner, so a retake finds (and replaces)
+// only its own leftover; a snapshot is Complete only after the stored object was read back and
+// verified; the result is written with a compare-and-swap against the claim, so an invocation whose
+// claim was taken over (it outlived the stale timeout) cannot record its result over the newer
+// attempt's. Crash points (shared/runtime/crash.ts) follow each side effect.
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
@@ -16,14 +19,19 @@ import { isPodReady } from '../plan/member-pod.ts';
 import {
   planOutcome,
   planSnapshot,
+  SNAPSHOT_FINALIZER,
   type SnapshotPlan,
   type SnapshotState,
   type TakeOutcome,
 } from '../plan/snapshot-plan.ts';
 import type { Context } from '../runtime/context.ts';
+import { crashPoint } from '../runtime/crash.ts';
 import { secretValues } from '../k8s/secrets.ts';
+import { endpointVerdict } from '../s3/client.ts';
+import { deleteOwnedObject } from '../s3/delete.ts';
 import { ACCESS_KEY_ID, credentialsIn, SECRET_ACCESS_KEY } from '../s3/location.ts';
 import { uploadStream } from '../s3/upload.ts';
+import { readBack } from '../s3/verify.ts';
 import { emitEvents } from './member-events.ts';
 
 export interface SnapshotRef {
@@ -45,6 +53,8 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
   const plan = planSnapshot(state);
   const { step } = plan;
   if (step.kind === 'nothing') return { result: 'done', summary: step.reason };
+  if (step.kind === 'add-finalizer') return addFinalizer(ctx, snapshot, step.reason);
+  if (step.kind === 'release') return release(ctx, snapshot, step, secret ?? {});
   if (!plan.statusChanged) return { result: 'done', summary: step.reason };
   const written = await ctx.kube.replaceStatus<Snapshot>({ ...snapshot, status: plan.status });
   switch (written.kind) {
@@ -63,6 +73,7 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
   }
   await emitEvents(ctx, written.object, plan.events, INSTANCE);
   if (step.kind !== 'claim') return { result: 'done', summary: step.reason };
+  await crashPoint('snapshot:claimed');
   return takeAndRecord(ctx, written.object, step, secret ?? {});
 }
 
@@ -85,11 +96,20 @@ export async function observeSnapshot(
     readyPods: [],
     timings: ctx.settings.snapshot,
   };
+  const secretName = snapshot.spec.destination.s3?.credentialsSecretRef.name;
+  if (snapshot.metadata.deletionTimestamp) {
+    // Releasing the finalizer may delete the object: the Secret's keys are all it needs.
+    const secret = secretName
+      ? await ctx.kube.find<V1Secret & KubeObject>(objectRef('v1', 'Secret', ref.namespace, secretName))
+      : undefined;
+    return { snapshot, state, ...(secret && { secret: secretValues(secret) }) };
+  }
   // Finished snapshots need nothing else (the tick skips them too, but events still come).
   if (snapshot.status?.phase === 'Complete' || snapshot.status?.phase === 'Failed')
     return { snapshot, state };
   const clusterName = snapshot.spec.clusterRef.name;
-  const secretName = snapshot.spec.destination.s3?.credentialsSecretRef.name;
+  const endpoint = snapshot.spec.destination.s3?.endpoint;
+  if (endpoint) state.endpoint = await endpointVerdict(endpoint, ctx.settings.s3AllowList);
   const [cluster, pods, secret] = await Promise.all([
     ctx.kube.find<EtcdCluster & KubeObject>(
       objectRef(API_VERSION, ETCD_CLUSTER.kind, ref.namespace, clusterName),
@@ -146,19 +166,23 @@ async function take(ctx: Context, step: ClaimStep, secret: Record<string, string
       failures.push(`${source.member}: ${opened.message}`);
       continue;
     }
-    const uploaded = await uploadStream(step.target, credentials, opened.stream, { signal: timeout });
+    const uploaded = await uploadStream(step.target, credentials, opened.stream, {
+      signal: timeout,
+      allowList: ctx.settings.s3AllowList,
+      onStreaming: () => crashPoint('snapshot:streaming'),
+    });
     switch (uploaded.kind) {
-      case 'uploaded':
-        return {
-          kind: 'uploaded',
-          source: source.member,
-          artifact: {
-            uri: uploaded.uri,
-            sizeBytes: uploaded.sizeBytes,
-            checksum: `sha256:${uploaded.sha256}`,
-            revision: opened.revision,
-          },
+      case 'uploaded': {
+        await crashPoint('snapshot:uploaded');
+        const artifact = {
+          uri: uploaded.uri,
+          sizeBytes: uploaded.sizeBytes,
+          checksum: `sha256:${uploaded.sha256}`,
+          revision: opened.revision,
+          etag: uploaded.etag,
         };
+        return verify(ctx, step, { credentials, member: source.member, artifact, signal: timeout });
+      }
       case 'refused':
         return { kind: 's3-refused', code: uploaded.code, message: uploaded.message };
       case 'unavailable':
@@ -170,6 +194,10 @@ async function take(ctx: Context, step: ClaimStep, secret: Record<string, string
           kind: 'etcd-unavailable',
           message: `the stream from ${source.member} broke off: ${uploaded.message}`,
         };
+      case 'object-exists':
+        return { kind: 'object-exists', message: uploaded.message };
+      case 'endpoint-refused':
+        return { kind: 'endpoint-refused', reason: uploaded.reason, message: uploaded.message };
     }
   }
   if (timeout.aborted) {
@@ -177,6 +205,150 @@ async function take(ctx: Context, step: ClaimStep, secret: Record<string, string
     return { kind: 'timed-out', message: `no member served a snapshot within ${seconds} s` };
   }
   return { kind: 'etcd-unavailable', message: `no member served a snapshot (${failures.join('; ')})` };
+}
+
+/**
+ * Reads the stored object back: its size and SHA-256 must be what was sent, and etcd's integrity
+ * hash (the last 32 bytes) must match the rest. Anything else is Failed, with the object kept.
+ */
+async function verify(
+  ctx: Context,
+  step: ClaimStep,
+  uploaded: {
+    credentials: { accessKeyId: string; secretAccessKey: string };
+    member: string;
+    artifact: Extract<TakeOutcome, { kind: 'verified' }>['artifact'];
+    signal: AbortSignal;
+  },
+): Promise<TakeOutcome> {
+  const { credentials, member, artifact, signal } = uploaded;
+  const sentSha256 = artifact.checksum.replace(/^sha256:/, '');
+  const read = await readBack(step.target, credentials, artifact.etag, {
+    allowList: ctx.settings.s3AllowList,
+    signal,
+  });
+  const failed = (
+    reason: Extract<TakeOutcome, { kind: 'verify-failed' }>['reason'],
+    message: string,
+  ): TakeOutcome => ({ kind: 'verify-failed', source: member, artifact, reason, message });
+  switch (read.kind) {
+    case 'unavailable':
+      return { kind: 's3-unavailable', message: `reading ${artifact.uri} back failed: ${read.message}` };
+    case 'refused':
+      return failed(
+        'ReadBackRefused',
+        `S3 refused to read ${artifact.uri} back (${read.code}: ${read.message}), so it could not be verified; give the key in Secret ${step.target.secretName} s3:GetObject`,
+      );
+    case 'endpoint-refused':
+      return { kind: 'endpoint-refused', reason: read.reason, message: read.message };
+    case 'changed':
+      return failed('ObjectChanged', `verification failed: ${read.message}`);
+    case 'read':
+      break;
+  }
+  if (read.sizeBytes !== artifact.sizeBytes || read.sha256 !== sentSha256) {
+    return failed(
+      'ChecksumMismatch',
+      `verification failed: ${artifact.uri} read back as ${read.sizeBytes} bytes with sha256:${read.sha256}, but ${artifact.sizeBytes} bytes with ${artifact.checksum} were sent`,
+    );
+  }
+  if (read.integrity !== 'ok') {
+    return failed(
+      'IntegrityCheckFailed',
+      read.integrity === 'absent'
+        ? `verification failed: ${artifact.uri} (${read.sizeBytes} bytes) does not end with etcd's 32-byte integrity hash`
+        : `verification failed: etcd's integrity hash at the end of ${artifact.uri} does not match its contents`,
+    );
+  }
+  return {
+    kind: 'verified',
+    source: member,
+    artifact,
+    verification:
+      `read back ${read.sizeBytes} bytes from ${artifact.uri}: size and ${artifact.checksum} match the upload; ` +
+      `etcd's integrity hash (last 32 bytes: SHA-256 of the rest) matches; revision ${artifact.revision} is the member's revision when streaming began`,
+  };
+}
+
+/** deletionPolicy Delete: the finalizer goes on before anything is stored. */
+async function addFinalizer(ctx: Context, snapshot: Snapshot, reason: string): Promise<HandlerOutcome> {
+  const finalizers = [...(snapshot.metadata.finalizers ?? []), SNAPSHOT_FINALIZER];
+  const written = await ctx.kube.replace<Snapshot>({
+    ...snapshot,
+    metadata: { ...snapshot.metadata, finalizers },
+  });
+  if (written.kind === 'invalid')
+    throw new Error(`EtcdSnapshot ${snapshot.metadata.name}: ${written.message}`);
+  if (written.kind === 'written') await crashPoint('snapshot:finalizer-added');
+  // The update brings the next event, which claims.
+  return { result: 'done', summary: written.kind === 'written' ? reason : `${reason}: ${written.kind}` };
+}
+
+/** The EtcdSnapshot is being deleted: its object (deletionPolicy Delete, only if it wrote it), then the finalizer. */
+async function release(
+  ctx: Context,
+  snapshot: Snapshot,
+  step: Extract<SnapshotPlan['step'], { kind: 'release' }>,
+  secret: Record<string, string>,
+): Promise<HandlerOutcome> {
+  const name = snapshot.metadata.name ?? '';
+  let outcome = step.reason;
+  if (step.object) {
+    const { target, etag } = step.object;
+    const credentials = credentialsIn(secret);
+    const problem = (message: string) =>
+      emitEvents(ctx, snapshot, [{ type: 'Warning', reason: 'SnapshotObjectNotDeleted', message }], INSTANCE);
+    if (!credentials) {
+      const message = `cannot delete ${target.uri}: Secret ${target.secretName} is missing or lacks ${ACCESS_KEY_ID} and ${SECRET_ACCESS_KEY}; restore it, or remove the finalizer ${SNAPSHOT_FINALIZER} to keep the object`;
+      await problem(message);
+      return { result: 'retry', reason: `EtcdSnapshot ${name}: ${message}`, status: 503 };
+    }
+    const deleted = await deleteOwnedObject(
+      target,
+      credentials,
+      etag ? { etag } : {},
+      ctx.settings.s3AllowList,
+    );
+    switch (deleted.kind) {
+      case 'refused': {
+        const message = `S3 refused to delete ${target.uri}: ${deleted.code}: ${deleted.message}; give the key in Secret ${target.secretName} s3:DeleteObject, or remove the finalizer ${SNAPSHOT_FINALIZER} to keep the object`;
+        await problem(message);
+        return { result: 'retry', reason: `EtcdSnapshot ${name}: ${message}`, status: 503 };
+      }
+      case 'unavailable':
+        return {
+          result: 'retry',
+          reason: `EtcdSnapshot ${name}: deleting ${target.uri}: ${deleted.message}`,
+          status: 503,
+        };
+      case 'kept':
+        await emitEvents(
+          ctx,
+          snapshot,
+          [{ type: 'Warning', reason: 'SnapshotObjectKept', message: deleted.message }],
+          INSTANCE,
+        );
+        outcome = deleted.message;
+        break;
+      case 'deleted':
+        await crashPoint('snapshot:object-deleted');
+        outcome = `deleted ${target.uri}`;
+        break;
+      case 'gone':
+        outcome = `${target.uri} was not there`;
+        break;
+    }
+  }
+  const finalizers = (snapshot.metadata.finalizers ?? []).filter(f => f !== SNAPSHOT_FINALIZER);
+  const written = await ctx.kube.replace<Snapshot>({
+    ...snapshot,
+    metadata: { ...snapshot.metadata, finalizers },
+  });
+  if (written.kind === 'invalid') throw new Error(`EtcdSnapshot ${name}: ${written.message}`);
+  return {
+    result: 'done',
+    summary: `EtcdSnapshot ${name}: ${outcome}; finalizer ${written.kind === 'written' ? 'removed' : written.kind}`,
+  };
 }
 
 /**
@@ -192,6 +364,7 @@ async function writeResult(
   for (let attempt = 0; attempt < RESULT_WRITE_ATTEMPTS; attempt++) {
     const written = await ctx.kube.replaceStatus<Snapshot>({ ...current, status: plan.status });
     if (written.kind === 'written') {
+      await crashPoint('snapshot:result-written');
       await emitEvents(ctx, written.object, plan.events, INSTANCE);
       return 'written';
     }

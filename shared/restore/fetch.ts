@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
-import { createS3Client } from '../s3/upload.ts';
+import { createS3Client } from '../s3/client.ts';
+import { ALLOWED_ENDPOINTS_ENV, parseAllowList } from '../s3/endpoint-policy.ts';
 import { DEFAULT_REGION, s3Uri, usePathStyle, type S3Credentials } from '../s3/location.ts';
 import { emptySnapshot } from './empty-snapshot.ts';
 import { RestoreFailure } from './layout.ts';
@@ -164,8 +165,11 @@ async function openSource(source: FetchSource): Promise<OpenedSource> {
     forcePathStyle: usePathStyle(source),
     secretName: source.secretName,
     uri,
+    ownerUid: '', // only read here: ownership matters to writes and deletes
   };
-  const client = await createS3Client(target, source.credentials);
+  // The operator's endpoint policy, handed to this step by the Pod's environment.
+  const allowList = parseAllowList(process.env[ALLOWED_ENDPOINTS_ENV]).entries;
+  const client = createS3Client(target, source.credentials, allowList);
   try {
     const head = await client.send(new HeadObjectCommand({ Bucket: source.bucket, Key: source.key }));
     const got = await client.send(new GetObjectCommand({ Bucket: source.bucket, Key: source.key }));

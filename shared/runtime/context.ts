@@ -9,6 +9,7 @@ import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
 import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule-plan.ts';
 import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
+import { ALLOWED_ENDPOINTS_ENV, parseAllowList, type AllowedEndpoint } from '../s3/endpoint-policy.ts';
 
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
@@ -28,6 +29,10 @@ export interface OperatorSettings {
   resyncBudgetMs?: number;
   /** The operator's own namespace: each cluster's NetworkPolicy admits it to the client port. */
   operatorNamespace?: string;
+  /** S3 endpoints allowed despite plain http or a loopback address ($ETCDFN_S3_ALLOWED_ENDPOINTS). */
+  s3AllowList: AllowedEndpoint[];
+  /** The same setting as written, handed to a restoring seed's fetch step. */
+  s3AllowedEndpoints?: string;
 }
 
 export interface Context {
@@ -48,6 +53,9 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     schedule: scheduleTimingsFromEnv(env),
     ...(env.ETCDFN_RESYNC_BUDGET_MS && { resyncBudgetMs: Number(env.ETCDFN_RESYNC_BUDGET_MS) }),
     operatorNamespace: env.ETCDFN_OPERATOR_NAMESPACE || serviceAccountNamespace(),
+    // Entries that do not parse allow nothing (safe side); the policy's refusal names the setting.
+    s3AllowList: parseAllowList(env[ALLOWED_ENDPOINTS_ENV]).entries,
+    ...(env[ALLOWED_ENDPOINTS_ENV] && { s3AllowedEndpoints: env[ALLOWED_ENDPOINTS_ENV] }),
   };
 }
 

@@ -37,7 +37,20 @@ export const CRASH_POINTS = [
   'finalize:finalizer-removed',
 ] as const;
 
-export type CrashPoint = (typeof CRASH_POINTS)[number];
+/** run-snapshot's crash points (shared/reconcile/snapshot.ts, schedule.ts); crashed through by test/e2e/crash-snapshot.test.ts. */
+export const SNAPSHOT_CRASH_POINTS = [
+  'snapshot:finalizer-added',
+  'snapshot:claimed',
+  'snapshot:streaming',
+  'snapshot:uploaded',
+  'snapshot:result-written',
+  'snapshot:object-deleted',
+  'schedule:claimed',
+  'schedule:snapshot-created',
+  'schedule:object-pruned',
+] as const;
+
+export type CrashPoint = (typeof CRASH_POINTS)[number] | (typeof SNAPSHOT_CRASH_POINTS)[number];
 
 export interface CrashOptions {
   /** The directory of armed points; undefined = crash injection off. */

@@ -32,15 +32,30 @@ export interface S3Target {
   secretName: string;
   /** s3://<bucket>/<key>, as status.artifact.uri says it. */
   uri: string;
+  /** UID of the EtcdSnapshot that owns the object (stored as object metadata). */
+  ownerUid: string;
 }
 
+/** Who a snapshot object belongs to: the EtcdSnapshot that writes it. */
+export interface SnapshotOwner {
+  namespace: string;
+  cluster: string;
+  name: string;
+  uid: string;
+}
+
+/** The object metadata (x-amz-meta-etcdfn-snapshot-uid) naming the EtcdSnapshot that wrote an object. */
+export const OWNER_METADATA = 'etcdfn-snapshot-uid';
+
 /**
- * The object a snapshot named `name` is written to: `<key><name>.db`. The key is a prefix used as
- * given (write `backups/` for a folder). Deterministic, so a retake after a crash overwrites the
- * object the crashed attempt may have left half-written.
+ * The object a snapshot is written to: `<prefix><namespace>/<cluster>/<name>-<uid8>.db`, uid8 being
+ * the first 8 characters of the EtcdSnapshot's UID. The prefix is used as given (write `backups/`
+ * for a folder). Namespace and cluster keep tenants sharing a bucket apart; the UID keeps a
+ * snapshot deleted and re-created under its name from reaching the old one's object. Deterministic,
+ * so every attempt of one snapshot aims at the same key and the key can be recorded before upload.
  */
-export function snapshotObjectKey(prefix: string | undefined, name: string): string {
-  return `${prefix ?? ''}${name}.db`;
+export function snapshotObjectKey(prefix: string | undefined, owner: SnapshotOwner): string {
+  return `${prefix ?? ''}${owner.namespace}/${owner.cluster}/${owner.name}-${owner.uid.slice(0, 8)}.db`;
 }
 
 export function s3Uri(bucket: string, key: string): string {
@@ -66,8 +81,8 @@ export function isAwsEndpoint(endpoint: string): boolean {
   }
 }
 
-export function snapshotTarget(location: S3Location, snapshotName: string): S3Target {
-  const key = snapshotObjectKey(location.key, snapshotName);
+export function snapshotTarget(location: S3Location, owner: SnapshotOwner): S3Target {
+  const key = snapshotObjectKey(location.key, owner);
   return {
     endpoint: location.endpoint,
     bucket: location.bucket,
@@ -76,5 +91,19 @@ export function snapshotTarget(location: S3Location, snapshotName: string): S3Ta
     forcePathStyle: usePathStyle(location),
     secretName: location.credentialsSecretRef.name,
     uri: s3Uri(location.bucket, key),
+    ownerUid: owner.uid,
+  };
+}
+
+/** The owner of an EtcdSnapshot's object, from the EtcdSnapshot. */
+export function ownerOf(snapshot: {
+  metadata: { namespace?: string; name?: string; uid?: string };
+  spec: { clusterRef: { name: string } };
+}): SnapshotOwner {
+  return {
+    namespace: snapshot.metadata.namespace ?? '',
+    cluster: snapshot.spec.clusterRef.name,
+    name: snapshot.metadata.name ?? '',
+    uid: snapshot.metadata.uid ?? '',
   };
 }

@@ -17,6 +17,7 @@ import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedu
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { runSnapshotName } from '../../shared/plan/schedule-plan.ts';
+import { OWNER_METADATA } from '../../shared/s3/location.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
@@ -159,6 +160,7 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
     const failedRun = '2026-01-02T12:00:00Z';
     const names = runs.map(r => runSnapshotName('retained', new Date(r)));
     const failedName = runSnapshotName('retained', new Date(failedRun));
+    const keys = new Map<string, string>();
     for (const [i, name] of [...names, failedName].entries()) {
       const when = i < runs.length ? runs[i] : failedRun;
       const made = await kube.create({
@@ -183,21 +185,37 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
       });
       assert.equal(made.kind, 'created');
       const complete = i < runs.length;
+      const uid = made.kind === 'created' ? ((made.object as Snapshot).metadata.uid ?? '') : '';
+      const key = `retained/${NS}/elsewhere/${name}-${uid.slice(0, 8)}.db`;
+      keys.set(name, key);
+      let etag = '';
       if (complete) {
-        await s3.client.send(
+        // As run-snapshot writes them: owned by the snapshot (object metadata), ETag recorded.
+        const put = await s3.client.send(
           new PutObjectCommand({
             Bucket: BUCKET,
-            Key: `retained/${name}.db`,
+            Key: key,
             Body: Buffer.from(`snapshot ${name}`),
+            Metadata: { [OWNER_METADATA]: uid },
           }),
         );
+        etag = put.ETag ?? '';
       }
       const status: EtcdSnapshotStatus = complete
         ? {
             phase: 'Complete',
             startTime: when,
             completionTime: when,
-            artifact: { uri: `s3://${BUCKET}/retained/${name}.db`, sizeBytes: 26, revision: 1 },
+            artifact: { uri: `s3://${BUCKET}/${key}`, sizeBytes: 26, revision: 1, etag },
+            conditions: [
+              {
+                type: 'Verified',
+                status: 'True',
+                reason: 'ReadBackVerified',
+                message: 'written by the test',
+                lastTransitionTime: when,
+              },
+            ],
           }
         : { phase: 'Failed', completionTime: when };
       // run-snapshot sees the new snapshot too (it waits for the missing cluster): write until it lands.
@@ -223,8 +241,8 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
       { timeoutMs: 30_000, intervalMs: 250 },
       world(['retained']),
     );
-    for (const name of gone.slice(0, 2)) assert.equal(await objectExists(`retained/${name}.db`), false, name);
-    for (const name of kept) assert.equal(await objectExists(`retained/${name}.db`), true, name);
+    for (const name of gone.slice(0, 2)) assert.equal(await objectExists(keys.get(name)!), false, name);
+    for (const name of kept) assert.equal(await objectExists(keys.get(name)!), true, name);
 
     const schedule = await get<Schedule>('EtcdSnapshotSchedule', 'retained');
     const conditions = schedule?.status?.conditions ?? [];
@@ -240,7 +258,7 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
     >('v1', 'Event', NS);
     const pruned = events.filter(e => e.involvedObject?.name === 'retained' && e.reason === 'SnapshotPruned');
     assert.ok(
-      pruned.some(e => e.message?.includes(`s3://${BUCKET}/retained/${names[0]}.db`)),
+      pruned.some(e => e.message?.includes(`s3://${BUCKET}/${keys.get(names[0])}`)),
       JSON.stringify(pruned.map(e => e.message)),
     );
   });
@@ -282,8 +300,10 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
     assert.equal(done.metadata.labels?.['etcdfn.io/cluster'], CLUSTER);
     assert.equal(done.metadata.labels?.['etcdfn.io/schedule'], 'daily');
     const artifact = done.status?.artifact;
-    assert.equal(artifact?.uri, `s3://${BUCKET}/scheduled/${name}.db`);
-    const bytes = await s3.download(BUCKET, `scheduled/${name}.db`);
+    const key = `scheduled/${NS}/${CLUSTER}/${name}-${(done.metadata.uid ?? '').slice(0, 8)}.db`;
+    assert.equal(artifact?.uri, `s3://${BUCKET}/${key}`);
+    assert.equal(done.status?.conditions?.find(c => c.type === 'Verified')?.status, 'True');
+    const bytes = await s3.download(BUCKET, key);
     assert.equal(bytes.length, artifact?.sizeBytes);
     assert.equal(`sha256:${sha256(bytes)}`, artifact?.checksum);
 

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { Etcd3 } from 'etcd3';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
@@ -143,7 +144,12 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
     assert.equal(status.phase, 'Complete', JSON.stringify(status));
     const artifact = status.artifact;
     assert.ok(artifact);
-    assert.equal(artifact.uri, `s3://${BUCKET}/e2e/before-upgrade.db`);
+    const key = `e2e/${NS}/${CLUSTER}/before-upgrade-${(done.metadata.uid ?? '').slice(0, 8)}.db`;
+    assert.equal(artifact.uri, `s3://${BUCKET}/${key}`);
+    assert.match(artifact.etag ?? '', /^".+"$/, 'the ETag of the object written is recorded');
+    const verified = done.status?.conditions?.find(c => c.type === 'Verified');
+    assert.equal(verified?.status, 'True', JSON.stringify(verified));
+    assert.match(verified?.message ?? '', /read back \d+ bytes .* integrity hash .* matches/);
     assert.match(artifact.checksum ?? '', /^sha256:[0-9a-f]{64}$/);
     assert.ok((artifact.revision ?? 0) > KEYS, `revision ${artifact.revision} covers the writes`);
     assert.ok(status.startTime && status.completionTime);
@@ -151,15 +157,21 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
     assert.equal(ready?.status, 'True');
     assert.match(
       ready?.message ?? '',
-      /stored at s3:\/\/etcd-backups\/e2e\/before-upgrade\.db, taken from member snapdemo-/,
+      /stored at s3:\/\/etcd-backups\/e2e\/default\/snapdemo\/before-upgrade-[0-9a-f]{8}\.db, taken from member snapdemo-.*, verified/,
     );
 
     // What a person sees.
     const table = await kubectl(sandbox.kubeconfig, 'get', 'etcdsnapshot', 'before-upgrade', '-n', NS);
     const [header, row] = table.trim().split('\n');
-    assert.match(header ?? '', /NAME\s+CLUSTER\s+PHASE\s+SIZE\s+AGE/);
+    assert.match(header ?? '', /NAME\s+CLUSTER\s+PHASE\s+VERIFIED\s+SIZE\s+AGE/);
     const cells = (row ?? '').trim().split(/\s+/);
-    assert.deepEqual(cells.slice(0, 4), ['before-upgrade', CLUSTER, 'Complete', String(artifact.sizeBytes)]);
+    assert.deepEqual(cells.slice(0, 5), [
+      'before-upgrade',
+      CLUSTER,
+      'Complete',
+      'True',
+      String(artifact.sizeBytes),
+    ]);
     const events = await kube.list<EventLike>('v1', 'Event', NS);
     const complete = events.find(
       e => e.involvedObject?.name === 'before-upgrade' && e.reason === 'SnapshotComplete',
@@ -168,7 +180,7 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
     assert.equal(complete.type, 'Normal');
 
     // The object is what status says, and it is a working etcd snapshot.
-    const bytes = await s3.download(BUCKET, 'e2e/before-upgrade.db');
+    const bytes = await s3.download(BUCKET, key);
     assert.equal(bytes.length, artifact.sizeBytes);
     assert.equal(`sha256:${sha256(bytes)}`, artifact.checksum);
     const scratch = await EtcdTestCluster.start({ minor: '3.5', size: 1 });
@@ -208,26 +220,23 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
     assert.equal(ready?.reason, 'CredentialsInvalid');
     assert.match(ready?.message ?? '', /Secret absent-creds .*not found in namespace default/);
     assert.match(ready?.message ?? '', /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
-    await assert.rejects(s3.download(BUCKET, 'e2e/no-secret.db'), 'nothing was uploaded');
+    const listed = await s3.client.send(
+      new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `e2e/${NS}/${CLUSTER}/no-secret-` }),
+    );
+    assert.equal(listed.KeyCount ?? 0, 0, 'nothing was uploaded');
   });
 
-  it('a PVC destination ends Failed, saying PVCs are not supported yet and to use s3', async () => {
-    await createSnapshot('to-pvc', { pvc: { claimName: 'backups' } });
-    const done = await finished('to-pvc');
-    assert.equal(done.status?.phase, 'Failed');
-    const ready = readyCondition(done);
-    assert.equal(ready?.reason, 'UnsupportedDestination');
-    assert.match(ready?.message ?? '', /PVC destinations are not supported yet.*destination\.s3/);
-    const table = await kubectl(
-      sandbox.kubeconfig,
-      'get',
-      'etcdsnapshot',
-      'to-pvc',
-      '-n',
-      NS,
-      '--no-headers',
-    );
-    assert.match(table, /to-pvc\s+snapdemo\s+Failed/);
+  it('a PVC destination is refused by the API server, saying PVCs are not built yet and to use s3', async () => {
+    const created = await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdSnapshot',
+      metadata: { name: 'to-pvc', namespace: NS },
+      spec: { clusterRef: { name: CLUSTER }, destination: { pvc: { claimName: 'backups' } } },
+    });
+    assert.equal(created.kind, 'invalid', JSON.stringify(created));
+    if (created.kind === 'invalid')
+      assert.match(created.message, /destination\.pvc is not built yet.*destination\.s3/);
+    assert.equal(await getSnapshot('to-pvc'), undefined);
   });
 
   it('a snapshot of a cluster that does not exist waits Pending and says why', async () => {

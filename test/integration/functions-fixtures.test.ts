@@ -113,16 +113,21 @@ describe('functions answer every fixture', () => {
       });
     }
 
-    it('an EtcdSnapshot named by the event is read and planned: a PVC destination ends Failed', async () => {
+    it('an EtcdSnapshot named by the event is read and planned: a missing Secret ends Failed', async () => {
       const created = await kube().create({
         apiVersion: snapshotRef.apiVersion,
         kind: snapshotRef.kind,
         metadata: { name: snapshotRef.name, namespace: snapshotRef.namespace },
-        spec: { clusterRef: { name: 'demo' }, destination: { pvc: { claimName: 'backups' } } },
+        spec: {
+          clusterRef: { name: 'demo' },
+          destination: {
+            s3: { endpoint: 'https://s3.example', bucket: 'b', credentialsSecretRef: { name: 'absent' } },
+          },
+        },
       });
-      assert.equal(created.kind, 'created');
+      assert.equal(created.kind, 'created', JSON.stringify(created));
       try {
-        assert.match(await handle('snapshot-ref-update.json'), /PVC destinations are not supported yet/);
+        assert.match(await handle('snapshot-ref-update.json'), /Secret absent .*not found/);
         const read = await kube().get<EtcdSnapshot & KubeObject>(snapshotRef);
         assert.ok(read.kind === 'found');
         assert.equal(read.object.status?.phase, 'Failed');

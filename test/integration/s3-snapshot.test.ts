@@ -11,12 +11,20 @@ import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import { snapshot } from '../../shared/etcd/index.ts';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { snapshotTarget } from '../../shared/s3/location.ts';
-import { uploadStream, type UploadResult } from '../../shared/s3/upload.ts';
+import { uploadStream as upload_, type UploadOptions, type UploadResult } from '../../shared/s3/upload.ts';
+import { readBack } from '../../shared/s3/verify.ts';
 import { EtcdTestCluster } from '../support/etcd-process.ts';
 import { S3RVER_CREDENTIALS, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 
 const BUCKET = 'backups';
+/** What the sandbox allow-lists: plain http on loopback, where s3rver listens. */
+const ALLOW = parseAllowList('http://127.0.0.0/8').entries;
+const uploadStream = (...[t, c, b, o]: Parameters<typeof upload_>) =>
+  upload_(t, c, b, { allowList: ALLOW, ...o } satisfies UploadOptions);
+const uid = (name: string) => `${name.padEnd(8, '0').slice(0, 8)}-uid-of-${name}`;
 const KEYS = 200;
 const BIG = 64 * 1024;
 
@@ -48,25 +56,28 @@ describe('S3 adapter: a real etcd snapshot through s3rver', { timeout: 120_000 }
     await Promise.all([etcd?.cleanup(), s3?.stop()]);
   });
 
-  const target = (name: string, over: { endpoint?: string; bucket?: string } = {}) =>
+  const target = (name: string, over: { endpoint?: string; bucket?: string; uid?: string } = {}) =>
     snapshotTarget(
       {
         endpoint: over.endpoint ?? s3.endpoint,
         bucket: over.bucket ?? BUCKET,
-        key: 'etcd/demo/',
+        key: 'etcd/',
         credentialsSecretRef: { name: 'unused-here' },
       },
-      name,
+      { namespace: 'ns', cluster: 'demo', name, uid: over.uid ?? uid(name) },
     );
 
   async function upload(
     name: string,
     partSizeBytes = 5 * 1024 * 1024,
+    owner = uid(name),
   ): Promise<UploadResult & { revision: number }> {
     const opened = await snapshot(etcd.endpoints[0]);
     assert.equal(opened.kind, 'ok', JSON.stringify(opened));
     if (opened.kind !== 'ok') throw new Error('unreachable');
-    const result = await uploadStream(target(name), S3RVER_CREDENTIALS, opened.stream, { partSizeBytes });
+    const result = await uploadStream(target(name, { uid: owner }), S3RVER_CREDENTIALS, opened.stream, {
+      partSizeBytes,
+    });
     return { ...result, revision: opened.revision };
   }
 
@@ -74,10 +85,11 @@ describe('S3 adapter: a real etcd snapshot through s3rver', { timeout: 120_000 }
     const result = await upload('nightly');
     assert.equal(result.kind, 'uploaded', JSON.stringify(result));
     if (result.kind !== 'uploaded') return;
-    assert.equal(result.uri, `s3://${BUCKET}/etcd/demo/nightly.db`);
+    assert.equal(result.uri, `s3://${BUCKET}/etcd/ns/demo/nightly-nightly0.db`);
+    assert.match(result.etag, /^"[0-9a-f-]+"$/, 'the ETag is recorded');
     assert.ok(result.revision > KEYS, `revision ${result.revision} covers the ${KEYS} writes`);
 
-    const stored = await s3.download(BUCKET, 'etcd/demo/nightly.db');
+    const stored = await s3.download(BUCKET, 'etcd/ns/demo/nightly-nightly0.db');
     assert.ok(stored.length > 10 * 1024 * 1024, `a multipart-sized snapshot (${stored.length} bytes)`);
     assert.equal(stored.length, result.sizeBytes, 'status sizeBytes is the stored size');
     assert.equal(sha256(stored), result.sha256, 'status checksum is the stored bytes');
@@ -103,20 +115,78 @@ describe('S3 adapter: a real etcd snapshot through s3rver', { timeout: 120_000 }
     }
   });
 
-  it('a second upload to the same key overwrites it (a retake after a crash)', async () => {
+  it("read back: size and sha256 recomputed from storage match, and etcd's integrity hash checks out", async () => {
+    const result = await upload('verified');
+    assert.equal(result.kind, 'uploaded');
+    if (result.kind !== 'uploaded') return;
+    const read = await readBack(target('verified'), S3RVER_CREDENTIALS, result.etag, { allowList: ALLOW });
+    assert.equal(read.kind, 'read', JSON.stringify(read));
+    if (read.kind !== 'read') return;
+    assert.equal(read.sizeBytes, result.sizeBytes);
+    assert.equal(read.sha256, result.sha256);
+    assert.equal(read.integrity, 'ok', 'a real etcd snapshot ends with the SHA-256 of the rest');
+  });
+
+  it("an object changed in the store after upload: its ETag differs, or its bytes fail etcd's hash", async () => {
+    const result = await upload('tampered');
+    assert.equal(result.kind, 'uploaded');
+    if (result.kind !== 'uploaded') return;
+    const stored = await s3.download(BUCKET, 'etcd/ns/demo/tampered-tampered.db');
+    stored[stored.length >> 1] ^= 0xff;
+    await s3.client.send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: 'etcd/ns/demo/tampered-tampered.db', Body: stored }),
+    );
+    const read = await readBack(target('tampered'), S3RVER_CREDENTIALS, result.etag, { allowList: ALLOW });
+    assert.equal(read.kind, 'changed', JSON.stringify(read));
+    const ignoringEtag = await readBack(target('tampered'), S3RVER_CREDENTIALS, '', { allowList: ALLOW });
+    assert.equal(ignoringEtag.kind, 'read');
+    if (ignoringEtag.kind === 'read') {
+      assert.notEqual(ignoringEtag.sha256, result.sha256);
+      assert.equal(ignoringEtag.integrity, 'mismatch');
+    }
+  });
+
+  it('an object another EtcdSnapshot wrote at the key is refused, never overwritten', async () => {
+    const first = await upload('shared', undefined, 'shared00-first');
+    assert.equal(first.kind, 'uploaded');
+    const before = await s3.download(BUCKET, 'etcd/ns/demo/shared-shared00.db');
+    const second = await upload('shared', undefined, 'shared00-second');
+    assert.equal(second.kind, 'object-exists', JSON.stringify(second));
+    if (second.kind === 'object-exists') assert.match(second.message, /did not write; it is left as it is/);
+    assert.equal(sha256(await s3.download(BUCKET, 'etcd/ns/demo/shared-shared00.db')), sha256(before));
+  });
+
+  it("an object with no owner at the key (a user's file) is refused too", async () => {
+    const key = 'etcd/ns/demo/foreign-foreign0.db';
+    await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: "someone else's file" }));
+    const result = await upload('foreign');
+    assert.equal(result.kind, 'object-exists');
+    assert.equal((await s3.download(BUCKET, key)).toString(), "someone else's file");
+  });
+
+  it("this snapshot's own leftover (a crashed attempt) is replaced by the retake", async () => {
     const writer = new Etcd3({ hosts: etcd.endpoints });
+    const first = await upload('retake');
+    assert.equal(first.kind, 'uploaded');
     try {
       await writer.put('s3test/after-first').value('late');
     } finally {
       writer.close();
     }
-    const first = await s3.download(BUCKET, 'etcd/demo/nightly.db');
-    const second = await upload('nightly');
-    assert.equal(second.kind, 'uploaded');
-    if (second.kind !== 'uploaded') return;
-    const stored = await s3.download(BUCKET, 'etcd/demo/nightly.db');
+    const second = await upload('retake');
+    assert.equal(second.kind, 'uploaded', JSON.stringify(second));
+    if (first.kind !== 'uploaded' || second.kind !== 'uploaded') return;
+    const stored = await s3.download(BUCKET, 'etcd/ns/demo/retake-retake00.db');
     assert.equal(sha256(stored), second.sha256);
-    assert.notEqual(sha256(stored), sha256(first), 'the object now holds the newer snapshot');
+    assert.notEqual(second.sha256, first.sha256, 'the object now holds the newer snapshot');
+  });
+
+  it('without an allow-list, the http endpoint on loopback is refused before anything is sent', async () => {
+    const body = Readable.from([Buffer.from('bytes')]);
+    const result = await upload_(target('policy'), S3RVER_CREDENTIALS, body);
+    assert.equal(result.kind, 'endpoint-refused', JSON.stringify(result));
+    if (result.kind === 'endpoint-refused') assert.equal(result.reason, 'EndpointInsecure');
+    await assert.rejects(s3.download(BUCKET, 'etcd/ns/demo/policy-policy00.db'));
   });
 
   it('a missing bucket is refused as NoSuchBucket', async () => {
@@ -135,7 +205,7 @@ describe('S3 adapter: a real etcd snapshot through s3rver', { timeout: 120_000 }
     }
   });
 
-  it('wrong credentials are refused as InvalidAccessKeyId', async () => {
+  it('wrong credentials are refused (403) before anything is written, with no credential in the message', async () => {
     const body = Readable.from([Buffer.from('not a snapshot')]);
     const result = await uploadStream(
       target('x'),
@@ -143,7 +213,10 @@ describe('S3 adapter: a real etcd snapshot through s3rver', { timeout: 120_000 }
       body,
     );
     assert.equal(result.kind, 'refused', JSON.stringify(result));
-    if (result.kind === 'refused') assert.equal(result.code, 'InvalidAccessKeyId');
+    if (result.kind === 'refused') {
+      assert.equal(result.status, 403);
+      assert.doesNotMatch(JSON.stringify(result), /nobody|nothing|Signature=|Credential=/);
+    }
   });
 
   it('an endpoint nobody listens on is unavailable (worth another attempt), not refused', async () => {
@@ -173,7 +246,7 @@ describe('S3 adapter: a real etcd snapshot through s3rver', { timeout: 120_000 }
     });
     assert.equal(result.kind, 'source-failed', JSON.stringify(result));
     if (result.kind === 'source-failed') assert.match(result.message, /etcd went away/);
-    await assert.rejects(s3.download(BUCKET, 'etcd/demo/broken.db'), /NoSuchKey|does not exist/);
+    await assert.rejects(s3.download(BUCKET, 'etcd/ns/demo/broken-broken00.db'), /NoSuchKey|does not exist/);
   });
 
   it('an aborted upload says so', async () => {

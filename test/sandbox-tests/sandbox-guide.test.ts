@@ -21,7 +21,7 @@ describe('the sandbox guide (example cluster, local object store)', { timeout: 3
   const k = (...args: string[]) => kubectl(sandbox.kubeconfig, ...args);
 
   before(async () => {
-    sandbox = await startFullSandbox({ asUserSees: true, tickSeconds: 5 });
+    sandbox = await startFullSandbox({ asUserSees: true, tickSeconds: 5, startTimeoutMs: 300_000 });
   });
   after(async () => sandbox?.stop());
 
@@ -59,7 +59,12 @@ describe('the sandbox guide (example cluster, local object store)', { timeout: 3
       credentials: S3RVER_CREDENTIALS,
     });
     try {
-      const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: `${key}${name}.db` }));
+      // The key: <prefix><namespace>/<cluster>/<name>-<uid8>.db (docs/snapshots.md).
+      const uri = await k('get', 'etcdsnapshot', name, '-o', 'jsonpath={.status.artifact.uri}');
+      assert.match(uri, new RegExp(`^s3://${bucket}/${key}default/demo/${name}-[0-9a-z-]{8}\\.db$`));
+      const head = await client.send(
+        new HeadObjectCommand({ Bucket: bucket, Key: uri.slice(`s3://${bucket}/`.length) }),
+      );
       assert.ok(size > 0);
       assert.equal(head.ContentLength, size, 'the stored object is as big as status.artifact.sizeBytes');
     } finally {

@@ -94,7 +94,15 @@ class Supervisor {
       ],
       {
         cwd: repoRoot,
-        env: { ...process.env, ...opts.env, KUBECONFIG: opts.kubeconfig, FUNCTION_TARGET: name },
+        env: {
+          // The sandbox's object store (s3rver) speaks plain http on loopback: allow-listed here,
+          // as an operator's configuration would (docs/snapshots.md, endpoint policy).
+          ETCDFN_S3_ALLOWED_ENDPOINTS: 'http://127.0.0.0/8',
+          ...process.env,
+          ...opts.env,
+          KUBECONFIG: opts.kubeconfig,
+          FUNCTION_TARGET: name,
+        },
         // stdin is a pipe the function watches: if the sandbox dies without stopping it, it exits.
         stdio: ['pipe', 'pipe', 'pipe'],
       },

@@ -345,6 +345,16 @@ function locationRules(kind: string, path: string): RuleCases[] {
   ];
 }
 
+/** Snapshot destinations: PVCs are refused until they are built. */
+const pvcNotBuiltRule: Omit<RuleCases, 'kind' | 'path'> = {
+  match: 'destination.pvc is not built yet',
+  valid: [{ self: { destination: { s3: s3() } } }],
+  invalid: [
+    { self: { destination: { pvc: pvc() } } },
+    { self: { destination: { pvc: pvc({ subPath: 'etcd' }) } } },
+  ],
+};
+
 function at(kind: string, path: string, rules: Omit<RuleCases, 'kind' | 'path'>[]): RuleCases[] {
   return rules.map(r => ({ kind, path, ...r }));
 }
@@ -529,6 +539,7 @@ export const RULE_CASES: RuleCases[] = [
     ],
   },
   ...locationRules('EtcdSnapshot', '.spec.destination'),
+  { kind: 'EtcdSnapshot', path: '.spec', ...pvcNotBuiltRule },
 
   // EtcdSnapshotSchedule
   {
@@ -571,4 +582,5 @@ export const RULE_CASES: RuleCases[] = [
     invalid: ['', '/UTC', 'Europe//Berlin', 'UTC ', '+01:00'].map(self => ({ self })),
   },
   ...locationRules('EtcdSnapshotSchedule', '.spec.destination'),
+  { kind: 'EtcdSnapshotSchedule', path: '.spec', ...pvcNotBuiltRule },
 ];

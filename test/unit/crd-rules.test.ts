@@ -71,7 +71,7 @@ describe('every CEL rule in crds/, against its own text', () => {
 
   it('counts the rules per CRD', () => {
     const counts = Object.fromEntries(crds.map(c => [c.spec.names.kind, rulesOf(c.spec.names.kind).length]));
-    assert.deepEqual(counts, { EtcdCluster: 41, EtcdMember: 11, EtcdSnapshot: 4, EtcdSnapshotSchedule: 5 });
+    assert.deepEqual(counts, { EtcdCluster: 41, EtcdMember: 11, EtcdSnapshot: 5, EtcdSnapshotSchedule: 6 });
   });
 
   it('keeps transition rules out of status', () => {
@@ -197,11 +197,16 @@ describe('validateObject on the other kinds', () => {
       apiVersion: 'etcdfn.io/v1alpha1',
       kind: 'EtcdSnapshot',
       metadata: { name: 's1' },
-      spec: { clusterRef: { name: 'main' }, destination: { pvc: { claimName: 'backups', subPath: 'etcd' } } },
+      spec: {
+        clusterRef: { name: 'main' },
+        destination: {
+          s3: { endpoint: 'https://s3.example', bucket: 'b', credentialsSecretRef: { name: 's' } },
+        },
+      },
     };
     assert.deepEqual(validateObject(crd, VERSION, snap), []);
     assert.deepEqual(validateObject(crd, VERSION, { ...snap, status: { phase: 'Complete' } }, snap), []);
-    const moved = { ...snap, spec: { ...snap.spec, destination: { pvc: { claimName: 'other' } } } };
+    const moved = { ...snap, spec: { ...snap.spec, clusterRef: { name: 'other' } } };
     assert.deepEqual(
       validateObject(crd, VERSION, moved, snap).map(e => e.path),
       ['.spec'],
@@ -229,7 +234,9 @@ describe('validateObject on the other kinds', () => {
         schedule: '0 */6 * * *',
         suspend: false,
         retention: { keepLast: 7 },
-        destination: { pvc: { claimName: 'backups' } },
+        destination: {
+          s3: { endpoint: 'https://s3.example', bucket: 'b', credentialsSecretRef: { name: 's' } },
+        },
         ...spec,
       },
     });

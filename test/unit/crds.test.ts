@@ -146,7 +146,7 @@ describe('CRD structure', () => {
       (crdOf(kind).spec.versions[0].additionalPrinterColumns ?? []).filter(c => !c.priority).map(c => c.name);
     assert.deepEqual(shown('EtcdCluster'), ['Ready', 'Version', 'Phase', 'Available', 'Age']);
     assert.deepEqual(shown('EtcdMember'), ['Cluster', 'Role', 'Ready', 'Version', 'Age']);
-    assert.deepEqual(shown('EtcdSnapshot'), ['Cluster', 'Phase', 'Size', 'Age']);
+    assert.deepEqual(shown('EtcdSnapshot'), ['Cluster', 'Phase', 'Verified', 'Size', 'Age']);
     assert.deepEqual(shown('EtcdSnapshotSchedule'), ['Cluster', 'Schedule', 'Suspend', 'Last', 'Age']);
   });
 
@@ -487,11 +487,19 @@ describe('realistic manifests pass the schema and every CEL rule', () => {
     });
   });
 
+  it('a PVC snapshot destination passes the schema but is refused: PVC destinations are not built yet', () => {
+    const [manifest] = docs(COZYSTACK_SNAPSHOT);
+    assert.deepEqual(schemaValidator('EtcdSnapshot')(manifest), []);
+    const errors = validateObject(crdOf('EtcdSnapshot'), VERSION, manifest);
+    assert.deepEqual(
+      errors.map(e => e.path),
+      ['.spec'],
+    );
+    assert.match(errors[0].message, /destination\.pvc is not built yet/);
+  });
+
   it('snapshots and schedules validate', () => {
-    for (const [kind, text] of [
-      ['EtcdSnapshot', COZYSTACK_SNAPSHOT],
-      ['EtcdSnapshotSchedule', SCHEDULE],
-    ] as const) {
+    for (const [kind, text] of [['EtcdSnapshotSchedule', SCHEDULE]] as const) {
       const [manifest] = docs(text);
       assert.deepEqual(schemaValidator(kind)(manifest), [], kind);
       assert.deepEqual(validateObject(crdOf(kind), VERSION, manifest), [], kind);

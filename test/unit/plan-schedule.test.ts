@@ -10,6 +10,7 @@ import type {
   EtcdSnapshotScheduleStatus,
 } from '../../shared/api/etcd-snapshot-schedule.ts';
 import { findCondition } from '../../shared/conditions.ts';
+import { ownerOf, snapshotTarget } from '../../shared/s3/location.ts';
 import {
   FAILED_KEPT,
   isOwnedBy,
@@ -75,10 +76,39 @@ const CLUSTER: EtcdCluster = {
 function snap(
   run: string,
   phase?: SnapshotPhase,
-  opts: { deleting?: boolean; reason?: string } = {},
+  opts: { deleting?: boolean; reason?: string; unverified?: boolean; noEtag?: boolean } = {},
 ): EtcdSnapshot {
   const time = T(run);
   const done = new Date(time.getTime() + 20_000).toISOString().replace('.000', '');
+  const made = made_(run, time, phase, opts, done);
+  if (phase !== 'Complete') return made;
+  // Complete: verified (unless told otherwise), with the object recorded at its own key.
+  const uri = snapshotTarget(DEST.s3, ownerOf(made)).uri;
+  made.status = {
+    ...made.status,
+    artifact: { uri, sizeBytes: 4128, ...(!opts.noEtag && { etag: `"etag-${run}"` }) },
+    conditions: opts.unverified
+      ? []
+      : [
+          {
+            type: 'Verified',
+            status: 'True',
+            reason: 'ReadBackVerified',
+            message: 'ok',
+            lastTransitionTime: done,
+          },
+        ],
+  };
+  return made;
+}
+
+function made_(
+  run: string,
+  time: Date,
+  phase: SnapshotPhase | undefined,
+  opts: { deleting?: boolean; reason?: string },
+  done: string,
+): EtcdSnapshot {
   return {
     apiVersion: 'etcdfn.io/v1alpha1',
     kind: 'EtcdSnapshot',
@@ -591,5 +621,50 @@ describe('snapshot names', () => {
     const p = plan('2026-11-22T10:02:10Z', s);
     assert.equal(p.create?.metadata.labels?.['etcdfn.io/schedule'], undefined);
     assert.equal(p.create?.metadata.labels?.['etcdfn.io/cluster'], 'demo');
+  });
+});
+
+describe('planSchedule: only verified snapshots are successes', () => {
+  const days = (n: number, opts: { unverified?: boolean; noEtag?: boolean } = {}) =>
+    Array.from({ length: n }, (_, i) =>
+      snap(`2026-11-${String(10 + i).padStart(2, '0')}T03:00:00Z`, 'Complete', opts),
+    );
+
+  it('retention passes the recorded ETag of each object it deletes', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule(), days(8));
+    assert.deepEqual(
+      p.deletions.map(d => [d.name, d.s3Object, d.etag]),
+      [['nightly-202611100300', true, '"etag-2026-11-10T03:00:00Z"']],
+    );
+  });
+
+  it('a snapshot with no recorded ETag loses its EtcdSnapshot but its object is never deleted', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule(), days(8, { noEtag: true }));
+    assert.deepEqual(
+      p.deletions.map(d => [d.name, d.s3Object, d.etag]),
+      [['nightly-202611100300', false, undefined]],
+    );
+  });
+
+  it('Complete without Verified True (made before verification) is neither a success nor pruned', () => {
+    const legacy = days(9, { unverified: true });
+    const p = plan('2026-11-22T10:02:00Z', schedule(), legacy);
+    assert.deepEqual(p.deletions, []);
+    assert.equal(p.status.lastSuccessfulTime, undefined);
+  });
+
+  it('keepLast 1: the newest verified snapshot stays, even with newer unverified and Failed ones', () => {
+    const s = schedule({ retention: { keepLast: 1 } });
+    const verified = days(3);
+    const newerUnverified = snap('2026-11-20T03:00:00Z', 'Complete', { unverified: true });
+    const newerFailed = snap('2026-11-21T03:00:00Z', 'Failed', { reason: 'VerificationFailed' });
+    const p = plan('2026-11-22T10:02:00Z', s, [...verified, newerUnverified, newerFailed]);
+    const deleted = p.deletions.map(d => d.name);
+    assert.ok(
+      !deleted.includes('nightly-202611120300'),
+      `the newest verified is kept: ${deleted.join(', ')}`,
+    );
+    assert.deepEqual(deleted.sort(), ['nightly-202611100300', 'nightly-202611110300']);
+    assert.equal(p.status.lastSuccessfulTime, '2026-11-12T03:00:20Z');
   });
 });

@@ -156,7 +156,8 @@ const rows: Row[] = [
     step: 'claim',
     phase: 'Started',
     reason: 'InProgress',
-    message: /taking a snapshot of EtcdCluster demo to s3:\/\/etcd\/prod\/before-upgrade\.db/,
+    message:
+      /taking a snapshot of EtcdCluster demo to s3:\/\/etcd\/prod\/prod\/demo\/before-upgrade-snap-uid\.db/,
     write: true,
     event: 'SnapshotStarted',
   },
@@ -446,18 +447,19 @@ describe('planSnapshot', () => {
     ]);
   });
 
-  it('a claim targets <key><name>.db with region us-east-1 and path style for a custom endpoint', () => {
+  it('a claim targets <key><namespace>/<cluster>/<name>-<uid8>.db with region us-east-1 and path style for a custom endpoint', () => {
     const plan = planSnapshot(state());
     assert.equal(plan.step.kind, 'claim');
     if (plan.step.kind !== 'claim') return;
     assert.deepEqual(plan.step.target, {
       endpoint: 'http://minio.backup.svc:9000',
       bucket: 'etcd',
-      key: 'prod/before-upgrade.db',
+      key: 'prod/prod/demo/before-upgrade-snap-uid.db',
       region: 'us-east-1',
       forcePathStyle: true,
       secretName: 'backup-creds',
-      uri: 's3://etcd/prod/before-upgrade.db',
+      uri: 's3://etcd/prod/prod/demo/before-upgrade-snap-uid.db',
+      ownerUid: 'snap-uid',
     });
   });
 
@@ -487,15 +489,26 @@ describe('planSnapshot', () => {
 });
 
 describe('S3 locations', () => {
-  it('key is a prefix used as given; no key means the bucket root', () => {
-    const noKey = s3Target({ ...S3.s3!, key: undefined }, 'snap');
-    assert.equal(noKey.key, 'snap.db');
-    assert.equal(noKey.uri, 's3://etcd/snap.db');
-    assert.equal(s3Target({ ...S3.s3!, key: 'a/b-' }, 'snap').key, 'a/b-snap.db');
+  const owner = { namespace: 'team-a', cluster: 'c', name: 's', uid: '0123456789abcdef' };
+  it('key: <prefix><namespace>/<cluster>/<name>-<uid8>.db; the prefix used as given; none means the bucket root', () => {
+    const noKey = s3Target({ ...S3.s3!, key: undefined }, owner);
+    assert.equal(noKey.key, 'team-a/c/s-01234567.db');
+    assert.equal(noKey.uri, 's3://etcd/team-a/c/s-01234567.db');
+    assert.equal(noKey.ownerUid, '0123456789abcdef');
+    assert.equal(s3Target({ ...S3.s3!, key: 'a/b-' }, owner).key, 'a/b-team-a/c/s-01234567.db');
+  });
+  it('same-named snapshots of other namespaces, or re-created under their name, never share a key', () => {
+    const keys = [
+      owner,
+      { ...owner, namespace: 'team-b' },
+      { ...owner, cluster: 'd' },
+      { ...owner, uid: 'fedcba9876543210' },
+    ].map(o => s3Target(S3.s3!, o).key);
+    assert.equal(new Set(keys).size, keys.length, keys.join(', '));
   });
   it('region from the spec, else us-east-1', () => {
-    assert.equal(s3Target({ ...S3.s3!, region: 'eu-west-1' }, 's').region, 'eu-west-1');
-    assert.equal(s3Target(S3.s3!, 's').region, 'us-east-1');
+    assert.equal(s3Target({ ...S3.s3!, region: 'eu-west-1' }, owner).region, 'eu-west-1');
+    assert.equal(s3Target(S3.s3!, owner).region, 'us-east-1');
   });
   it('path style for custom endpoints, virtual-hosted for AWS, and what the spec says wins', () => {
     assert.equal(usePathStyle({ endpoint: 'http://127.0.0.1:9000' }), true);
@@ -524,14 +537,27 @@ describe('planOutcome', () => {
   });
   const DONE = new Date(NOW.getTime() + 5000);
   const artifact = {
-    uri: 's3://etcd/prod/before-upgrade.db',
+    uri: 's3://etcd/prod/prod/demo/before-upgrade-snap-uid.db',
     sizeBytes: 2_621_440,
     checksum: `sha256:${'ab'.repeat(32)}`,
     revision: 1042,
+    etag: '"0123abcd"',
   };
+  const verified = (plan: SnapshotPlan) => findCondition(plan.status.conditions, 'Verified');
 
-  it('uploaded → Complete with the artifact, Ready True, and a Normal Event', () => {
-    const plan = planOutcome(claimed, { kind: 'uploaded', source: 'demo-1', artifact }, DONE);
+  it('verified → Complete with the artifact, Ready True, Verified True saying what was checked, and a Normal Event', () => {
+    const plan = planOutcome(
+      claimed,
+      {
+        kind: 'verified',
+        source: 'demo-1',
+        artifact,
+        verification: 'read back 2621440 bytes: all checks pass',
+      },
+      DONE,
+    );
+    assert.equal(verified(plan)?.status, 'True');
+    assert.equal(verified(plan)?.message, 'read back 2621440 bytes: all checks pass');
     assert.equal(plan.status.phase, 'Complete');
     assert.deepEqual(plan.status.artifact, artifact);
     assert.equal(plan.status.completionTime, iso(DONE));
@@ -540,7 +566,7 @@ describe('planOutcome', () => {
     assert.equal(ready(plan)?.reason, 'Complete');
     assert.match(
       ready(plan)?.message ?? '',
-      /at revision 1042 \(2\.5 MiB\) stored at s3:\/\/etcd\/prod\/before-upgrade\.db, taken from member demo-1/,
+      /at revision 1042 \(2\.5 MiB\) stored at s3:\/\/etcd\/prod\/prod\/demo\/before-upgrade-snap-uid\.db, taken from member demo-1/,
     );
     assert.deepEqual(
       plan.events.map(e => [e.type, e.reason]),
@@ -559,7 +585,7 @@ describe('planOutcome', () => {
     [
       'AccessDenied',
       'denied',
-      /give the key in Secret backup-creds s3:PutObject on s3:\/\/etcd\/prod\/before-upgrade\.db/,
+      /give the key in Secret backup-creds s3:PutObject on s3:\/\/etcd\/prod\/prod\/demo\/before-upgrade-snap-uid\.db/,
     ],
     ['SomethingElse', 'odd', /check destination\.s3 and the credentials in Secret backup-creds/],
   ];
@@ -571,7 +597,9 @@ describe('planOutcome', () => {
       assert.equal(ready(plan)?.reason, 'UploadRefused');
       assert.match(
         ready(plan)?.message ?? '',
-        new RegExp(`S3 refused the upload to s3://etcd/prod/before-upgrade\\.db: ${code}: ${message}`),
+        new RegExp(
+          `S3 refused the upload to s3://etcd/prod/prod/demo/before-upgrade-snap-uid\\.db: ${code}: ${message}`,
+        ),
       );
       assert.match(ready(plan)?.message ?? '', hint);
       assert.equal(plan.status.artifact, undefined);
@@ -696,5 +724,162 @@ describe('run-snapshot targets', () => {
     assert.equal(snapshotTarget(event('batch/v1', 'Job', 'update')).kind, 'ignore');
     assert.equal(snapshotTarget(event('v1', 'Pod', 'update')).kind, 'ignore');
     assert.equal(snapshotTarget(event('other.io/v1', 'EtcdSnapshot', 'add')).kind, 'ignore');
+  });
+});
+
+describe('planSnapshot: endpoint policy, deletionPolicy and release', () => {
+  const withPolicy = (
+    policy: 'Retain' | 'Delete',
+    extra: Partial<EtcdSnapshot['metadata']> = {},
+    status?: EtcdSnapshotStatus,
+  ) => {
+    const s = snapshot(status);
+    return { ...s, metadata: { ...s.metadata, ...extra }, spec: { ...s.spec, deletionPolicy: policy } };
+  };
+
+  it('an endpoint the policy refuses → Failed with the policy message, before any claim', () => {
+    const plan = planSnapshot(
+      state({
+        endpoint: {
+          allowed: false,
+          reason: 'EndpointLinkLocal',
+          message: 'destination.s3.endpoint http://169.254.169.254 is a link-local address',
+        },
+      }),
+    );
+    assert.equal(plan.step.kind, 'fail');
+    assert.equal(plan.status.phase, 'Failed');
+    assert.equal(ready(plan)?.reason, 'EndpointLinkLocal');
+    assert.match(ready(plan)?.message ?? '', /link-local address; then create a new EtcdSnapshot/);
+  });
+
+  it('an allowed endpoint claims as before', () => {
+    assert.equal(planSnapshot(state({ endpoint: { allowed: true, allowListed: true } })).step.kind, 'claim');
+  });
+
+  it('deletionPolicy Delete without the finalizer → add it first, no status write', () => {
+    const plan = planSnapshot(state({ snapshot: withPolicy('Delete') }));
+    assert.equal(plan.step.kind, 'add-finalizer');
+    assert.equal(plan.statusChanged, false);
+  });
+
+  it('deletionPolicy Delete with the finalizer → claims; Retain never adds one', () => {
+    const s = withPolicy('Delete', { finalizers: ['etcdfn.io/snapshot-object'] });
+    assert.equal(planSnapshot(state({ snapshot: s })).step.kind, 'claim');
+    assert.equal(planSnapshot(state({ snapshot: withPolicy('Retain') })).step.kind, 'claim');
+  });
+
+  const deleting = { deletionTimestamp: NOW, finalizers: ['etcdfn.io/snapshot-object'] };
+  const complete: EtcdSnapshotStatus = {
+    phase: 'Complete',
+    artifact: { uri: 's3://etcd/prod/prod/demo/before-upgrade-snap-uid.db', etag: '"e1"' },
+  };
+
+  it('deleting, Delete, recorded URI at its own key → release deleting that object with the recorded ETag', () => {
+    const plan = planSnapshot(state({ snapshot: withPolicy('Delete', deleting, complete) }));
+    assert.equal(plan.step.kind, 'release');
+    if (plan.step.kind !== 'release') return;
+    assert.equal(plan.step.object?.target.uri, 's3://etcd/prod/prod/demo/before-upgrade-snap-uid.db');
+    assert.equal(plan.step.object?.etag, '"e1"');
+    assert.equal(plan.statusChanged, false);
+  });
+
+  it('deleting, Delete, nothing recorded (an attempt that stopped) → release checking the owner only', () => {
+    const plan = planSnapshot(
+      state({ snapshot: withPolicy('Delete', deleting, { phase: 'Started', startTime: iso(NOW) }) }),
+    );
+    assert.equal(plan.step.kind, 'release');
+    if (plan.step.kind !== 'release') return;
+    assert.ok(plan.step.object);
+    assert.equal(plan.step.object.etag, undefined);
+  });
+
+  it('deleting, Delete, never claimed (e.g. Failed for a missing Secret) → release without asking the store', () => {
+    const failed: EtcdSnapshotStatus = { phase: 'Failed' };
+    const plan = planSnapshot(state({ snapshot: withPolicy('Delete', deleting, failed) }));
+    assert.equal(plan.step.kind, 'release');
+    if (plan.step.kind === 'release') assert.equal(plan.step.object, undefined);
+  });
+
+  it('deleting, Delete, status records another URI → release without deleting anything', () => {
+    const other = { ...complete, artifact: { uri: 's3://etcd/prod/before-upgrade.db', etag: '"e1"' } };
+    const plan = planSnapshot(state({ snapshot: withPolicy('Delete', deleting, other) }));
+    assert.equal(plan.step.kind, 'release');
+    if (plan.step.kind === 'release') assert.equal(plan.step.object, undefined);
+  });
+
+  it('deleting, Retain (finalizer somehow there) → release without deleting; no finalizer → nothing', () => {
+    const plan = planSnapshot(state({ snapshot: withPolicy('Retain', deleting, complete) }));
+    assert.equal(plan.step.kind, 'release');
+    if (plan.step.kind === 'release') assert.equal(plan.step.object, undefined);
+    const bare = planSnapshot(
+      state({ snapshot: withPolicy('Delete', { deletionTimestamp: NOW }, complete) }),
+    );
+    assert.equal(bare.step.kind, 'nothing');
+  });
+});
+
+describe('planOutcome: verification and refusals', () => {
+  const claimed = snapshot({ phase: 'Started', startTime: iso(NOW) });
+  const artifact = {
+    uri: 's3://etcd/prod/prod/demo/before-upgrade-snap-uid.db',
+    sizeBytes: 4128,
+    checksum: `sha256:${'cd'.repeat(32)}`,
+    revision: 7,
+    etag: '"e1"',
+  };
+
+  for (const reason of [
+    'ChecksumMismatch',
+    'IntegrityCheckFailed',
+    'ObjectChanged',
+    'ReadBackRefused',
+  ] as const) {
+    it(`verify-failed (${reason}) → Failed, Verified False, artifact kept in status, object kept`, () => {
+      const plan = planOutcome(
+        claimed,
+        { kind: 'verify-failed', source: 'demo-0', artifact, reason, message: 'verification failed: x' },
+        NOW,
+      );
+      assert.equal(plan.status.phase, 'Failed');
+      assert.equal(ready(plan)?.reason, 'VerificationFailed');
+      assert.match(
+        ready(plan)?.message ?? '',
+        /the object is kept at s3:\/\/etcd\/prod\/prod\/demo\/before-upgrade-snap-uid\.db/,
+      );
+      const verified = findCondition(plan.status.conditions, 'Verified');
+      assert.equal(verified?.status, 'False');
+      assert.equal(verified?.reason, reason);
+      assert.deepEqual(plan.status.artifact, artifact);
+      assert.deepEqual(
+        plan.events.map(e => e.reason),
+        ['SnapshotVerificationFailed'],
+      );
+    });
+  }
+
+  it('object-exists → Failed ObjectExists, no artifact', () => {
+    const plan = planOutcome(
+      claimed,
+      {
+        kind: 'object-exists',
+        message: 's3://b/k holds an object this EtcdSnapshot did not write; it is left as it is',
+      },
+      NOW,
+    );
+    assert.equal(plan.status.phase, 'Failed');
+    assert.equal(ready(plan)?.reason, 'ObjectExists');
+    assert.equal(plan.status.artifact, undefined);
+    assert.equal(findCondition(plan.status.conditions, 'Verified'), undefined);
+  });
+
+  it('endpoint-refused → Failed with the policy reason', () => {
+    const plan = planOutcome(
+      claimed,
+      { kind: 'endpoint-refused', reason: 'EndpointLoopback', message: 'loopback' },
+      NOW,
+    );
+    assert.equal(plan.status.phase, 'Failed');
+    assert.equal(ready(plan)?.reason, 'EndpointLoopback');
   });
 });

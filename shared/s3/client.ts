@@ -1,0 +1,86 @@
+// The one way etcdfn makes an S3 client: the endpoint policy checked first, and checked again on
+// every DNS answer the client's connections use, so a name that resolves to a metadata service
+// (or, unless allow-listed, to loopback) is never contacted.
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { S3Client } from '@aws-sdk/client-s3';
+import { checkEndpoint, type AllowedEndpoint, type EndpointVerdict } from './endpoint-policy.ts';
+import type { S3Credentials, S3Target } from './location.ts';
+
+export type RefusedEndpoint = Extract<EndpointVerdict, { allowed: false }>;
+
+/** Resolves the endpoint's host and applies the policy: the verdict status can show. */
+export async function endpointVerdict(
+  endpoint: string,
+  allowList: readonly AllowedEndpoint[],
+): Promise<EndpointVerdict> {
+  const literal = checkEndpoint(endpoint, allowList);
+  if (!literal.allowed) return literal;
+  let host: string;
+  try {
+    host = new URL(endpoint).hostname;
+  } catch {
+    return literal;
+  }
+  const addresses = await new Promise<string[]>(resolve => {
+    dnsLookup(host.replace(/^\[|\]$/g, ''), { all: true }, (err, found) =>
+      resolve(err ? [] : found.map(a => a.address)),
+    );
+  });
+  return checkEndpoint(endpoint, allowList, addresses);
+}
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/** A DNS lookup for the client's sockets that refuses the addresses the policy refuses. */
+function guardedLookup(endpoint: string, allowList: readonly AllowedEndpoint[]) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    dnsLookup(hostname, { ...options, all: true }, (err, found) => {
+      if (err) return callback(err, '');
+      const verdict = checkEndpoint(
+        endpoint,
+        allowList,
+        found.map(a => a.address),
+      );
+      if (!verdict.allowed) {
+        const refused: NodeJS.ErrnoException = new Error(verdict.message);
+        refused.code = verdict.reason;
+        return callback(refused, '');
+      }
+      if (options.all) return callback(null, found);
+      const first = found[0];
+      if (!first)
+        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+export function createS3Client(
+  target: S3Target,
+  credentials: S3Credentials,
+  allowList: readonly AllowedEndpoint[],
+): S3Client {
+  const lookup = guardedLookup(target.endpoint, allowList);
+  return new S3Client({
+    endpoint: target.endpoint,
+    region: target.region,
+    forcePathStyle: target.forcePathStyle,
+    credentials,
+    requestHandler: {
+      httpAgent: new HttpAgent({ lookup, keepAlive: true }),
+      httpsAgent: new HttpsAgent({ lookup, keepAlive: true }),
+    },
+    // Checksums only where S3 requires them: several S3-compatible stores (older MinIO, Ceph RGW,
+    // s3rver) refuse the aws-chunked encoding the SDK uses for its default CRC32 checksums.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    // A failed attempt is retried by the caller with its state in status, not hidden in here.
+    maxAttempts: 2,
+  });
+}

@@ -1,0 +1,162 @@
+// Which S3 endpoints the operator may connect to. Pure, table-tested; the adapter applies it twice:
+// before a snapshot starts (so status can say why) and in the connection's DNS lookup (so a name
+// that later resolves elsewhere is refused too).
+//
+// - Link-local addresses (169.254.0.0/16, fe80::/10: cloud metadata services) are always refused.
+// - Otherwise an endpoint the operator's configuration allow-lists (ETCDFN_S3_ALLOWED_ENDPOINTS) is
+//   accepted whatever its scheme and address.
+// - Otherwise it must be https:// and must not be loopback (127.0.0.0/8, ::1).
+import { BlockList, isIP } from 'node:net';
+
+export const ALLOWED_ENDPOINTS_ENV = 'ETCDFN_S3_ALLOWED_ENDPOINTS';
+
+/**
+ * One allow-list entry: `<scheme>://<host>[:<port>]`, where host is a name, an IP address, or an
+ * address range written as a path (`http://127.0.0.0/8`, `http://[::1]/128`). No port = any port.
+ */
+export interface AllowedEndpoint {
+  protocol: 'http:' | 'https:';
+  host: string;
+  port?: string;
+  /** Set when the entry is an address range. */
+  prefixLength?: number;
+}
+
+export type EndpointVerdict =
+  | { allowed: true; allowListed: boolean }
+  | {
+      allowed: false;
+      reason: 'EndpointInvalid' | 'EndpointLinkLocal' | 'EndpointInsecure' | 'EndpointLoopback';
+      message: string;
+    };
+
+/** Parses the allow-list setting (entries separated by commas or whitespace); bad entries are errors. */
+export function parseAllowList(value: string | undefined): { entries: AllowedEndpoint[]; errors: string[] } {
+  const entries: AllowedEndpoint[] = [];
+  const errors: string[] = [];
+  for (const text of (value ?? '').split(/[\s,]+/).filter(Boolean)) {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      errors.push(`${text}: not a URL`);
+      continue;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      errors.push(`${text}: only http:// and https:// endpoints`);
+      continue;
+    }
+    const host = bare(url.hostname);
+    const path = url.pathname.replace(/^\//, '');
+    const entry: AllowedEndpoint = { protocol: url.protocol, host, ...(url.port && { port: url.port }) };
+    if (path) {
+      const family = isIP(host);
+      const length = Number(path);
+      if (!family || !/^\d+$/.test(path) || length > (family === 4 ? 32 : 128)) {
+        errors.push(`${text}: a range is <address>/<prefix length>, e.g. http://127.0.0.0/8`);
+        continue;
+      }
+      entry.prefixLength = length;
+    }
+    entries.push(entry);
+  }
+  return { entries, errors };
+}
+
+const LINK_LOCAL = new BlockList();
+LINK_LOCAL.addSubnet('169.254.0.0', 16, 'ipv4');
+LINK_LOCAL.addSubnet('fe80::', 10, 'ipv6');
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+export function isLinkLocal(address: string): boolean {
+  return inList(LINK_LOCAL, address);
+}
+
+export function isLoopback(address: string): boolean {
+  return inList(LOOPBACK, address);
+}
+
+/**
+ * The verdict on `endpoint`. `addresses` are what its host resolves to (the literal address when it
+ * is one; empty when unknown): every one of them must pass.
+ */
+export function checkEndpoint(
+  endpoint: string,
+  allowList: readonly AllowedEndpoint[],
+  addresses: readonly string[] = [],
+): EndpointVerdict {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return {
+      allowed: false,
+      reason: 'EndpointInvalid',
+      message: `destination.s3.endpoint ${endpoint} is not a URL`,
+    };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return {
+      allowed: false,
+      reason: 'EndpointInvalid',
+      message: `destination.s3.endpoint ${url.origin} must start with https://`,
+    };
+  }
+  const host = bare(url.hostname);
+  const all = [...new Set([...(isIP(host) ? [host] : []), ...addresses.map(bare)])];
+  const shown = `${url.protocol}//${url.host}`;
+  const resolved = isIP(host) || all.length === 0 ? '' : ` (${host} resolves to ${all.join(', ')})`;
+  const linkLocal = all.find(isLinkLocal);
+  if (linkLocal !== undefined) {
+    return {
+      allowed: false,
+      reason: 'EndpointLinkLocal',
+      message: `destination.s3.endpoint ${shown}${resolved} is a link-local address, which is never contacted (cloud metadata services live there); point it at your object store`,
+    };
+  }
+  if (allowList.some(entry => matches(entry, url, host, all))) return { allowed: true, allowListed: true };
+  if (url.protocol !== 'https:') {
+    return {
+      allowed: false,
+      reason: 'EndpointInsecure',
+      message: `destination.s3.endpoint ${shown} uses plain http, which would send the snapshot and the request signatures unencrypted; use https://, or have the operator's administrator allow-list it in ${ALLOWED_ENDPOINTS_ENV}`,
+    };
+  }
+  const loopback = all.find(isLoopback) ?? (host === 'localhost' ? host : undefined);
+  if (loopback !== undefined) {
+    return {
+      allowed: false,
+      reason: 'EndpointLoopback',
+      message: `destination.s3.endpoint ${shown}${resolved} is a loopback address (the operator's own host); have the operator's administrator allow-list it in ${ALLOWED_ENDPOINTS_ENV} if that is intended`,
+    };
+  }
+  return { allowed: true, allowListed: false };
+}
+
+function matches(entry: AllowedEndpoint, url: URL, host: string, addresses: readonly string[]): boolean {
+  if (entry.protocol !== url.protocol) return false;
+  if (entry.port !== undefined && entry.port !== (url.port || (url.protocol === 'https:' ? '443' : '80'))) {
+    return false;
+  }
+  if (entry.prefixLength === undefined) return entry.host.toLowerCase() === host.toLowerCase();
+  if (addresses.length === 0) return false;
+  const range = new BlockList();
+  const family = isIP(entry.host) === 4 ? 'ipv4' : 'ipv6';
+  range.addSubnet(entry.host, entry.prefixLength, family);
+  return addresses.every(a => inList(range, a));
+}
+
+function inList(list: BlockList, address: string): boolean {
+  const a = bare(address);
+  const family = isIP(a);
+  if (family === 0) return false;
+  // Node's BlockList checks IPv4-mapped IPv6 addresses (::ffff:a9fe:a9fe) against IPv4 rules.
+  return list.check(a, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+/** A hostname without the brackets URL keeps around IPv6 literals. */
+function bare(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
