@@ -3,7 +3,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.sandbox/**', '.cache/**', 'charts/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      '.sandbox/**',
+      '.cache/**',
+      'charts/**',
+      '.stryker-tmp*/**',
+      'reports/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
