@@ -104,7 +104,7 @@ class Supervisor {
       const timer = setTimeout(() => {
         reject(new Error(`function ${name} did not start`));
         child.kill('SIGKILL');
-      }, opts.startTimeoutMs ?? 120_000);
+      }, opts.startTimeoutMs ?? 240_000);
       const onLine = (line: string) => {
         if (!ready && line.startsWith('{"serving"')) {
           ready = true;
