@@ -26,7 +26,7 @@ interface Run {
   stderr: string;
 }
 
-describe('kubectl etcdfn on the sandbox', { timeout: 240_000 }, () => {
+describe('kubectl etcdfn on the sandbox', { timeout: 900_000 }, () => {
   let sandbox: FullSandbox;
   let s3: TestS3;
   let kube: KubeObjects;

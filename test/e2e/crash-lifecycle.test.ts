@@ -106,7 +106,7 @@ const SCALING: Step[] = [
   down(),
 ];
 
-describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { timeout: 600_000 }, () => {
+describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { timeout: 2_400_000 }, () => {
   let sandbox: FullSandbox;
   let kube: KubeObjects;
   let crashDir: string;

@@ -116,7 +116,7 @@ class Supervisor {
           reject(new Error(`function ${name} did not start`));
           child.kill('SIGKILL');
         },
-        opts.startTimeoutMs ?? Number(process.env.ETCDFN_SANDBOX_FUNCTION_START_MS ?? 120_000),
+        opts.startTimeoutMs ?? Number(process.env.ETCDFN_SANDBOX_FUNCTION_START_MS ?? 240_000),
       );
       const onLine = (line: string) => {
         if (!ready && line.startsWith('{"serving"')) {

@@ -72,7 +72,7 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
       args,
       cwd: repoRoot,
       env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...opts.env },
-      startTimeoutMs: opts.startTimeoutMs ?? 240_000,
+      startTimeoutMs: opts.startTimeoutMs ?? 480_000,
       stopGraceMs: 30_000,
     });
   } catch (err) {
