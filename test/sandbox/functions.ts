@@ -97,10 +97,11 @@ class Supervisor {
     return new Promise((resolveUrl, reject) => {
       let buffer = '';
       let ready = false;
+      // Generous: on a loaded machine, four functions compiling at once can take well over 30 s.
       const timer = setTimeout(() => {
         reject(new Error(`function ${name} did not start`));
         child.kill('SIGKILL');
-      }, opts.startTimeoutMs ?? 30_000);
+      }, opts.startTimeoutMs ?? 90_000);
       const onLine = (line: string) => {
         if (!ready && line.startsWith('{"serving"')) {
           ready = true;
