@@ -204,8 +204,8 @@ describe('restore agent steps (s3rver, real etcd tools)', { timeout: 300_000 }, 
   it('a corrupt snapshot is refused before the restore, with the check etcd itself makes', async () => {
     const d = dataDir();
     const file = join(dir, 'corrupt.db');
-    const bytes = Buffer.from(snapshots['3.5']!);
-    bytes[bytes.length - 100]! ^= 0xff;
+    const bytes = Buffer.from(snapshots['3.5']);
+    bytes[bytes.length - 100] ^= 0xff;
     writeFileSync(file, bytes);
     const refused = await failure(request(d, { kind: 'file', path: file, display: 'corrupt.db' }));
     assert.equal(refused.reason, 'SnapshotCorrupt');
