@@ -157,7 +157,11 @@ export function restoreCondition(input: RestoreConditionInput): ConditionInput |
       type: RESTORED_CONDITION,
       status: 'False',
       reason: input.seedFailure.reason,
-      message: `restoring ${what} failed: ${input.seedFailure.message}; no member runs until it succeeds (it is retried with back-off)`,
+      message:
+        `restoring ${what} failed: ${input.seedFailure.message}; no member runs until it succeeds (it is retried with back-off` +
+        (input.seedFailure.reason === 'RestoreFailed'
+          ? '; after a failure of the etcd restore step itself, delete the seed Pod to start over)'
+          : ')'),
     };
   }
   return {

@@ -82,11 +82,13 @@ export async function fetchSnapshot(req: FetchRequest): Promise<FetchResult> {
     );
   }
   const hash = createHash('sha256');
+  const integrity = new IntegrityHash();
   const scanner = new SnapshotVersionScanner();
   let size = 0;
   const measure = new Transform({
     transform(chunk: Buffer, _enc, done) {
       hash.update(chunk);
+      integrity.push(chunk);
       scanner.push(chunk);
       size += chunk.length;
       done(null, chunk);
@@ -113,6 +115,15 @@ export async function fetchSnapshot(req: FetchRequest): Promise<FetchResult> {
       'ChecksumMismatch',
       `${opened.uri} has SHA-256 ${sha256}, not the expected ${req.sha256.toLowerCase()}: the file is not the ` +
         'snapshot that was recorded (replaced or damaged); point the restore at an intact snapshot or fix source.sha256',
+    );
+  }
+  // etcd's restore checks this too, but a failed restore step leaves a directory its retry refuses;
+  // checked here, a damaged file never reaches it.
+  if (!integrity.matches(size)) {
+    throw new RestoreFailure(
+      'SnapshotCorrupt',
+      `${opened.uri} fails etcd's own integrity check (the SHA-256 that snapshot save appends does not ` +
+        'match the content, or there is none): the file is damaged, truncated or not an etcd snapshot; restore from another snapshot',
     );
   }
   const snapshotMinor = scanner.minor();
@@ -219,4 +230,25 @@ function compareMinor(a: string, b: string): number {
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message || err.name : String(err);
+}
+
+/**
+ * The check `etcdutl snapshot restore` makes: a file written by `snapshot save` ends with the
+ * SHA-256 of everything before it, and its size is then 32 more than a multiple of 512.
+ */
+class IntegrityHash {
+  private readonly hash = createHash('sha256');
+  private tail = Buffer.alloc(0);
+
+  push(chunk: Buffer): void {
+    const all = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
+    const keep = Math.min(32, all.length);
+    this.hash.update(all.subarray(0, all.length - keep));
+    this.tail = Buffer.from(all.subarray(all.length - keep));
+  }
+
+  matches(size: number): boolean {
+    if (size % 512 !== 32) return false;
+    return this.hash.digest().equals(this.tail);
+  }
 }

@@ -201,24 +201,28 @@ describe('restore agent steps (s3rver, real etcd tools)', { timeout: 300_000 }, 
     }
   });
 
-  it("a corrupt snapshot is refused by etcd's own restore (its integrity hash)", async () => {
+  it('a corrupt snapshot is refused before the restore, with the check etcd itself makes', async () => {
     const d = dataDir();
     const file = join(dir, 'corrupt.db');
     const bytes = Buffer.from(snapshots['3.5']);
     bytes[bytes.length - 100] ^= 0xff;
     writeFileSync(file, bytes);
-    await fetchSnapshot(request(d, { kind: 'file', path: file, display: 'corrupt.db' }));
+    const refused = await failure(request(d, { kind: 'file', path: file, display: 'corrupt.db' }));
+    assert.equal(refused.reason, 'SnapshotCorrupt');
+    assert.match(refused.message, /fails etcd's own integrity check/);
+    assert.equal(existsSync(restorePaths(d).snapshotFile), false);
+    // etcd agrees, and its own refusal (a Pod's FallbackToLogsOnError message) reads the same way.
+    mkdirSync(restorePaths(d).workDir, { recursive: true });
+    writeFileSync(restorePaths(d).snapshotFile, bytes);
     const err = await etcdRestore('3.5', d).then(
       () => undefined,
       (e: unknown) => e as Error,
     );
     assert.ok(err, 'etcdutl refuses the file');
-    // What the Pod's FallbackToLogsOnError message carries, as the cluster's condition shows it.
     assert.equal(parseFailure(err.message).reason, 'SnapshotCorrupt');
-    // In the Pod the commit step never runs after a failed restore step (init containers run in
-    // order); the next attempt's fetch throws the partial output away.
-    assert.equal(existsSync(restorePaths(d).marker), false);
-    await fetchSnapshot(request(d, { kind: 'file', path: file, display: 'corrupt.db' }));
-    assert.equal(existsSync(restorePaths(d).restoredDir), false);
+    // A file that is no etcd snapshot at all (no appended hash) is refused too.
+    writeFileSync(file, Buffer.alloc(4096, 1));
+    const plain = await failure(request(dataDir(), { kind: 'file', path: file, display: 'plain.db' }));
+    assert.equal(plain.reason, 'SnapshotCorrupt');
   });
 });
