@@ -75,7 +75,10 @@ describe('kubectl etcdfn on the sandbox', { timeout: 900_000 }, () => {
   }
 
   before(async () => {
-    [sandbox, s3] = await Promise.all([startFullSandbox({ tickSeconds: 5 }), startS3rver(['backups'])]);
+    [sandbox, s3] = await Promise.all([
+      startFullSandbox({ tickSeconds: 5, startTimeoutMs: 300_000 }),
+      startS3rver(['backups']),
+    ]);
     kube = new KubeObjects(sandbox.kc);
     assert.equal((await kube.create(s3rverSecret('cli-s3', NS))).kind, 'created');
     const created = await kube.create({
@@ -129,7 +132,8 @@ describe('kubectl etcdfn on the sandbox', { timeout: 900_000 }, () => {
     const [name, ...rest] = text.trim().split('\n');
     assert.match(name ?? '', new RegExp(`^${NAME}-[a-z0-9]+$`));
     assert.match(rest.join('\n'), new RegExp(`${name} Complete`));
-    assert.match(text, new RegExp(`uri: +s3://backups/cli/${name}\\.db`));
+    // The key: <prefix><namespace>/<cluster>/<name>-<uid8>.db (docs/snapshots.md).
+    assert.match(text, new RegExp(`uri: +s3://backups/cli/[a-z0-9-]+/${NAME}/${name}-[0-9a-z-]{8}\\.db`));
     assert.match(text, /checksum: sha256:[0-9a-f]{64}/);
     assert.match(await ok('status', NAME), new RegExp(`Latest snapshot: ${name}\\s+Complete`));
   });
