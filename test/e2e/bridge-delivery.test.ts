@@ -302,7 +302,6 @@ describe('event bridge → functions', () => {
       await until(
         'flaky handled',
         () => handled.some(h => h.event.kind === 'object' && h.event.ref.name === 'flaky'),
-        5000,
       );
       const attempts = byName('reconcile-cluster', 'flaky');
       assert.equal(attempts.length, 2, 'delivered twice');
