@@ -299,9 +299,8 @@ describe('event bridge → functions', () => {
         spec: { version: '3.5.16' },
       };
       assert.equal((await kube.create(cluster)).kind, 'created');
-      await until(
-        'flaky handled',
-        () => handled.some(h => h.event.kind === 'object' && h.event.ref.name === 'flaky'),
+      await until('flaky handled', () =>
+        handled.some(h => h.event.kind === 'object' && h.event.ref.name === 'flaky'),
       );
       const attempts = byName('reconcile-cluster', 'flaky');
       assert.equal(attempts.length, 2, 'delivered twice');
