@@ -14,7 +14,7 @@ import { build } from 'esbuild';
 const root = resolve(import.meta.dirname, '..');
 const out = join(root, 'dist');
 
-export const ENTRY_POINTS = ['functions/serve.ts', 'standalone/main.ts', 'cli/main.ts'];
+export const ENTRY_POINTS = ['functions/serve.ts', 'standalone/main.ts', 'cli/main.ts', 'agent/main.ts'];
 
 // Bundled CommonJS modules expect require, __filename and __dirname; in an ES module chunk these
 // name the chunk's own file and folder (dist/chunks), which is where etcd3 looks for its .proto files
