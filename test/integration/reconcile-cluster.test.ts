@@ -3,6 +3,7 @@
 // step left in the API server and in etcd. The Pods are what a kubelet would leave (ReconcileWorld).
 // Then scale-down through finalize-member, which takes the removed member out of etcd.
 import assert from 'node:assert/strict';
+import { networkPolicyName } from '../../shared/names.ts';
 import { after, before, describe, it } from 'node:test';
 import type { V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
 import { API_VERSION } from '../../shared/api/group.ts';
@@ -54,6 +55,19 @@ describe('reconcile-cluster against the sandbox API server and real etcd', { tim
     const client = await find('demo-client');
     assert.equal(headless?.spec?.clusterIP, 'None');
     assert.ok(client, 'client Service created');
+    assert.deepEqual(await world.members(), []);
+  });
+
+  it('creates the NetworkPolicy before any member: peers only from members, clients only if labelled', async () => {
+    await step();
+    const policy = await world.kube.find<KubeObject & { spec?: { ingress?: unknown[] } }>({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      namespace: NS,
+      name: networkPolicyName('demo'),
+    });
+    assert.ok(policy, 'NetworkPolicy created');
+    assert.ok((policy.spec?.ingress?.length ?? 0) >= 2, 'client and peer rules');
     assert.deepEqual(await world.members(), []);
   });
 
