@@ -15,8 +15,7 @@ import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, stat
 
 const OLD = '3.4.23';
 const NEW = '3.5.16';
-const IMAGE_HINT =
-  'check spec.version (a released etcd 3.4 or 3.5) and that the etcd image can be pulled';
+const IMAGE_HINT = 'check spec.version (a released etcd 3.4 or 3.5) and that the etcd image can be pulled';
 
 interface Row {
   name: string;
