@@ -49,6 +49,11 @@ export interface ConvergeOptions {
   restarted?: string[];
   /** Every member runs this release, in status and as etcd itself reports. */
   version?: string;
+  /**
+   * false only for a repair that leaves the status as it was (an orphan etcd member removed): the
+   * fresh evidence is then etcd's own member list and the members' health, read after the mark.
+   */
+  statusWritten?: boolean;
   /** Further checks of the caller: a reason the cluster is not there yet, or undefined. */
   also?: (cluster: Cluster) => Promise<string | undefined>;
   timeoutMs?: number;
@@ -126,7 +131,7 @@ async function memberHealth(
 /** Why the cluster has not converged on fresh evidence yet, or undefined when it has. */
 async function notYet(ref: ClusterRef, opts: ConvergeOptions, cluster: Cluster): Promise<string | undefined> {
   const s = cluster.status ?? {};
-  if (!newer(cluster.metadata.resourceVersion, opts.since.resourceVersion)) {
+  if (opts.statusWritten !== false && !newer(cluster.metadata.resourceVersion, opts.since.resourceVersion)) {
     return `the EtcdCluster was not written since the mark (resourceVersion ${cluster.metadata.resourceVersion})`;
   }
   if (s.observedGeneration !== cluster.metadata.generation) {
