@@ -1,0 +1,149 @@
+// The sandbox world the healing e2e tests share (member replacement, pause and resume): a full
+// sandbox with chaos on, the reads they make of clusters, members and Pods, etcd through the ready
+// members, and "full size" as etcd, the status and the EtcdMembers agreeing.
+import assert from 'node:assert/strict';
+import { Etcd3 } from 'etcd3';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdMember } from '../../shared/api/etcd-member.ts';
+import { API_VERSION } from '../../shared/api/group.ts';
+import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { startFullSandbox, type FullSandbox } from './sandbox.ts';
+import { waitFor } from './wait.ts';
+
+export const NS = 'default';
+export const STEP_TIMEOUT = 240_000;
+export type Cluster = EtcdCluster & KubeObject;
+export type Member = EtcdMember & KubeObject;
+export interface PodLike extends KubeObject {
+  status?: { podIP?: string; conditions?: { type: string; status: string }[] };
+}
+const hex = (id: string) => BigInt(id).toString(16).padStart(16, '0');
+
+/** Helpers bound to one sandbox, started by `start` (a `before` hook) and stopped by `stop`. */
+export function healingSandbox(chaosSeed: number) {
+  let sandbox: FullSandbox | undefined;
+  let kubeObjects: KubeObjects | undefined;
+  const kube = (): KubeObjects => {
+    assert.ok(kubeObjects, 'the sandbox is not started');
+    return kubeObjects;
+  };
+
+  async function start(): Promise<void> {
+    // On a loaded machine a function takes long to load: give it time, and try again.
+    process.env.ETCDFN_SANDBOX_FUNCTION_START_MS ??= '180000';
+    for (let attempt = 1; ; attempt++) {
+      try {
+        sandbox = await startFullSandbox({
+          chaos: true,
+          chaosSeed,
+          tickSeconds: 10,
+          startTimeoutMs: 300_000,
+        });
+        break;
+      } catch (err) {
+        if (attempt >= 3) throw err;
+      }
+    }
+    kubeObjects = new KubeObjects(sandbox.kc);
+  }
+  const stop = async () => sandbox?.stop();
+
+  const clusterRef = (name: string) => ({
+    apiVersion: API_VERSION,
+    kind: 'EtcdCluster',
+    namespace: NS,
+    name,
+  });
+  const cluster = async (name: string) => {
+    const read = await kube().get<Cluster>(clusterRef(name));
+    assert.equal(read.kind, 'found');
+    return (read as { object: Cluster }).object;
+  };
+  const members = (name: string) =>
+    kube().list<Member>(API_VERSION, 'EtcdMember', NS, `etcdfn.io/cluster=${name}`);
+  const pods = (name: string) => kube().list<PodLike>('v1', 'Pod', NS, `etcdfn.io/cluster=${name}`);
+  const endpoints = async (name: string) =>
+    (await pods(name))
+      .filter(p => p.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True'))
+      .map(p => `http://${p.status?.podIP}:2379`);
+
+  async function withEtcd<T>(name: string, fn: (client: Etcd3) => Promise<T>): Promise<T> {
+    const hosts = await endpoints(name);
+    assert.ok(hosts.length > 0, 'no ready member to talk to');
+    const client = new Etcd3({ hosts, dialTimeout: 2000 });
+    try {
+      return await fn(client);
+    } finally {
+      client.close();
+    }
+  }
+
+  const describeWorld = (name: string) => async () => {
+    const c = await cluster(name).catch(() => undefined);
+    const m = await members(name).catch(() => []);
+    return `status: ${JSON.stringify(c?.status)}\nmembers: ${m.map(x => `${x.metadata.name} ${JSON.stringify(x.status?.dataLoss ?? {})}`).join(', ')}\n${sandbox?.output().slice(-3000) ?? ''}`;
+  };
+
+  /** Full size: etcd, the status and the EtcdMembers agree on `replicas` voters, all ready. */
+  async function converged(
+    name: string,
+    replicas: number,
+  ): Promise<{ cluster: Cluster; ids: Map<string, string> }> {
+    return waitFor(
+      `${name}: ${replicas} members converged`,
+      async () => {
+        const c = await cluster(name);
+        const s = c.status ?? {};
+        if (s.observed?.replicas !== replicas || s.operation || s.replacement) return false;
+        if (s.conditions?.find(x => x.type === 'Progressing')?.status !== 'False') return false;
+        if (s.ready !== `${replicas}/${replicas}` || s.phase !== 'Running') return false;
+        const list = (await withEtcd(name, client => client.cluster.memberList({ linearizable: true })))
+          .members;
+        if (list.length !== replicas || list.some(m => m.isLearner)) return false;
+        const running = (await members(name)).filter(m => !m.metadata.deletionTimestamp);
+        if (
+          JSON.stringify(list.map(m => m.name).sort()) !==
+          JSON.stringify(running.map(m => m.metadata.name).sort())
+        )
+          return false;
+        return { cluster: c, ids: new Map(list.map(m => [m.name, hex(m.ID)])) };
+      },
+      { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
+      describeWorld(name),
+    );
+  }
+
+  async function create(name: string, replicas: number): Promise<void> {
+    const created = await kube().create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name, namespace: NS },
+      spec: { replicas, version: '3.5.16', storage: { size: '1Gi' } },
+    });
+    assert.equal(created.kind, 'created');
+  }
+
+  async function writeKeys(name: string, prefix: string, count: number): Promise<void> {
+    await withEtcd(name, async client => {
+      await Promise.all(
+        Array.from({ length: count }, (_, n) => client.put(`${prefix}${n}`).value(`v${n}`).exec()),
+      );
+    });
+  }
+
+  return {
+    start,
+    stop,
+    kube,
+    clusterRef,
+    cluster,
+    members,
+    pods,
+    endpoints,
+    withEtcd,
+    describeWorld,
+    converged,
+    create,
+    writeKeys,
+  };
+}
