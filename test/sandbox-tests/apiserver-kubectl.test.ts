@@ -389,6 +389,11 @@ describe('sandbox API server through kubectl', () => {
     const described = ok(await run(['describe', 'etcdcluster', 'ss']));
     assert.match(described, /Replicas:\s+5/);
     assert.match(described, /Normal\s+Scaled\s+.*etcdfn\s+scaled to 5 members/);
+    // Both API groups show the same Event: the object it is about and its message.
+    for (const resource of ['events', 'events.events.k8s.io']) {
+      const listed = ok(await run(['get', resource, '-o', 'wide']));
+      assert.match(listed, /Normal\s+Scaled\s+etcdcluster\/ss\s+etcdfn\s+scaled to 5 members/, resource);
+    }
 
     // The condition is set only once kubectl's watch is open, so the wait is met by a watch event.
     const watchesBefore = server.store.subscriberCount();

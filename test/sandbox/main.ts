@@ -10,7 +10,7 @@ import {
   writeFileSync,
   type WriteStream,
 } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { Command } from 'commander';
 import { pino } from 'pino';
 import { parseAllDocuments } from 'yaml';
@@ -125,7 +125,7 @@ if (o.watchStdin) {
 }
 
 try {
-  say(`starting the API server and the kubelet (state in ${relative(process.cwd(), dir) || '.'})…`);
+  say(`starting the API server and the kubelet (state in ${dir})…`);
   core = await startCore({
     dir,
     crdDir: join(repoRoot, 'crds'),
@@ -222,9 +222,15 @@ async function applyExample(sandbox: SandboxCore): Promise<void> {
   }
 }
 
+/** A path as short as it can be while still pointing to the right place from here (never via ".."). */
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+}
+
 function printGuide(sandbox: SandboxCore): void {
-  const kubeconfig = relative(process.cwd(), sandbox.kubeconfig);
-  const etcdctl = relative(process.cwd(), join(repoRoot, '.cache', 'etcd', '3.5', 'usr', 'bin', 'etcdctl'));
+  const kubeconfig = shown(sandbox.kubeconfig);
+  const etcdctl = shown(join(repoRoot, '.cache', 'etcd', '3.5', 'usr', 'bin', 'etcdctl'));
   say('');
   say('etcdfn is running. Try, in another terminal:');
   say(`  kubectl --kubeconfig ${kubeconfig} get etcdclusters,etcdmembers,pods,pvc`);
@@ -233,10 +239,10 @@ function printGuide(sandbox: SandboxCore): void {
   say(`  ${etcdctl} --endpoints http://<pod IP>:2379 member list -w table`);
   say(`     (pod IPs: kubectl --kubeconfig ${kubeconfig} get pods -o wide)`);
   if (objectStore) {
-    const manifest = relative(process.cwd(), objectStore.exampleManifest);
+    const manifest = shown(objectStore.exampleManifest);
     say(`  kubectl --kubeconfig ${kubeconfig} create -f ${manifest}   # a snapshot into the local S3`);
     say(`  kubectl --kubeconfig ${kubeconfig} get etcdsnapshots -o wide`);
   }
-  say(`Logs: ${relative(process.cwd(), logDir)}/. Ctrl-C stops everything.`);
+  say(`Logs: ${logDir}/. Ctrl-C stops everything.`);
   say('');
 }

@@ -190,11 +190,27 @@ const endpoints: Printer = {
   },
 };
 
-function eventTime(ev: Any): string | undefined {
-  return ev.series?.lastObservedTime ?? ev.lastTimestamp ?? ev.eventTime ?? ev.metadata?.creationTimestamp;
+/** The same columns for core/v1 Events and their events.k8s.io/v1 form (regarding, note, deprecated*). */
+function eventFields(ev: Any) {
+  const source = ev.source ?? ev.deprecatedSource;
+  return {
+    last:
+      ev.series?.lastObservedTime ??
+      ev.lastTimestamp ??
+      ev.deprecatedLastTimestamp ??
+      ev.eventTime ??
+      ev.metadata?.creationTimestamp,
+    first: ev.firstTimestamp ?? ev.deprecatedFirstTimestamp ?? ev.eventTime ?? ev.metadata?.creationTimestamp,
+    object: ev.involvedObject ?? ev.regarding ?? {},
+    component: source?.component ?? ev.reportingComponent ?? ev.reportingController ?? '',
+    host: source?.host ?? '',
+    message: ev.message ?? ev.note ?? '',
+    count: ev.series?.count ?? ev.count ?? ev.deprecatedCount ?? 1,
+  };
 }
 
 const events: Printer = {
+  omitNameColumn: true,
   columns: [
     col('Last Seen'),
     col('Type'),
@@ -209,20 +225,17 @@ const events: Printer = {
   ],
   cells(obj, now) {
     const ev = obj as Any;
-    const last = eventTime(ev);
-    const first = ev.firstTimestamp ?? ev.eventTime ?? ev.metadata?.creationTimestamp;
-    const io = ev.involvedObject ?? {};
-    const source = ev.source?.component ?? ev.reportingComponent ?? '';
+    const f = eventFields(ev);
     return [
-      last ? humanDuration(now - Date.parse(last)) : '<unknown>',
+      f.last ? humanDuration(now - Date.parse(f.last)) : '<unknown>',
       ev.type ?? '',
       ev.reason ?? '',
-      `${String(io.kind ?? '').toLowerCase()}/${io.name ?? ''}`,
-      io.fieldPath ?? '',
-      source + (ev.source?.host ? `, ${ev.source.host}` : ''),
-      String(ev.message ?? '').trim(),
-      first ? humanDuration(now - Date.parse(first)) : '<unknown>',
-      String(ev.count ?? 1),
+      `${String(f.object.kind ?? '').toLowerCase()}/${f.object.name ?? ''}`,
+      f.object.fieldPath ?? '',
+      f.component + (f.host ? `, ${f.host}` : ''),
+      String(f.message).trim(),
+      f.first ? humanDuration(now - Date.parse(f.first)) : '<unknown>',
+      String(f.count),
       ev.metadata?.name ?? '',
     ];
   },

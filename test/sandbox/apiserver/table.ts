@@ -21,7 +21,8 @@ export function wantsTable(accept: string | undefined): boolean {
 
 function columns(def: ResourceDef): TableColumn[] {
   const printer = def.printer ?? DEFAULT_PRINTER;
-  return [NAME_COLUMN, ...printer.columns.map(c => ({ format: '', description: '', priority: 0, ...c }))];
+  const own = printer.columns.map(c => ({ format: '', description: '', priority: 0, ...c }));
+  return printer.omitNameColumn ? own : [NAME_COLUMN, ...own];
 }
 
 function rowObject(obj: KObject, include: IncludeObject): KObject | undefined {
@@ -39,7 +40,10 @@ export function tableRow(
   now = Date.now(),
 ): Record<string, unknown> {
   const printer = def.printer ?? DEFAULT_PRINTER;
-  const row: Record<string, unknown> = { cells: [obj.metadata.name, ...printer.cells(obj, now)] };
+  const cells = printer.cells(obj, now);
+  const row: Record<string, unknown> = {
+    cells: printer.omitNameColumn ? cells : [obj.metadata.name, ...cells],
+  };
   const object = rowObject(obj, include);
   if (object) row.object = object;
   return row;

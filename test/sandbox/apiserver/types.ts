@@ -53,6 +53,8 @@ export interface TableColumn {
 export interface Printer {
   columns: TableColumn[];
   cells(obj: KObject, now: number): unknown[];
+  /** The real server's Event table has no leading Name column (Name is a wide column there). */
+  omitNameColumn?: boolean;
 }
 
 /** Which kind of write a request is, for the strategy hooks. */
