@@ -1,4 +1,16 @@
-// Pure text helpers shared by the commands: kubectl-style tables, byte sizes and ages.
+// Pure text helpers shared by the commands: kubectl-style tables, byte sizes and ages, and the
+// machine-readable forms (-o json|yaml).
+import { stringify } from 'yaml';
+
+/** The output formats every read command takes; text is the default. */
+export const OUTPUT_FORMATS = ['text', 'json', 'yaml'] as const;
+
+/** `value` as JSON or YAML when the user asked for one, else undefined (print the text form). */
+export function structuredOutput(output: string | undefined, value: unknown): string | undefined {
+  if (output === 'json') return JSON.stringify(value, null, 2);
+  if (output === 'yaml') return stringify(value).trimEnd();
+  return undefined;
+}
 
 /** Columns padded to their widest cell, separated by three spaces, like `kubectl get`. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {

@@ -3,7 +3,13 @@
 // non-zero exit code.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { CliError, openCli, type GlobalOptions } from './context.ts';
+import { runAlarms } from './alarms.ts';
+import { runCompact } from './compact.ts';
+import { runDefrag } from './defrag.ts';
+import { OUTPUT_FORMATS } from './format.ts';
+import { runHealth } from './health.ts';
 import { runMembers } from './members.ts';
+import { runMoveLeader } from './move-leader.ts';
 import { runPause } from './pause.ts';
 import { runResume } from './resume.ts';
 import { runSnapshot, type SnapshotOptions } from './snapshot.ts';
@@ -18,7 +24,7 @@ function positiveInt(value: string): number {
   return n;
 }
 
-const outputOption = () => new Option('-o, --output <format>', 'output format').choices(['text', 'json']);
+const outputOption = () => new Option('-o, --output <format>', 'output format').choices(OUTPUT_FORMATS);
 const timeoutOption = () =>
   new Option('--timeout <seconds>', 'how long --wait waits').argParser(positiveInt).default(600);
 
@@ -51,6 +57,61 @@ export function buildProgram(): Command {
     .addOption(outputOption())
     .action(async (cluster: string, opts: { output?: string }, command: Command) => {
       print(await runMembers(openCli(globals(command)), cluster, opts.output));
+    });
+
+  program
+    .command('health')
+    .description(
+      'each member on its own endpoint: answers, knows the leader, serves a linearizable read; revision, raft term, db size, alarms (exit 1 when not healthy)',
+    )
+    .argument('<cluster>')
+    .addOption(outputOption())
+    .action(async (cluster: string, opts: { output?: string }, command: Command) => {
+      const { text, exitCode } = await runHealth(openCli(globals(command)), cluster, opts.output);
+      print(text);
+      process.exitCode = exitCode;
+    });
+
+  program
+    .command('alarms')
+    .description("etcd's active alarms (NOSPACE, CORRUPT); --disarm clears them (exit 1 if any remain)")
+    .argument('<cluster>')
+    .option('--disarm', 'clear every active alarm (compact and defragment first for NOSPACE)')
+    .addOption(outputOption())
+    .action(async (cluster: string, opts: { disarm?: boolean; output?: string }, command: Command) => {
+      const { text, exitCode } = await runAlarms(openCli(globals(command)), cluster, opts);
+      print(text);
+      process.exitCode = exitCode;
+    });
+
+  program
+    .command('compact')
+    .description('drop the key history before the current revision (or --revision)')
+    .argument('<cluster>')
+    .option('--revision <n>', 'compact before this revision instead of the current one', positiveInt)
+    .action(async (cluster: string, opts: { revision?: number }, command: Command) => {
+      print(await runCompact(openCli(globals(command)), cluster, opts.revision));
+    });
+
+  program
+    .command('defrag')
+    .description(
+      'defragment members one at a time, followers first, the leader last (refused while a member is unhealthy)',
+    )
+    .argument('<cluster>')
+    .option('--member <name>', 'only this member')
+    .addOption(timeoutOption().default(120))
+    .action(async (cluster: string, opts: { member?: string; timeout: number }, command: Command) => {
+      process.exitCode = await runDefrag(openCli(globals(command)), cluster, opts, print);
+    });
+
+  program
+    .command('move-leader')
+    .description('make the named member (its Pod name) the raft leader')
+    .argument('<cluster>')
+    .argument('<member>')
+    .action(async (cluster: string, member: string, _opts: unknown, command: Command) => {
+      print(await runMoveLeader(openCli(globals(command)), cluster, member));
     });
 
   program

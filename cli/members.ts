@@ -5,9 +5,9 @@ import type { EtcdClusterStatus } from '../shared/api/types.ts';
 import { createEtcdAdapter } from '../shared/etcd/adapter.ts';
 import type { EtcdMember } from '../shared/etcd/members.ts';
 import { reportedLeader, type EndpointStatus, type MemberStatus } from '../shared/etcd/status.ts';
-import { CLIENT_PORT } from '../shared/names.ts';
-import { CliError, getCluster, listPods, type Cli } from './context.ts';
-import { formatBytes, table } from './format.ts';
+import { CliError, getCluster, type Cli } from './context.ts';
+import { memberEndpoints } from './endpoints.ts';
+import { formatBytes, structuredOutput, table } from './format.ts';
 
 /** What etcd says: the member list, and each member's own status where it answered. */
 export interface EtcdView {
@@ -155,30 +155,13 @@ function etcdView(
 
 export async function runMembers(cli: Cli, name: string, output: string | undefined): Promise<string> {
   const cluster = await getCluster(cli, name);
-  if (cluster.spec.tls?.client || cluster.spec.auth?.enabled) {
-    throw new CliError(`${name} uses client TLS or etcd authentication, which the plugin cannot use yet`);
-  }
-  const pods = await listPods(cli, name);
-  const endpoints = pods
-    .filter(p => p.status?.podIP && !p.metadata.deletionTimestamp)
-    .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
-    .map(p => `http://${p.status?.podIP}:${CLIENT_PORT}`);
-  if (endpoints.length === 0) {
-    const paused = cluster.status?.phase === 'Paused' ? ' (the cluster is paused)' : '';
-    throw new CliError(`etcd unreachable: no Pod of ${name} has an IP${paused}`);
-  }
+  const endpoints = (await memberEndpoints(cli, cluster)).map(m => m.endpoint);
   const etcd = await askEtcd(endpoints);
   const status = cluster.status ?? {};
-  if (output === 'json') {
-    return JSON.stringify(
-      {
-        etcd,
-        status: { clusterID: status.clusterID, members: status.members ?? [] },
-        mismatches: diffMembers(etcd, status),
-      },
-      null,
-      2,
-    );
-  }
-  return renderMembers(name, cli.namespace, etcd, status);
+  const structured = structuredOutput(output, {
+    etcd,
+    status: { clusterID: status.clusterID, members: status.members ?? [] },
+    mismatches: diffMembers(etcd, status),
+  });
+  return structured ?? renderMembers(name, cli.namespace, etcd, status);
 }

@@ -11,7 +11,7 @@ import {
   type Pod,
   type Snapshot,
 } from './context.ts';
-import { age, formatBytes, table, yesNo } from './format.ts';
+import { age, formatBytes, structuredOutput, table, yesNo } from './format.ts';
 
 export interface StatusMember {
   name: string;
@@ -152,5 +152,5 @@ export async function runStatus(cli: Cli, name: string, output: string | undefin
   const cluster = await getCluster(cli, name);
   const [pods, snapshot] = await Promise.all([listPods(cli, name), latestSnapshot(cli, name)]);
   const view = buildStatusView(cluster, pods, snapshot);
-  return output === 'json' ? JSON.stringify(view, null, 2) : renderStatus(view, new Date());
+  return structuredOutput(output, view) ?? renderStatus(view, new Date());
 }

@@ -22,6 +22,7 @@
  *   reach a given member, and a fresh client per call has no breaker state to trip over.
  * - A deadline on every call (etcd3 ignores dialTimeout), backed by the adapter's own timer.
  * - Leadership is moved by asking the leader itself (etcd serves MoveLeader only there).
+ * - Defragmentation gets a long deadline of its own: it rewrites the whole database file.
  */
 export * from './adapter.ts';
 export * from './connection.ts';
@@ -31,3 +32,4 @@ export * from './leader.ts';
 export * from './members.ts';
 export * from './snapshot.ts';
 export * from './status.ts';
+export * from './maintenance.ts';

@@ -9,7 +9,9 @@ import { delimiter, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import { API_VERSION } from '../../shared/api/group.ts';
+import type { HealthView } from '../../cli/health.ts';
 import type { StatusView } from '../../cli/status.ts';
+import { parse } from 'yaml';
 import { KubeObjects } from '../../shared/k8s/objects.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { beforeCreation, converged as convergedAfter, mark, type Mark } from '../support/converge.ts';
@@ -126,6 +128,45 @@ describe('kubectl etcdfn on the sandbox', { timeout: 900_000 }, () => {
     assert.match(text, /No mismatch: etcd and the EtcdCluster status agree on 3 members/, text);
   });
 
+  it('health, compact, defrag, move-leader and alarms work on the members themselves', async () => {
+    const health = async (): Promise<HealthView> => JSON.parse(await ok('health', NAME, '-o', 'json'));
+    const first = await health();
+    assert.equal(first.healthy, true, JSON.stringify(first));
+    assert.deepEqual(first.members.map(m => m.memberId).sort(), ids);
+    assert.equal(first.members.filter(m => m.leader).length, 1);
+    assert.deepEqual(parse(await ok('health', NAME, '-o', 'yaml')).members.length, 3);
+    assert.match(await ok('health', NAME), /Healthy\./);
+
+    // Churn one key so the history holds ~8 MiB the compaction can drop.
+    const value = 'v'.repeat(32 * 1024);
+    await withEtcd(async c => {
+      for (let i = 0; i < 256; i++) await c.put('cli/churn').value(`${i}${value}`).exec();
+    });
+    const grown = await health();
+    assert.match(await ok('compact', NAME), /compacted history before revision \d+/);
+    const defrag = await ok('defrag', NAME);
+    const order = [...defrag.matchAll(/defragmenting (\S+) \((\w+)/g)].map(m => [m[1], m[2]]);
+    const leader = grown.members.find(m => m.leader)?.name;
+    assert.equal(order.length, 3, defrag);
+    assert.deepEqual(order.at(-1), [leader, 'leader'], `the leader goes last:\n${defrag}`);
+    const shrunk = await health();
+    for (const m of shrunk.members) {
+      const was = grown.members.find(g => g.memberId === m.memberId)?.dbSize ?? 0;
+      assert.ok((m.dbSize ?? Infinity) < was, `${m.name}: ${was} → ${m.dbSize}`);
+    }
+    assert.equal((await withEtcd(c => c.get('cli/churn').string()))?.slice(0, 3), '255');
+
+    const follower = shrunk.members.find(m => !m.leader)?.name ?? '';
+    assert.match(await ok('move-leader', NAME, follower), new RegExp(`${follower} leads ${NAME} now`));
+    assert.equal((await health()).members.find(m => m.leader)?.name, follower);
+    assert.match(await ok('alarms', NAME), /No active alarm on cli\./);
+    assert.deepEqual(JSON.parse(await ok('alarms', NAME, '-o', 'json')).alarms, []);
+
+    const nosuch = await etcdfn('move-leader', NAME, 'nosuch');
+    assert.equal(nosuch.code, 1);
+    assert.match(nosuch.stderr, /^error: no running member "nosuch" in cli \(members: /);
+  });
+
   it('snapshot --wait prints the name and Complete with the artifact', async () => {
     const args = ['--s3-endpoint', s3.endpoint, '--bucket', 'backups', '--key', 'cli/', '--secret', 'cli-s3'];
     const text = await ok('snapshot', NAME, ...args, '--wait', '--timeout', '60');
@@ -160,9 +201,11 @@ describe('kubectl etcdfn on the sandbox', { timeout: 900_000 }, () => {
   });
 
   it('errors are one line with a non-zero exit code', async () => {
-    const missing = await etcdfn('status', 'nosuch');
-    assert.equal(missing.code, 1);
-    assert.equal(missing.stderr, 'error: etcdcluster "nosuch" not found in namespace "default"\n');
+    for (const command of ['status', 'health', 'defrag', 'alarms']) {
+      const missing = await etcdfn(command, 'nosuch');
+      assert.equal(missing.code, 1, command);
+      assert.equal(missing.stderr, 'error: etcdcluster "nosuch" not found in namespace "default"\n', command);
+    }
     const notPaused = await etcdfn('resume', NAME);
     assert.equal(notPaused.code, 1);
     assert.match(notPaused.stderr, /^error: cli is not paused \(spec.replicas is 3\)\n$/);
