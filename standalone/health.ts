@@ -2,8 +2,10 @@
 // only, where the kubelet cannot reach them, so the bridge answers for them:
 //   /healthz            200 while the bridge process serves (liveness);
 //   /readyz             200 once the bridge has started watching, 503 before (readiness);
-//   /functions/<name>   200 when that subscriber's port accepts a TCP connection, else 503.
-// Replies are one short line of text and carry no data.
+//   /functions/<name>   200 when that subscriber's port accepts a TCP connection, else 503;
+//   /functions/<name>/metrics   that function's Prometheus metrics (GET /metrics on its port), so
+//                       a scraper reaches them on the Pod IP.
+// Replies are one short line of text and carry no data (metrics carry counts by kind and outcome).
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 
@@ -26,6 +28,17 @@ export function healthServer(options: HealthOptions): Server {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return reply(200, 'ok');
     if (path === '/readyz') return options.ready() ? reply(200, 'ready') : reply(503, 'starting');
+    const metrics = /^\/functions\/([a-z0-9-]+)\/metrics$/.exec(path);
+    const metricsOf = metrics ? options.subscribers[metrics[1] ?? ''] : undefined;
+    if (metricsOf) {
+      void fetch(new URL('/metrics', metricsOf), { signal: AbortSignal.timeout(timeout * 5) })
+        .then(async r => {
+          const type = r.headers.get('content-type') ?? 'text/plain; charset=utf-8';
+          res.writeHead(r.status, { 'content-type': type }).end(await r.text());
+        })
+        .catch(() => reply(503, 'not listening'));
+      return;
+    }
     const match = /^\/functions\/([a-z0-9-]+)$/.exec(path);
     const url = match ? options.subscribers[match[1]] : undefined;
     if (!url) return reply(404, 'unknown path');

@@ -4,6 +4,9 @@ import type { EventHandler, HandlerOutcome } from '../../shared/events/handler.t
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
+import { recordClusterPhases } from '../../shared/runtime/metrics.ts';
+import type { EtcdCluster } from '../../shared/api/types.ts';
+import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { clusterTarget } from './targets.ts';
 
 export function clusterHandler(context: () => Context = defaultContext): EventHandler {
@@ -19,7 +22,8 @@ export function clusterHandler(context: () => Context = defaultContext): EventHa
 
 /** The tick: every cluster gets one step, so a cluster whose events were lost still converges. */
 async function resyncAll(ctx: Context): Promise<HandlerOutcome> {
-  const clusters = await ctx.kube.list(API_VERSION, ETCD_CLUSTER.kind, '');
+  const clusters = await ctx.kube.list<EtcdCluster & KubeObject>(API_VERSION, ETCD_CLUSTER.kind, '');
+  recordClusterPhases(clusters.map(c => c.status?.phase));
   const refs = clusters.map(c => ({ namespace: c.metadata.namespace ?? '', name: c.metadata.name ?? '' }));
   const result = await resyncEach(ETCD_CLUSTER.kind, refs, ref => reconcileCluster(ctx, ref), {
     now: ctx.now,

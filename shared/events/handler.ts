@@ -4,11 +4,13 @@
 //   4xx  this event can never succeed (malformed)  → not retried, message in the body
 //   409/429/503  try again later (lost a race, backing off)
 //   500  unexpected failure                        → retried
+// GET /metrics serves the process's Prometheus metrics (shared/runtime/metrics.ts).
 // A reply carries only the event's id and the outcome: what was done, to which object, and why, goes
 // to the log, never to the caller (anyone who can reach the endpoint could otherwise learn about
 // objects in any namespace, e.g. from a forged tick).
 import type { Request, Response } from 'express';
 import { log } from '../log.ts';
+import { metrics, registry } from '../runtime/metrics.ts';
 import { decodeEvent, EventDecodeError } from './decode.ts';
 import type { OperatorEvent } from './types.ts';
 
@@ -21,6 +23,13 @@ export type HttpHandler = (req: Request, res: Response) => Promise<void>;
 
 export function eventFunction(name: string, handle: EventHandler): HttpHandler {
   return async (req, res) => {
+    if (req.method === 'GET' && req.path === '/metrics') {
+      res
+        .status(200)
+        .set('Content-Type', registry.contentType)
+        .send(await registry.metrics());
+      return;
+    }
     if (req.method === 'GET' || req.method === 'HEAD') {
       res.status(200).json({ function: name, ready: true });
       return;
@@ -39,6 +48,7 @@ export function eventFunction(name: string, handle: EventHandler): HttpHandler {
       const status = err instanceof EventDecodeError ? err.status : 400;
       const message = err instanceof Error ? err.message : String(err);
       log.warn({ function: name, status, err: message }, 'rejected event');
+      metrics.events.inc({ function: name, type: 'unknown', outcome: 'rejected' });
       res.status(status).json({ error: message });
       return;
     }
@@ -58,8 +68,14 @@ async function answer(
     type: event.type,
     ...(event.kind === 'object' ? event.ref : {}),
   };
+  const timer = metrics.eventSeconds.startTimer({ function: name });
+  const counted = (outcome: 'done' | 'retry' | 'error') => {
+    timer({ outcome });
+    metrics.events.inc({ function: name, type: event.type, outcome });
+  };
   try {
     const outcome = await handle(event);
+    counted(outcome.result);
     if (outcome.result === 'done') {
       const details = outcome.details === undefined ? {} : { details: outcome.details };
       log.info({ ...about, summary: outcome.summary, ...details }, 'handled event');
@@ -69,6 +85,7 @@ async function answer(
       res.status(outcome.status ?? 503).json({ id: event.id, result: 'retry' });
     }
   } catch (err) {
+    counted('error');
     log.error({ ...about, err }, 'event handler failed');
     res.status(500).json({ id: event.id, result: 'error' });
   }

@@ -7,6 +7,7 @@ import { DEFAULT_OPERATOR_IMAGE } from '../builders/restore-pod.ts';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
+import { countEtcdCalls, countKubeRequests } from './metrics.ts';
 import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule-plan.ts';
 import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
 import { ALLOWED_ENDPOINTS_ENV, parseAllowList, type AllowedEndpoint } from '../s3/endpoint-policy.ts';
@@ -75,8 +76,8 @@ export function createContext(
   env: NodeJS.ProcessEnv = process.env,
 ): Context {
   return {
-    kube: new KubeObjects(kc),
-    etcd: createEtcdAdapter({ timeoutMs: Number(env.ETCDFN_ETCD_TIMEOUT_MS ?? 5000) }),
+    kube: countKubeRequests(new KubeObjects(kc)),
+    etcd: countEtcdCalls(createEtcdAdapter({ timeoutMs: Number(env.ETCDFN_ETCD_TIMEOUT_MS ?? 5000) })),
     now: () => new Date(),
     settings: settingsFromEnv(env),
   };

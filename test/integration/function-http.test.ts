@@ -182,6 +182,45 @@ describe('the HTTP contract of the four real functions', () => {
     );
   });
 
+  it('GET /metrics counts the events each function handled, API calls by outcome, and names no object', async () => {
+    const res = await fetch(`${urls.get('reconcile-cluster')}metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    const sample = (pattern: RegExp): number => {
+      const line = text.split('\n').find(l => pattern.test(l));
+      assert.ok(line, `no sample matching ${pattern}:\n${text}`);
+      return Number(line.split(' ').at(-1));
+    };
+    // Every function answered fixtures above: done and rejected events, each with a duration.
+    for (const name of FUNCTION_NAMES) {
+      assert.ok(
+        sample(new RegExp(`^etcdfn_events_total\\{function="${name}",type="[^"]+",outcome="done"\\}`)) > 0,
+      );
+      assert.ok(
+        sample(new RegExp(`^etcdfn_events_total\\{function="${name}",type="unknown",outcome="rejected"\\}`)) >
+          0,
+      );
+      assert.ok(
+        sample(new RegExp(`^etcdfn_event_duration_seconds_count\\{function="${name}",outcome="done"\\}`)) > 0,
+      );
+    }
+    // The claim of "demo" above: a read of the cluster and a status write, counted by kind and result.
+    assert.ok(sample(/^etcdfn_kube_requests_total\{verb="get",resource="EtcdCluster",result="found"\}/) > 0);
+    assert.ok(
+      sample(
+        /^etcdfn_kube_requests_total\{verb="(replaceStatus|mergePatchStatus|replace|mergePatch)",resource="EtcdCluster",result="written"\}/,
+      ) > 0,
+    );
+    // A tick lists every cluster and records them by phase.
+    const tick = loadEventFixture('tick.json');
+    assert.equal((await send('reconcile-cluster', 'POST', tick.headers, wireBody(tick))).status, 200);
+    const after = await (await fetch(`${urls.get('reconcile-cluster')}metrics`)).text();
+    assert.match(after, /^etcdfn_clusters\{phase="[A-Za-z]+"\} 1$/m);
+    // Labels are kinds and outcomes only: no namespace or object name reaches a scrape.
+    assert.doesNotMatch(after, /demo|default/);
+  });
+
   it('with the API server gone, an event that needs it is answered 5xx (retried), the reason kept out of the reply', async () => {
     await api.close();
     const events: [FunctionName, string][] = [

@@ -13,7 +13,10 @@ describe('standalone health endpoints', () => {
   let ready = false;
 
   before(async () => {
-    fn = createServer((_req, res) => res.end());
+    fn = createServer((req, res) => {
+      if (req.url === '/metrics') res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+      res.end(req.url === '/metrics' ? 'etcdfn_events_total{function="up"} 3\n' : '');
+    });
     const fnPort = await listenOn(fn, 0, '127.0.0.1');
     const probe = createServer();
     closedPort = await listenOn(probe, 0, '127.0.0.1');
@@ -44,6 +47,15 @@ describe('standalone health endpoints', () => {
   it('/functions/<name> is 200 when the function port accepts connections, 503 when not', async () => {
     assert.equal(await status('/functions/up'), 200);
     assert.equal(await status('/functions/down'), 503);
+  });
+
+  it("/functions/<name>/metrics relays that function's GET /metrics; 503 when it does not listen", async () => {
+    const res = await fetch(`${base}/functions/up/metrics`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/plain; version=0.0.4');
+    assert.equal(await res.text(), 'etcdfn_events_total{function="up"} 3\n');
+    assert.equal(await status('/functions/down/metrics'), 503);
+    assert.equal(await status('/functions/nope/metrics'), 404);
   });
 
   it('unknown functions and paths are 404; other methods 405', async () => {
