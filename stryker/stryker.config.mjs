@@ -19,8 +19,8 @@ export default {
   },
   mutate: ranges ?? [file],
   coverageAnalysis: 'perTest',
-  // Two shared cores on the build machine: one test process at a time.
-  concurrency: 1,
+  // Two shared cores on the build machine: one test process at a time unless MUTATION_CONCURRENCY says.
+  concurrency: Number(process.env.MUTATION_CONCURRENCY ?? 1),
   timeoutMS: 20000,
   ignorePatterns: [
     '.stryker-tmp*',
