@@ -125,7 +125,10 @@ export async function sampleMembers(
   );
   return {
     log: () => {
-      if (failure) throw new Error(`the Pod watch failed: ${failure instanceof Error ? failure.message : JSON.stringify(failure)}`);
+      if (failure)
+        throw new Error(
+          `the Pod watch failed: ${failure instanceof Error ? failure.message : JSON.stringify(failure)}`,
+        );
       return [...changes];
     },
     next: () => changes.length,
@@ -151,7 +154,7 @@ export interface Touch {
 export interface Replay {
   /** Members in the order they were first touched after `from`. */
   touches: Touch[];
-  /** The leader as the first healthy member seen at `from` reported it, and who that is. */
+  /** The leader just before `from`, as the first healthy member reported it, and who that is. */
   leaderAtStart?: { id: string; member?: string };
   /** Steps after `from` where fewer healthy voters than a quorum answered, with what was seen. */
   quorumLost: string[];
@@ -173,18 +176,16 @@ export function replay(log: Seen[], from: number, fromVersion?: string): Replay 
   const result: Replay = { touches: [], quorumLost: [], fewest: { healthy: Infinity, voters: 0 } };
   let voters: string[] = [];
   for (const s of log) {
+    if (s.seq >= from && !result.leaderAtStart) {
+      // The state just before the first change after `from`.
+      const id = [...now.values()].find(x => healthy(x) && x.leader)?.leader;
+      if (id) result.leaderAtStart = { id, member: [...now.values()].find(x => x.id === id)?.member };
+    }
     now.set(s.member, s);
     if (s.answers && s.id && s.leader === s.id && s.voters) voters = s.voters;
     if (s.seq < from) {
       if (s.answers) lastAnswer.set(s.member, s);
       continue;
-    }
-    if (!result.leaderAtStart) {
-      const id = [...now.values()].find(x => healthy(x) && x.leader)?.leader;
-      if (id) {
-        const member = [...now.values()].find(x => x.id === id)?.member;
-        result.leaderAtStart = { id, member };
-      }
     }
     for (const [member, seen] of now) {
       const id = lastAnswer.get(member)?.id;
