@@ -40,7 +40,7 @@ export interface EtcdMemberSpec {
 }
 
 export interface MemberDataLoss {
-  /** PVCMissing, PVCReplaced or PVCDeleted. */
+  /** PVCMissing, PVCReplaced, PVCDeleted, DataDirEmpty, RaftLogLost, MemberRemoved or DataCorrupt. */
   reason: string;
   message: string;
   /** RFC 3339 time of detection. */
@@ -57,6 +57,12 @@ export interface EtcdMemberStatus {
   pvcName?: string;
   /** UID of the member's PVC when first seen: a PVC with another UID does not hold its data. */
   pvcUID?: string;
+  /**
+   * etcd has run as this member on its volume (it answered as this member, or etcd lists it as
+   * started): from then on the member's Pods start etcd so that it refuses an empty data directory
+   * instead of joining under the member's ID with no data.
+   */
+  hasData?: boolean;
   /** Why the member's data is gone or unusable, once detected (it stays until the member is replaced). */
   dataLoss?: MemberDataLoss;
   version?: string;

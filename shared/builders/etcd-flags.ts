@@ -62,6 +62,20 @@ export function initialClusterState(member: EtcdMember, opts: EtcdFlagOptions): 
   return member.spec.bootstrap === true && !memberID && !opts.clusterFormed ? 'new' : 'existing';
 }
 
+/**
+ * Whether the member's Pod starts etcd with the empty-data guard: once etcd has run as this member
+ * on its volume (status.hasData), the Pod lists only the member itself in --initial-cluster, with
+ * state `existing`. etcd reads both flags only when its data directory has no WAL: with its data
+ * it ignores them and starts as before; with an empty (wiped) directory it finds no peer to ask
+ * and refuses to start ("could not retrieve cluster information from the given URLs", exit 1)
+ * instead of joining under the member's ID with no data, or founding a new cluster (the seed).
+ * reconcile-member reads that refusal and has the member replaced. Checked against etcd 3.4.23
+ * and 3.5.16.
+ */
+export function hasDataGuard(member: EtcdMember): boolean {
+  return member.status?.hasData === true && !!member.status.memberID;
+}
+
 /** The flags after argv[0] (`etcd`), in a stable order. */
 export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
   const name = member.metadata.name;
@@ -77,6 +91,7 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
   const peerTls = member.spec.tls?.peerSecretRef !== undefined;
   const where = { namespace: opts.namespace, cluster: member.spec.clusterName, member: name };
   const scheme = (tls: boolean): string => (tls ? 'https' : 'http');
+  const guarded = hasDataGuard(member);
 
   return [
     `--name=${name}`,
@@ -85,9 +100,9 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
     `--listen-client-urls=${scheme(clientTls)}://0.0.0.0:${CLIENT_PORT}`,
     `--advertise-client-urls=${clientUrl({ ...where, tls: clientTls })}`,
     `--initial-advertise-peer-urls=${peerUrl({ ...where, tls: peerTls })}`,
-    `--initial-cluster=${member.spec.initialCluster}`,
+    `--initial-cluster=${guarded ? `${name}=${peerUrl({ ...where, tls: peerTls })}` : member.spec.initialCluster}`,
     `--initial-cluster-token=${member.spec.clusterToken}`,
-    `--initial-cluster-state=${initialClusterState(member, opts)}`,
+    `--initial-cluster-state=${guarded ? 'existing' : initialClusterState(member, opts)}`,
     // Always plaintext: /health for the readiness probe and /metrics for scrapers.
     `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
     ...optionFlags(member),

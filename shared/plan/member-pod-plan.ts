@@ -14,7 +14,17 @@ import {
   type Ownership,
 } from './member-pod.ts';
 import { desiredRole, READY } from './member-status.ts';
-import { notReady, plan, type MemberAction, type MemberPlan, type MemberState } from './member-step.ts';
+import { startFailure } from './member-failure.ts';
+import {
+  notReady,
+  plan,
+  type MemberAction,
+  type MemberEvent,
+  type MemberPlan,
+  type MemberState,
+} from './member-step.ts';
+
+const CRASH_LOOPING = 'CrashLooping';
 
 export function planPod(state: MemberState): MemberPlan {
   const { member, pod } = state;
@@ -39,10 +49,19 @@ export function planPod(state: MemberState): MemberPlan {
   }
   const upgrade = planPodUpgrade(state, pod);
   if (upgrade) return upgrade;
+  const loop = isPodReady(pod) ? undefined : startFailure(member, pod);
   const ready: ConditionInput = isPodReady(pod)
     ? { type: READY, status: 'True', reason: 'PodReady', message: 'etcd member is ready' }
-    : notReady('PodNotReady', podNotReadyMessage(pod));
-  const base = plan(state, { kind: 'none', reason: `${name}: nothing to do` }, { pod, ready });
+    : loop?.kind === 'crash-loop'
+      ? notReady(CRASH_LOOPING, loop.message)
+      : notReady('PodNotReady', podNotReadyMessage(pod));
+  // Reported once (Warning Event) and in Ready; never replaced: a new member would fail the same way.
+  const wasLooping = member.status?.conditions?.some(c => c.type === READY && c.reason === CRASH_LOOPING);
+  const events: MemberEvent[] =
+    loop?.kind === 'crash-loop' && !wasLooping
+      ? [{ type: 'Warning', reason: 'MemberCrashLooping', message: loop.message }]
+      : [];
+  const base = plan(state, { kind: 'none', reason: `${name}: nothing to do` }, { pod, ready }, events);
   const role = desiredRole(base.status);
   if (role !== undefined && pod.metadata?.labels?.[ROLE_LABEL] !== role) {
     return { ...base, action: roleLabelPatch(name, role) };

@@ -82,7 +82,10 @@ export function memberStatus(input: StatusInputs): EtcdMemberStatus {
   if (memberID) status.memberID = memberID;
   setRole(status, member, membership);
   // The running version, as the member itself reports it; kept when it does not answer.
-  if (self && (!status.memberID || self.memberId === status.memberID)) status.version = self.version;
+  const answered = self !== undefined && (!status.memberID || self.memberId === status.memberID);
+  if (answered) status.version = self.version;
+  // etcd ran as this member, so its volume holds the member's data (sticky: see etcdFlags' guard).
+  if ((answered && self.memberId === status.memberID) || membership?.started) status.hasData = true;
 
   const generation = member.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;

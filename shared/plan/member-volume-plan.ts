@@ -8,6 +8,7 @@ import { pvcName } from '../names.ts';
 import { isBeingDeleted, ownershipOf } from './member-pod.ts';
 import type { MemberDataLoss } from '../api/etcd-member.ts';
 import { toKubeTime } from '../conditions.ts';
+import { startFailure } from './member-failure.ts';
 import {
   notReady,
   ownPod,
@@ -68,22 +69,27 @@ export function planVolume(state: MemberState): MemberPlan | undefined {
 }
 
 /**
- * The volume that held this member's data is gone, replaced or going. Restarting the member under
+ * The member's data is gone or unusable: etcd said so when it exited (member-failure.ts), or the
+ * volume that held it is gone, replaced or going. Restarting the member under
  * its etcd member ID on a fresh, empty volume would put an empty member among the voters (it could
  * vote for a leader missing acknowledged writes): instead the evidence is recorded (sticky), the
  * member's Pod is stopped, and reconcile-cluster replaces the member with a new one (new ID) when
  * quorum allows. A PVC is known to have held data once its UID was recorded (it was seen attached
  * to the member).
  */
-export function pvcDataLost(state: MemberState): MemberPlan | undefined {
+export function dataLost(state: MemberState): MemberPlan | undefined {
   const { member, pvc } = state;
-  if (isMemoryMedium(member.spec.storage)) return undefined;
   const name = member.metadata.name ?? '';
   const claim = pvcName(name);
   const recorded = member.status?.pvcUID;
   const known = member.status?.dataLoss;
   let found: Omit<MemberDataLoss, 'detectedAt'> | undefined;
-  if (!known && recorded) {
+  if (!known) {
+    // etcd itself says the data is gone or unusable (any medium).
+    const failure = startFailure(member, ownPod(state));
+    if (failure?.kind === 'data') found = { reason: failure.reason, message: failure.message };
+  }
+  if (!known && !found && recorded && !isMemoryMedium(member.spec.storage)) {
     if (!pvc) {
       found = { reason: 'PVCMissing', message: `PVC ${claim}, which held ${name}'s data, is gone` };
     } else if (ownershipOf(pvc, member) === 'ours' && pvc.metadata?.uid !== recorded) {

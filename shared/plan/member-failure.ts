@@ -1,0 +1,142 @@
+// Why a member's etcd keeps exiting, read from its Pod's status: the termination message (the
+// etcd container's last log lines, terminationMessagePolicy FallbackToLogsOnError), the exit and
+// the restart count. Pure: reconcile-member's plan and its table tests share it.
+//
+// Two kinds of answer:
+// - data: etcd says its data is gone or unusable (an empty data directory refused by the guard of
+//   etcdFlags, a raft log behind what the cluster committed, the member's ID removed from etcd,
+//   corrupt data). Each signature is definitive the first time it is seen: restarting cannot fix
+//   it, so the member is replaced (new member ID) under reconcile-cluster's quorum guard.
+// - crash loop: etcd exits again and again for another reason (a flag or option etcd refuses, for
+//   example): reported with etcd's own words, never replaced — a new member would get the same
+//   configuration and fail the same way.
+import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import { ETCD_CONTAINER } from '../builders/pod.ts';
+
+/** Restarts after which a Pod that keeps exiting is reported as crash-looping. */
+export const CRASH_LOOP_RESTARTS = 5;
+/** A run shorter than this that ended in an exit counts toward a crash loop (kubelet: 10 min). */
+export const CRASH_LOOP_WINDOW_MS = 10 * 60 * 1000;
+
+export type StartFailure =
+  { kind: 'data'; reason: DataFailureReason; message: string } | { kind: 'crash-loop'; message: string };
+
+export type DataFailureReason = 'DataDirEmpty' | 'RaftLogLost' | 'MemberRemoved' | 'DataCorrupt';
+
+interface Signature {
+  reason: DataFailureReason;
+  test: RegExp;
+  /** Only meaningful for a Pod started with the empty-data guard (etcdFlags' hasDataGuard). */
+  guardedOnly?: boolean;
+  says: string;
+}
+
+/** etcd's own words (3.4 and 3.5) for data it cannot use. */
+const DATA_SIGNATURES: readonly Signature[] = [
+  {
+    reason: 'DataDirEmpty',
+    test: /could not retrieve cluster information from the given URLs/,
+    guardedOnly: true,
+    says: 'its data directory is empty (wiped or a new volume), so etcd refused to start under the member ID',
+  },
+  {
+    reason: 'RaftLogLost',
+    test: /tocommit\(\d+\) is out of range \[lastIndex\(\d+\)\]/,
+    says: 'its raft log is behind what the cluster committed with it (data directory wiped or rolled back)',
+  },
+  {
+    reason: 'MemberRemoved',
+    test: /the member has been permanently removed from the cluster|member [0-9a-f]+ has already been removed/,
+    says: 'etcd removed its member ID from the cluster',
+  },
+  {
+    reason: 'DataCorrupt',
+    test: /found data inconsistency with peers|checkInitialHashKV failed|database file .* corrupt|invalid database|crc mismatch|failed to (find|recover) (v3 )?(database|snapshot)/i,
+    says: 'etcd found its data corrupt',
+  },
+];
+
+/**
+ * What the member's Pod says about why etcd stopped, or undefined when nothing says a problem
+ * (running, starting, or exited too few times to call a loop).
+ */
+export function startFailure(member: EtcdMember, pod: V1Pod | undefined): StartFailure | undefined {
+  const status = pod?.status?.containerStatuses?.find(c => c.name === ETCD_CONTAINER);
+  if (!pod || !status) return undefined;
+  const exits = [status.state?.terminated, status.lastState?.terminated].filter(
+    (t): t is V1ContainerStateTerminated => t !== undefined && t.exitCode !== 0,
+  );
+  const guarded = guardedPod(pod);
+  for (const exit of exits) {
+    const text = exit.message ?? '';
+    const hit = DATA_SIGNATURES.find(s => s.test.test(text) && (!s.guardedOnly || guarded));
+    if (hit) {
+      const id = member.status?.memberID ? ` ${member.status.memberID}` : '';
+      return {
+        kind: 'data',
+        reason: hit.reason,
+        message: `etcd in Pod ${pod.metadata?.name} exited (code ${exit.exitCode}): ${hit.says}; member ID${id} cannot be restarted (etcd: ${etcdError(text)})`,
+      };
+    }
+  }
+  const last = exits[0];
+  if (!last || status.restartCount < CRASH_LOOP_RESTARTS || status.state?.running) return undefined;
+  const ran = runMs(last);
+  if (ran !== undefined && ran >= CRASH_LOOP_WINDOW_MS) return undefined;
+  return {
+    kind: 'crash-loop',
+    message: `etcd in Pod ${pod.metadata?.name} keeps exiting (${status.restartCount} restarts, last exit code ${last.exitCode}): ${etcdError(last.message ?? '')}; not a data problem, so the member is not replaced: fix the cause (a flag or option etcd refuses?) and the Pod recovers`,
+  };
+}
+
+/** Whether the Pod was started with the empty-data guard (only itself in --initial-cluster). */
+function guardedPod(pod: V1Pod): boolean {
+  const command = pod.spec?.containers.find(c => c.name === ETCD_CONTAINER)?.command ?? [];
+  const name = pod.metadata?.name ?? '';
+  const cluster = command.find(a => a.startsWith('--initial-cluster='))?.slice('--initial-cluster='.length);
+  const state = command.find(a => a.startsWith('--initial-cluster-state='));
+  return (
+    cluster !== undefined &&
+    !cluster.includes(',') &&
+    cluster.startsWith(`${name}=`) &&
+    state === '--initial-cluster-state=existing' &&
+    !!name
+  );
+}
+
+function runMs(t: V1ContainerStateTerminated): number | undefined {
+  if (!t.startedAt || !t.finishedAt) return undefined;
+  return new Date(t.finishedAt).getTime() - new Date(t.startedAt).getTime();
+}
+
+/**
+ * etcd's error in its own words, from the last log lines: the `error` of its last fatal/warn JSON
+ * line, a Go panic line, or a flag parser complaint; else the last line, cut short.
+ */
+export function etcdError(text: string): string {
+  const lines = text
+    .split('\n')
+    .map(l => l.trim())
+    .filter(l => l !== '');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i] ?? '';
+    if (line.startsWith('panic: ')) return cut(line.slice('panic: '.length));
+    if (line.startsWith('{')) {
+      try {
+        const entry = JSON.parse(line) as { level?: string; msg?: string; error?: string };
+        if ((entry.level === 'fatal' || entry.level === 'panic') && (entry.error || entry.msg))
+          return cut(entry.error ? `${entry.msg ? `${entry.msg}: ` : ''}${entry.error}` : (entry.msg ?? ''));
+      } catch {
+        // a cut JSON line: not etcd's error
+      }
+    }
+    if (/flag provided but not defined|invalid (argument|value)|error verifying flags/.test(line))
+      return cut(line);
+  }
+  return cut(lines.at(-1) ?? 'no log output');
+}
+
+function cut(s: string): string {
+  return s.length > 300 ? `${s.slice(0, 300)}…` : s;
+}
