@@ -2,7 +2,9 @@
 # Builds etcdfn's image with buildah (installed with apt-get if missing), pulling no base image: the
 # runtime base is laid out here from the pinned Node.js binary and the shared libraries `ldd` lists
 # for it, then `FROM scratch`. Writes an OCI archive, reports the image's size, and smoke-runs the image
-# (test/image/smoke.test.ts) unless SMOKE=0.
+# unless SMOKE=0: test/image/smoke.test.ts (each function, the CLI, read-only root) and
+# test/image/standalone.test.ts (functions + bridge from the image drive a sandbox cluster to 3/3;
+# the etcdfn-agent command).
 #   IMAGE=registry.example.com/etcdfn:0.1.0 scripts/build-image.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -48,5 +50,6 @@ echo "image: $image, $size unpacked; OCI archive $(du -h "$archive" | cut -f1) a
 
 if [ "${SMOKE:-1}" != "0" ]; then
   ETCDFN_IMAGE="$image" ETCDFN_BUILDAH_STORE="$store" LOG_LEVEL=warn \
-    scripts/with-node node --import tsx --test --test-reporter=spec test/image/smoke.test.ts
+    scripts/with-node node --import tsx --test --test-concurrency=1 --test-reporter=spec \
+    test/image/smoke.test.ts test/image/standalone.test.ts
 fi

@@ -1,13 +1,14 @@
 // `npm run build`: compiles the programs to plain JavaScript under dist/, runnable with node alone
 // (no tsx, no node_modules): dist/functions/serve.js (one function, by name or $FUNCTION_TARGET),
-// dist/standalone/main.js (the event bridge) and dist/cli/main.js (kubectl etcdfn).
+// dist/standalone/main.js (the event bridge), dist/cli/main.js (kubectl etcdfn) and dist/agent/main.js
+// (the restore steps in member Pods, also as the command dist/bin/etcdfn-agent).
 //
 // esbuild bundles each program with its runtime dependencies, in shared chunks (dist/chunks/), with
 // source maps beside them. Bundled, a function answers its first event in about half the time of
 // tsc's file-per-module output plus node_modules and with ~25% less memory (see the commit that
 // chose it and `npm run bench`). Modules loaded with import() (the S3 SDK, each function's entry)
 // stay in chunks of their own that load only when used.
-import { cpSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
   });
   mkdirSync(join(out, 'proto'), { recursive: true });
   cpSync(join(root, 'node_modules/etcd3/proto'), join(out, 'proto'), { recursive: true });
+  writeAgentCommand();
   const bytes = (ext: string) =>
     files(out)
       .filter(f => f.endsWith(ext))
@@ -63,6 +65,17 @@ async function main(): Promise<void> {
       `${mib(bytes('.js'))} of JavaScript, ${mib(bytes('.map'))} of source maps, ` +
       `in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
+}
+
+// `etcdfn-agent`, the command member Pods' restore init containers run (shared/builders/restore-pod.ts):
+// an executable in dist/bin, which the image puts on PATH. The image has no shell, so the kernel runs
+// it through its #! line with the image's node; import() works whether node reads the extensionless
+// file as CommonJS or as an ES module.
+function writeAgentCommand(): void {
+  const file = join(out, 'bin', 'etcdfn-agent');
+  mkdirSync(join(out, 'bin'), { recursive: true });
+  writeFileSync(file, "#!/usr/local/bin/node\nimport('../agent/main.js');\n");
+  chmodSync(file, 0o755);
 }
 
 function files(dir: string): string[] {

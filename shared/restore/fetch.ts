@@ -180,7 +180,7 @@ async function openSource(source: FetchSource): Promise<OpenedSource> {
   };
   // The operator's endpoint policy, handed to this step by the Pod's environment.
   const allowList = parseAllowList(process.env[ALLOWED_ENDPOINTS_ENV]).entries;
-  const client = createS3Client(target, source.credentials, allowList);
+  const client = await createS3Client(target, source.credentials, allowList);
   try {
     const head = await client.send(new HeadObjectCommand({ Bucket: source.bucket, Key: source.key }));
     const got = await client.send(new GetObjectCommand({ Bucket: source.bucket, Key: source.key }));

@@ -1,10 +1,16 @@
 // The one way etcdfn makes an S3 client: the endpoint policy checked first, and checked again on
 // every DNS answer the client's connections use, so a name that resolves to a metadata service
 // (or, unless allow-listed, to loopback) is never contacted.
+//
+// The S3 SDK is loaded here, on first use only (import()), never by a static import: a function
+// whose event does not talk to S3 (most run-snapshot events, every reconciler) starts without
+// paying for it. Everything else in etcdfn takes the SDK's values from loadS3Sdk().
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { S3Client } from '@aws-sdk/client-s3';
+import type * as ClientS3 from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type * as LibStorage from '@aws-sdk/lib-storage';
 import { checkEndpoint, type AllowedEndpoint, type EndpointVerdict } from './endpoint-policy.ts';
 import type { S3Credentials, S3Target } from './location.ts';
 
@@ -61,11 +67,25 @@ function guardedLookup(endpoint: string, allowList: readonly AllowedEndpoint[]) 
   };
 }
 
-export function createS3Client(
+export type S3Sdk = typeof ClientS3;
+let sdk: Promise<S3Sdk> | undefined;
+
+/** @aws-sdk/client-s3, imported the first time etcdfn talks to S3. */
+export function loadS3Sdk(): Promise<S3Sdk> {
+  return (sdk ??= import('@aws-sdk/client-s3'));
+}
+
+/** @aws-sdk/lib-storage (multipart uploads), imported the first time a snapshot is uploaded. */
+export function loadS3Upload(): Promise<typeof LibStorage> {
+  return import('@aws-sdk/lib-storage');
+}
+
+export async function createS3Client(
   target: S3Target,
   credentials: S3Credentials,
   allowList: readonly AllowedEndpoint[],
-): S3Client {
+): Promise<S3Client> {
+  const { S3Client } = await loadS3Sdk();
   const lookup = guardedLookup(target.endpoint, allowList);
   return new S3Client({
     endpoint: target.endpoint,

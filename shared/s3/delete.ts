@@ -4,8 +4,7 @@
 // conditional (If-Match: <ETag>) on stores that honour it (AWS S3), so an object replaced between
 // the HEAD and the delete is kept there too. Idempotent: an object that is not there is deleted
 // already. Every expected failure is a value, like upload.ts.
-import { DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { createS3Client, endpointVerdict } from './client.ts';
+import { createS3Client, endpointVerdict, loadS3Sdk } from './client.ts';
 import type { AllowedEndpoint } from './endpoint-policy.ts';
 import { reduceS3Error, s3ErrorText } from './errors.ts';
 import type { S3Credentials, S3Target } from './location.ts';
@@ -36,7 +35,8 @@ export async function deleteOwnedObject(
   const verdict = await endpointVerdict(target.endpoint, allowList);
   if (!verdict.allowed) return { kind: 'refused', code: verdict.reason, message: verdict.message };
   const secrets = [credentials.accessKeyId, credentials.secretAccessKey];
-  const client = createS3Client(target, credentials, allowList);
+  const client = await createS3Client(target, credentials, allowList);
+  const { DeleteObjectCommand } = await loadS3Sdk();
   try {
     const head = await headObject(client, target, secrets);
     if (head.kind === 'absent') return { kind: 'gone' };

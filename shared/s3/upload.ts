@@ -10,9 +10,8 @@
 // Every expected outcome is a value: the caller decides what is final and what is retried.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
-import { createS3Client, endpointVerdict } from './client.ts';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { createS3Client, endpointVerdict, loadS3Sdk, loadS3Upload } from './client.ts';
 import type { AllowedEndpoint } from './endpoint-policy.ts';
 import { reduceS3Error, s3ErrorText } from './errors.ts';
 import { OWNER_METADATA, type S3Credentials, type S3Target } from './location.ts';
@@ -75,7 +74,8 @@ export async function uploadStream(
     return { kind: 'endpoint-refused', reason: verdict.reason, message: verdict.message };
   }
   const secrets = [credentials.accessKeyId, credentials.secretAccessKey];
-  const client = createS3Client(target, credentials, allowList);
+  const client = await createS3Client(target, credentials, allowList);
+  const { Upload } = await loadS3Upload();
   const hash = createHash('sha256');
   let size = 0;
   let sourceError: unknown;
@@ -167,6 +167,7 @@ async function clearKey(
       message: existsMessage(target, 'holds an object this EtcdSnapshot did not write'),
     };
   }
+  const { DeleteObjectCommand } = await loadS3Sdk();
   await client.send(
     new DeleteObjectCommand({
       Bucket: target.bucket,
@@ -188,6 +189,7 @@ export async function headObject(
   target: S3Target,
   secrets: readonly string[],
 ): Promise<HeadResult> {
+  const { HeadObjectCommand } = await loadS3Sdk();
   try {
     const head = await client.send(new HeadObjectCommand({ Bucket: target.bucket, Key: target.key }));
     return {

@@ -5,8 +5,7 @@
 // `etcdutl snapshot restore` refuses a file whose trailer does not match; this is the same check.
 import { createHash, type Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { createS3Client, endpointVerdict } from './client.ts';
+import { createS3Client, endpointVerdict, loadS3Sdk } from './client.ts';
 import type { AllowedEndpoint } from './endpoint-policy.ts';
 import { classifyS3Error, type UploadResult } from './upload.ts';
 import type { S3Credentials, S3Target } from './location.ts';
@@ -72,7 +71,8 @@ export async function readBack(
   const verdict = await endpointVerdict(target.endpoint, allowList);
   if (!verdict.allowed) return { kind: 'endpoint-refused', reason: verdict.reason, message: verdict.message };
   const secrets = [credentials.accessKeyId, credentials.secretAccessKey];
-  const client = createS3Client(target, credentials, allowList);
+  const client = await createS3Client(target, credentials, allowList);
+  const { GetObjectCommand } = await loadS3Sdk();
   try {
     const got = await client.send(
       new GetObjectCommand({ Bucket: target.bucket, Key: target.key, ...(etag && { IfMatch: etag }) }),
