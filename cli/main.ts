@@ -11,12 +11,25 @@ import { runHealth } from './health.ts';
 import { runMembers } from './members.ts';
 import { runMoveLeader } from './move-leader.ts';
 import { runPause } from './pause.ts';
+import { runRestore, type Confirm, type RestoreOptions } from './restore.ts';
 import { runResume } from './resume.ts';
 import { runSnapshot, type SnapshotOptions } from './snapshot.ts';
 import { runStatus } from './status.ts';
+import { createInterface } from 'node:readline/promises';
 import { errorMessage } from '../shared/k8s/errors.ts';
 
 const print = (line: string): void => void process.stdout.write(`${line}\n`);
+
+/** The confirmation question on the terminal; undefined when stdin is not one (a script, a pipe). */
+const askOnTerminal: Confirm = async question => {
+  if (!process.stdin.isTTY) return undefined;
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+};
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -162,6 +175,27 @@ export function buildProgram(): Command {
       ) => {
         const o = { replicas: opts.replicas, wait: opts.wait === true, timeout: opts.timeout };
         await runResume(openCli(globals(command)), cluster, o, print);
+      },
+    );
+
+  program
+    .command('restore')
+    .description(
+      'return a running cluster to an EtcdSnapshot in place (same name, Services and Secrets); discards all current data',
+    )
+    .argument('<cluster>')
+    .requiredOption('--from <snapshot>', 'a Complete EtcdSnapshot in the same namespace')
+    .option('--yes-destroy-current-data', 'do not ask: the current data is discarded')
+    .option('--wait', 'follow the steps until the cluster is restored and ready')
+    .addOption(timeoutOption())
+    .action(
+      async (
+        cluster: string,
+        opts: { from: string; yesDestroyCurrentData?: boolean; wait?: boolean; timeout: number },
+        command: Command,
+      ) => {
+        const o: RestoreOptions = { ...opts, wait: opts.wait === true };
+        process.exitCode = await runRestore(openCli(globals(command)), cluster, o, print, askOnTerminal);
       },
     );
 

@@ -54,6 +54,13 @@ export interface BootstrapSpec {
   restore?: RestoreSpec;
 }
 
+/** A request to return the running cluster to a snapshot (written by `kubectl etcdfn restore`). */
+export interface InPlaceRestoreRequest {
+  /** New for every request: a request whose ID is recorded in status.inPlaceRestore is done. */
+  requestID: string;
+  snapshotRef: LocalObjectReference;
+}
+
 /** Fields with a schema default are optional here; see defaults.ts for their values. */
 export interface EtcdClusterSpec {
   replicas?: number;
@@ -70,6 +77,7 @@ export interface EtcdClusterSpec {
   options?: EtcdOptions;
   imagePullSecrets?: LocalObjectReference[];
   networkPolicy?: NetworkPolicySpec;
+  inPlaceRestore?: InPlaceRestoreRequest;
 }
 
 /** The cluster's NetworkPolicy (shared/builders/network-policy.ts). */
@@ -118,6 +126,23 @@ export interface MemberReplacementStatus {
   startedAt: string;
 }
 
+export type InPlaceRestoreStep = 'Stopping' | 'Restoring' | 'Done';
+
+export interface InPlaceRestoreStatus {
+  requestID: string;
+  /** The EtcdSnapshot named by the request. */
+  snapshot: string;
+  step: InPlaceRestoreStep;
+  /** The snapshot resolved when the request was accepted: the exact object and its checksum. */
+  source: RestoreSpec;
+  /** The members whose data the restore discards. */
+  members: string[];
+  previousClusterID?: string;
+  /** RFC 3339 times. */
+  startedAt: string;
+  finishedAt?: string;
+}
+
 export interface EtcdClusterStatus {
   phase?: ClusterPhase;
   /** "ready/desired", e.g. "3/3", for kubectl get. */
@@ -136,6 +161,8 @@ export interface EtcdClusterStatus {
   members?: ClusterMemberStatus[];
   /** The member replacement under way (one at a time), recorded before the lost member is deleted. */
   replacement?: MemberReplacementStatus;
+  /** The in-place restore under way or last done (shared/plan/in-place-restore.ts). */
+  inPlaceRestore?: InPlaceRestoreStatus;
   /** The step claimed by the operator; its shape belongs to the planner. */
   operation?: Record<string, unknown>;
   conditions?: Condition[];

@@ -8,6 +8,7 @@ import { buildPdb, pdbDrift } from '../builders/pdb.ts';
 import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
 import { clusterToken } from '../names.ts';
 import { planBootstrap } from './cluster-bootstrap.ts';
+import { planInPlaceRestore } from './in-place-restore.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { computeStatus, type Progress } from './cluster-status.ts';
 import { planMembership } from './cluster-scaling.ts';
@@ -30,6 +31,8 @@ export function planCluster(state: ClusterState): ClusterPlan {
   const cluster = state.cluster;
   const current = cluster.status ?? {};
   if (isDeleting(cluster)) return { action: { kind: 'none' }, status: current, events: [] };
+  const restoring = current.observed && planInPlaceRestore(state, isComplete(state));
+  if (restoring) return restoring;
   if (!current.clusterToken || !current.observed) return initialTarget(state);
   if (current.operation) {
     const operation = current.operation as unknown as AddMemberOperation;

@@ -34,6 +34,8 @@ export interface ClusterState {
   pdb?: V1PodDisruptionBudget;
   /** spec.bootstrap.restore resolved, while the cluster has not formed (shared/plan/restore-source.ts). */
   restore?: RestoreResolution;
+  /** spec.inPlaceRestore resolved, while status has not recorded the request (in-place-restore.ts). */
+  inPlaceRestore?: RestoreResolution;
   networkPolicy?: V1NetworkPolicy;
   /** Where the operator runs (its functions reach the members' client port from there). */
   operatorNamespace?: string;

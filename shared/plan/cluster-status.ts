@@ -4,12 +4,15 @@ import type { ClusterMemberStatus, ClusterPhase, EtcdClusterStatus } from '../ap
 import { setCondition, type ConditionInput } from '../conditions.ts';
 import { clusterSelector, pvcName } from '../names.ts';
 import { replacementProgress } from './cluster-replacement.ts';
+import { inPlaceRestoreCondition } from './in-place-restore-status.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
 import { RESTORED_CONDITION, restoreCondition } from './restore-source.ts';
 
 /** Restored, for a cluster created from a snapshot: from the resolution and the seed Pod's restore steps. */
 function restoreConditionOf(state: ClusterState, base: EtcdClusterStatus): ConditionInput | undefined {
+  const inPlace = inPlaceRestoreCondition(state, base);
+  if (inPlace) return inPlace;
   const seed = activeMembers(state).find(m => m.spec.bootstrap === true);
   const seedPod = seed ? state.pods.find(p => p.name === seed.metadata.name) : undefined;
   const current = base.conditions?.find(c => c.type === RESTORED_CONDITION);

@@ -35,6 +35,8 @@ export type ClusterAction =
   /** Set one member's version; reconcile-member then replaces its Pod on the same volume. */
   | { kind: 'upgrade-member'; member: string; from: string; version: string }
   | { kind: 'delete-member'; member: string }
+  /** In-place restore: delete the members whose data is discarded (finalize-member lets them go). */
+  | { kind: 'delete-members'; members: string[] }
   | { kind: 'remove-orphan'; id: string; peerURL: string };
 
 export interface ClusterEvent {

@@ -76,7 +76,8 @@ export function needsEtcd(state: Pick<FinalizeState, 'member' | 'cluster' | 'oth
     hasFinalizer(member) &&
     cluster !== undefined &&
     !isBeingDeleted(cluster) &&
-    state.others.length > 0
+    state.others.length > 0 &&
+    cluster.status?.inPlaceRestore?.step !== 'Stopping'
   );
 }
 
@@ -116,6 +117,13 @@ export function planFinalize(state: FinalizeState): FinalizeAction {
     return {
       kind: 'remove-finalizer',
       reason: `EtcdCluster ${member.spec.clusterName} is being deleted: etcd goes with it, no removal needed`,
+    };
+  }
+  const restoring = cluster.status?.inPlaceRestore;
+  if (restoring?.step === 'Stopping' && restoring.members.includes(name)) {
+    return {
+      kind: 'remove-finalizer',
+      reason: `EtcdCluster ${member.spec.clusterName} is being restored in place from EtcdSnapshot ${restoring.snapshot}: ${name}'s data is discarded with the old etcd cluster, no removal needed`,
     };
   }
   const kept = onlyDataHolder(state);

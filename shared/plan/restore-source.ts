@@ -41,30 +41,43 @@ export function resolveRestore(cluster: EtcdCluster, facts: RestoreFacts): Resto
   } else {
     restore = structuredClone(spec);
   }
-  const s3 = restore.source.s3;
-  if (s3) {
-    const keys = facts.secretKeys;
-    const secret = s3.credentialsSecretRef.name;
-    if (keys === null) {
-      return {
-        kind: 'blocked',
-        reason: 'SecretNotFound',
-        message: `the S3 credentials Secret ${ns}/${secret} does not exist; create it with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (the restore starts once it exists)`,
-      };
+  return (
+    secretBlock(restore, ns, facts.secretKeys) ?? {
+      kind: 'ready',
+      restore,
+      sourceName: sourceNameOf(restore),
     }
-    const missing = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].filter(k => !keys?.includes(k));
-    if (keys && missing.length > 0) {
-      return {
-        kind: 'blocked',
-        reason: 'CredentialsMissing',
-        message: `the Secret ${ns}/${secret} lacks ${missing.join(' and ')}; add ${missing.length > 1 ? 'them' : 'it'} (the restore starts once it has both)`,
-      };
-    }
-  }
-  return { kind: 'ready', restore, sourceName: sourceNameOf(restore) };
+  );
 }
 
-function fromSnapshot(
+/** Why the S3 source's credentials Secret stops a restore (missing, or lacking a key), if it does. */
+export function secretBlock(
+  restore: RestoreSpec,
+  ns: string,
+  keys: string[] | null | undefined,
+): Extract<RestoreResolution, { kind: 'blocked' }> | undefined {
+  const s3 = restore.source.s3;
+  if (!s3) return undefined;
+  const secret = s3.credentialsSecretRef.name;
+  if (keys === null) {
+    return {
+      kind: 'blocked',
+      reason: 'SecretNotFound',
+      message: `the S3 credentials Secret ${ns}/${secret} does not exist; create it with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (the restore starts once it exists)`,
+    };
+  }
+  const missing = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'].filter(k => !keys?.includes(k));
+  if (keys && missing.length > 0) {
+    return {
+      kind: 'blocked',
+      reason: 'CredentialsMissing',
+      message: `the Secret ${ns}/${secret} lacks ${missing.join(' and ')}; add ${missing.length > 1 ? 'them' : 'it'} (the restore starts once it has both)`,
+    };
+  }
+  return undefined;
+}
+
+export function fromSnapshot(
   name: string,
   namespace: string,
   snapshot: EtcdSnapshot | null | undefined,

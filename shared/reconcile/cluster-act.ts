@@ -82,6 +82,22 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
       await crashPoint('cluster:member-deleted');
       return { ok: true, summary: `deleting member ${action.member}` };
     }
+    case 'delete-members': {
+      // The member first (reconcile-member leaves a member being deleted alone), then its Pod, so
+      // the old etcd stops now rather than when garbage collection gets to it.
+      for (const member of action.members) {
+        await ctx.kube.delete(memberRef(state, member));
+        await crashPoint('cluster:restore-member-deleted');
+        const pod = {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          namespace: state.cluster.metadata.namespace ?? '',
+          name: member,
+        };
+        await ctx.kube.delete(pod);
+      }
+      return { ok: true, summary: `in-place restore: deleting members ${action.members.join(', ')}` };
+    }
     case 'remove-orphan': {
       const removed = await ctx.etcd.remove(etcdEndpoints(state, state.cluster), action.id);
       if (removed.kind === 'ok') await crashPoint('cluster:orphan-removed');

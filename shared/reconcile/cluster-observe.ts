@@ -19,6 +19,8 @@ import {
   type RestoreResolution,
 } from '../plan/restore-source.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { resolveInPlace, type InPlaceRestoreFacts } from '../plan/in-place-restore.ts';
+import { activeRestore, inPlaceSource, pendingRequest } from '../plan/in-place-restore-status.ts';
 import {
   clientServiceName,
   clusterSelector,
@@ -72,8 +74,10 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
     pdb,
     networkPolicy,
   };
-  const restore = await observeRestore(ctx, cluster);
+  const restore = inPlaceSource(cluster) ?? (await observeRestore(ctx, cluster));
   if (restore) state.restore = restore;
+  const request = await observeInPlaceRequest(ctx, cluster);
+  if (request) state.inPlaceRestore = request;
   if (ctx.settings.operatorNamespace) state.operatorNamespace = ctx.settings.operatorNamespace;
   const endpoints = etcdEndpoints(state, cluster);
   if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
@@ -106,6 +110,35 @@ function lastRestoreFailure(pod: V1Pod): { reason: string; message: string } | u
     return undefined;
   }
   return undefined;
+}
+
+/** The EtcdSnapshot of an in-place restore request not yet accepted, and its S3 Secret. */
+async function observeInPlaceRequest(
+  ctx: Context,
+  cluster: EtcdCluster & KubeObject,
+): Promise<RestoreResolution | undefined> {
+  const request = pendingRequest(cluster);
+  if (!request || activeRestore(cluster)) return undefined;
+  const namespace = cluster.metadata.namespace ?? '';
+  const snapshot =
+    (await ctx.kube.find<EtcdSnapshot & KubeObject>({
+      apiVersion: API_VERSION,
+      kind: ETCD_SNAPSHOT.kind,
+      namespace,
+      name: request.snapshotRef.name,
+    })) ?? null;
+  const facts: InPlaceRestoreFacts = { snapshot };
+  const secretName = snapshot?.spec.destination.s3?.credentialsSecretRef.name;
+  if (secretName) {
+    const secret = await ctx.kube.find<V1Secret & KubeObject>({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      namespace,
+      name: secretName,
+    });
+    facts.secretKeys = secret ? Object.keys(secretValues(secret)) : null;
+  }
+  return resolveInPlace(cluster, facts);
 }
 
 /** The restore's source and its Secret, read only while the cluster has not formed. */

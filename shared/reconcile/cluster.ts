@@ -34,9 +34,11 @@ export async function reconcileCluster(ctx: Context, ref: ClusterRef): Promise<H
     if (written === 'conflict') return lostRace(ref, 'conflict');
     if (written === 'written')
       await crashPoint(
-        status.clusterID !== cluster.status?.clusterID
-          ? 'cluster:cluster-id-latched'
-          : 'cluster:status-written',
+        status.inPlaceRestore?.step !== cluster.status?.inPlaceRestore?.step
+          ? 'cluster:restore-step-written'
+          : status.clusterID !== cluster.status?.clusterID
+            ? 'cluster:cluster-id-latched'
+            : 'cluster:status-written',
       );
   }
   await recordPlanEvents(ctx, cluster, plan, result.ok);

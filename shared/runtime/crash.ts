@@ -50,7 +50,16 @@ export const SNAPSHOT_CRASH_POINTS = [
   'schedule:object-pruned',
 ] as const;
 
-export type CrashPoint = (typeof CRASH_POINTS)[number] | (typeof SNAPSHOT_CRASH_POINTS)[number];
+/** The in-place restore's own crash points (reconcile-cluster); crashed through by test/e2e/restore-in-place-crash.test.ts. */
+export const RESTORE_CRASH_POINTS = [
+  'cluster:restore-step-written',
+  'cluster:restore-member-deleted',
+] as const;
+
+export type CrashPoint =
+  | (typeof CRASH_POINTS)[number]
+  | (typeof SNAPSHOT_CRASH_POINTS)[number]
+  | (typeof RESTORE_CRASH_POINTS)[number];
 
 export interface CrashOptions {
   /** The directory of armed points; undefined = crash injection off. */

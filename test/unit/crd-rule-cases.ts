@@ -25,6 +25,7 @@ const spec = (extra: Record<string, unknown> = {}) => ({
 });
 const memory = (extra: Record<string, unknown> = {}) =>
   spec({ storage: { size: '1Gi', medium: 'Memory' }, ...extra });
+const inPlace = (requestID: string, snapshot: string) => ({ requestID, snapshotRef: { name: snapshot } });
 const same = (self: unknown): Case => ({ self, oldSelf: self });
 const update = (oldSelf: unknown, self: unknown): Case => ({ self, oldSelf });
 
@@ -166,6 +167,42 @@ const clusterSpecRules: Omit<RuleCases, 'kind' | 'path'>[] = [
       update(spec({ bootstrap: restoreS3 }), spec({ bootstrap: restorePvc })),
       update(spec({ bootstrap: restoreS3 }), spec({ bootstrap: {} })),
     ],
+  },
+  {
+    match: 'spec.inPlaceRestore cannot be changed under the same requestID',
+    valid: [
+      same(spec({ inPlaceRestore: inPlace('r1', 'a') })),
+      update(spec({ inPlaceRestore: inPlace('r1', 'a') }), spec({ inPlaceRestore: inPlace('r2', 'b') })),
+      update(spec(), spec({ inPlaceRestore: inPlace('r1', 'a') })),
+      update(spec({ inPlaceRestore: inPlace('r1', 'a') }), spec()),
+    ],
+    invalid: [
+      update(spec({ inPlaceRestore: inPlace('r1', 'a') }), spec({ inPlaceRestore: inPlace('r1', 'b') })),
+    ],
+  },
+  {
+    match: 'spec.inPlaceRestore needs a running cluster',
+    valid: [
+      update(spec(), spec({ inPlaceRestore: inPlace('r1', 'a') })),
+      update(
+        spec({ inPlaceRestore: inPlace('r1', 'a') }),
+        spec({ replicas: 0, inPlaceRestore: inPlace('r1', 'a') }),
+      ),
+      same(spec({ replicas: 0 })),
+    ],
+    invalid: [
+      update(spec({ replicas: 0 }), spec({ replicas: 0, inPlaceRestore: inPlace('r1', 'a') })),
+      update(
+        spec({ inPlaceRestore: inPlace('r1', 'a') }),
+        spec({ replicas: 0, inPlaceRestore: inPlace('r2', 'a') }),
+      ),
+      update(spec(), spec({ replicas: 0, inPlaceRestore: inPlace('r1', 'a') })),
+    ],
+  },
+  {
+    match: 'spec.inPlaceRestore needs persistent storage',
+    valid: [{ self: spec({ inPlaceRestore: inPlace('r1', 'a') }) }, { self: memory() }],
+    invalid: [{ self: memory({ inPlaceRestore: inPlace('r1', 'a') }) }],
   },
   {
     match: 'spec.bootstrap.restore needs persistent storage',
