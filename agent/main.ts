@@ -1,4 +1,4 @@
-// The agent: small steps the operator's image runs inside member Pods (init containers), where a
+// The agent: small steps the operator's image runs inside member Pods (init containers) and Jobs, where a
 // copy can take longer than any function request. `etcdfn-agent restore-fetch|restore-commit ...`.
 // A failed step writes `<Reason>: <message>` to its termination log, which the operator turns
 // into the cluster's Restored condition, and exits non-zero so the Pod goes no further.
@@ -8,6 +8,8 @@ import { RestoreFailure, failureMessage, restorePaths } from '../shared/restore/
 import { fetchSnapshot, type FetchSource } from '../shared/restore/fetch.ts';
 import { commitRestore } from '../shared/restore/commit.ts';
 import { credentialsIn } from '../shared/s3/location.ts';
+import { failedMessage, SaveFailure, savedMessage } from '../shared/snapshot-file/result.ts';
+import { saveSnapshotFile } from '../shared/snapshot-file/save.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -94,5 +96,56 @@ program
         : 'already restored: nothing changed';
     });
   });
+
+program
+  .command('snapshot-save')
+  .description('stream a snapshot from etcd to a file on a mounted PVC, then read it back and verify it')
+  .requiredOption('--dir <dir>', 'the directory on the mounted claim')
+  .requiredOption('--file <name>')
+  .requiredOption('--recorded-path <path>', 'the path relative to the claim, as the status records it')
+  .requiredOption('--owner-uid <uid>')
+  .requiredOption('--source <member=url...>', 'members to stream from, in order of preference')
+  .option('--termination-log <file>', '', '/dev/termination-log')
+  .action(
+    async (o: {
+      dir: string;
+      file: string;
+      recordedPath: string;
+      ownerUid: string;
+      source: string[];
+      terminationLog: string;
+    }) => {
+      let report: string;
+      try {
+        const saved = await saveSnapshotFile({
+          dir: o.dir,
+          file: o.file,
+          recordedPath: o.recordedPath,
+          ownerUid: o.ownerUid,
+          sources: o.source.map(s => {
+            const at = s.indexOf('=');
+            return { member: s.slice(0, at), endpoint: s.slice(at + 1) };
+          }),
+        });
+        report = savedMessage(saved);
+        console.log(
+          `saved ${saved.path}: ${saved.sizeBytes} bytes, sha256 ${saved.sha256}, from ${saved.member}`,
+        );
+      } catch (err) {
+        const failure =
+          err instanceof SaveFailure
+            ? err
+            : new SaveFailure('SaveFailed', err instanceof Error ? err.message : String(err));
+        report = failedMessage(failure);
+        console.error(report);
+        process.exitCode = 1;
+      }
+      try {
+        writeFileSync(o.terminationLog, report);
+      } catch {
+        // no termination log: the report is still in the container's log
+      }
+    },
+  );
 
 await program.parseAsync(process.argv);

@@ -1,7 +1,8 @@
-// run-snapshot: takes EtcdSnapshots to S3 (shared/reconcile/snapshot.ts) and runs
+// run-snapshot: takes EtcdSnapshots to S3 or, through a Job, to a PVC (shared/reconcile/snapshot.ts) and runs
 // EtcdSnapshotSchedules (shared/reconcile/schedule.ts). Entry point for the functions framework
 // (FUNCTION_TARGET).
 import * as ff from '@google-cloud/functions-framework';
+import type { V1Job } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
 import { API_VERSION, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from '../../shared/api/group.ts';
@@ -28,8 +29,25 @@ export function createHandler(context: () => Context = defaultContext): EventHan
         return reconcileSchedule(context(), { namespace: target.namespace, name: target.name });
       case 'snapshot':
         return snapshotAndSchedule(context(), { namespace: target.namespace, name: target.name });
+      case 'job': {
+        const owner = await jobOwner(context(), target);
+        if (!owner)
+          return {
+            result: 'done',
+            summary: `Job ${target.namespace}/${target.name}: no EtcdSnapshot owns it`,
+          };
+        return snapshotAndSchedule(context(), { namespace: target.namespace, name: owner });
+      }
     }
   };
+}
+
+/** The EtcdSnapshot that owns a Job (a snapshot to a PVC), if any. */
+async function jobOwner(ctx: Context, ref: { namespace: string; name: string }): Promise<string | undefined> {
+  const job = await ctx.kube.find<V1Job & KubeObject>({ apiVersion: 'batch/v1', kind: 'Job', ...ref });
+  return job?.metadata.ownerReferences?.find(
+    o => o.apiVersion === API_VERSION && o.kind === ETCD_SNAPSHOT.kind,
+  )?.name;
 }
 
 /** The snapshot; then, when a schedule owns it, the schedule (its status and retention follow the snapshot). */

@@ -9,6 +9,8 @@ export type SnapshotTarget =
   /** The snapshot, then (when a schedule owns it) its schedule, so retention follows completion. */
   | { kind: 'snapshot'; namespace: string; name: string }
   | { kind: 'schedule'; namespace: string; name: string }
+  /** A Job (a snapshot to a PVC): its owning EtcdSnapshot, read from the Job. */
+  | { kind: 'job'; namespace: string; name: string }
   /**
    * The tick: every schedule (this is what fires them), then every EtcdSnapshot not finished yet
    * (waiting, retrying, or left Started by a crash).
@@ -24,5 +26,6 @@ export function snapshotTarget(event: OperatorEvent): SnapshotTarget {
   if (apiVersion === API_VERSION && kind === ETCD_SNAPSHOT_SCHEDULE.kind) {
     return { kind: 'schedule', namespace, name };
   }
+  if (apiVersion === 'batch/v1' && kind === 'Job') return { kind: 'job', namespace, name };
   return { kind: 'ignore', summary: `${kind} (${apiVersion}) ${namespace}/${name}: not for this function` };
 }

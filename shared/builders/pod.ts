@@ -128,7 +128,7 @@ export function defaultAffinity(cluster: string): V1Affinity {
   };
 }
 
-function podSecurityContext(): V1PodSecurityContext {
+export function podSecurityContext(): V1PodSecurityContext {
   return {
     runAsNonRoot: true,
     runAsUser: ETCD_UID,
@@ -138,7 +138,7 @@ function podSecurityContext(): V1PodSecurityContext {
   };
 }
 
-function containerSecurityContext(): V1SecurityContext {
+export function containerSecurityContext(): V1SecurityContext {
   return {
     runAsNonRoot: true,
     allowPrivilegeEscalation: false,

@@ -28,7 +28,9 @@ import type { EventContent } from '../builders/k8s-event.ts';
 import { findCondition, setCondition, toKubeTime, type ConditionInput } from '../conditions.ts';
 import type { EndpointVerdict } from '../s3/endpoint-policy.ts';
 import { CREDENTIAL_KEYS, ownerOf, snapshotTarget, type S3Target } from '../s3/location.ts';
+import { pvcUri, snapshotFilePath } from '../snapshot-file/result.ts';
 import { memberUrls } from './members.ts';
+import { jobOutcome, type AttemptJob } from './snapshot-job-plan.ts';
 
 export const SNAPSHOT_READY = 'Ready';
 export const SNAPSHOT_VERIFIED = 'Verified';
@@ -74,6 +76,10 @@ export interface SnapshotState {
   secretKeys?: readonly string[];
   /** The endpoint policy's verdict on destination.s3.endpoint; undefined when not checked. */
   endpoint?: EndpointVerdict;
+  /** destination.pvc: whether the claim exists; undefined when not checked. */
+  claimFound?: boolean;
+  /** destination.pvc, phase Started: the Job of the attempt; undefined when not checked. */
+  job?: AttemptJob;
   timings: SnapshotTimings;
 }
 
@@ -96,6 +102,15 @@ export type SnapshotStep =
    * that serves a snapshot (followers first) to `target`.
    */
   | { kind: 'claim'; retake: boolean; sources: SnapshotSource[]; target: S3Target; reason: string }
+  /**
+   * destination.pvc: write the status (Started) with a compare-and-swap; if it lands, create the
+   * attempt's Job (shared/builders/snapshot-job.ts), which streams from the first of `sources`.
+   */
+  | { kind: 'claim-job'; sources: SnapshotSource[]; uri: string; reason: string }
+  /** destination.pvc, Started, the attempt's Job missing (a crash after the claim): create it. */
+  | { kind: 'start-job'; sources: SnapshotSource[]; reason: string }
+  /** destination.pvc: the attempt's Job finished: write the status for `outcome`, then delete the Job. */
+  | { kind: 'record-job'; job: string; outcome: TakeOutcome; reason: string }
   /** Add SNAPSHOT_FINALIZER (deletionPolicy Delete), before anything is written to the store. */
   | { kind: 'add-finalizer'; reason: string }
   /**
@@ -127,19 +142,34 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
   if (isFinished(snapshot)) return nothing(snapshot, `EtcdSnapshot ${name} is ${status.phase}`);
 
   const destination = snapshot.spec.destination;
-  if (destination.pvc) {
-    return fail(
-      state,
-      'UnsupportedDestination',
-      `PVC destinations are not supported yet (destination.pvc.claimName ${destination.pvc.claimName}); ` +
-        'create a new EtcdSnapshot with destination.s3 instead',
-    );
-  }
-  if (!destination.s3) {
-    return fail(state, 'InvalidDestination', 'destination has neither s3 nor pvc; set destination.s3');
+  if (!destination.s3 && !destination.pvc) {
+    return fail(state, 'InvalidDestination', 'destination has neither s3 nor pvc; set one of them');
   }
 
-  if (status.phase === 'Started') {
+  if (status.phase === 'Started' && destination.pvc) {
+    // The Job has its own deadline (activeDeadlineSeconds): its result is recorded whenever it comes.
+    const job = state.job;
+    if (job?.state === 'finished') {
+      const outcome = jobOutcome(snapshot, job);
+      return {
+        step: {
+          kind: 'record-job',
+          job: job.name,
+          outcome,
+          reason: `EtcdSnapshot ${name}: Job ${job.name} finished`,
+        },
+        status,
+        statusChanged: false,
+        events: [],
+      };
+    }
+    if (job?.state === 'running' || job === undefined) {
+      return nothing(
+        snapshot,
+        `EtcdSnapshot ${name} is being taken by Job ${job?.name ?? '(not observed)'} since ${status.startTime}`,
+      );
+    }
+  } else if (status.phase === 'Started') {
     const started = timeOf(status.startTime);
     if (started !== undefined && now.getTime() - started < timings.staleAfterMs) {
       return nothing(snapshot, `EtcdSnapshot ${name} is being taken since ${status.startTime}`);
@@ -164,6 +194,13 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
   if (secretProblem) return fail(state, 'CredentialsInvalid', secretProblem);
   if (state.endpoint && !state.endpoint.allowed) {
     return fail(state, state.endpoint.reason, `${state.endpoint.message}; then create a new EtcdSnapshot`);
+  }
+  if (destination.pvc && state.claimFound === false) {
+    return fail(
+      state,
+      'ClaimNotFound',
+      `PersistentVolumeClaim ${destination.pvc.claimName} (destination.pvc.claimName) not found in namespace ${snapshot.metadata.namespace ?? ''}; create it, then create a new EtcdSnapshot`,
+    );
   }
   if (needsFinalizer(snapshot)) {
     return {
@@ -208,6 +245,19 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
     );
   }
 
+  if (status.phase === 'Started' && destination.pvc) {
+    return {
+      step: {
+        kind: 'start-job',
+        sources,
+        reason: `EtcdSnapshot ${name}: the Job of the attempt started at ${status.startTime} is missing; creating it`,
+      },
+      status,
+      statusChanged: false,
+      events: [],
+    };
+  }
+
   if (status.phase !== 'Started' && status.startTime) {
     const last = timeOf(status.startTime);
     if (last !== undefined && now.getTime() - last < timings.retryDelayMs) {
@@ -219,7 +269,16 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
     }
   }
 
-  return claim(state, sources, snapshotTarget(destination.s3, ownerOf(snapshot)));
+  if (destination.pvc) {
+    const uri = pvcUri(
+      destination.pvc.claimName,
+      snapshotFilePath(destination.pvc.subPath, ownerOf(snapshot)),
+    );
+    return claim(state, uri, reason => ({ kind: 'claim-job', sources, uri, reason }));
+  }
+  const target = snapshotTarget(destination.s3!, ownerOf(snapshot));
+  const retake = status.phase === 'Started';
+  return claim(state, target.uri, reason => ({ kind: 'claim', retake, sources, target, reason }));
 }
 
 /**
@@ -297,10 +356,13 @@ function credentialsProblem(state: SnapshotState): string | undefined {
   return undefined;
 }
 
+/** A stored snapshot's record: everything but the ETag, which only S3 has. */
+export type StoredArtifact = Required<Omit<SnapshotArtifact, 'etag'>> & Pick<SnapshotArtifact, 'etag'>;
+
 /** The outcome of one attempt, as the adapter reports it. */
 export type TakeOutcome =
   /** Uploaded, read back from the store and verified: `verification` says what was checked. */
-  | { kind: 'verified'; source: string; artifact: Required<SnapshotArtifact>; verification: string }
+  | { kind: 'verified'; source: string; artifact: StoredArtifact; verification: string }
   /**
    * Uploaded, but what the store returns is not what was sent, or fails etcd's integrity check, or
    * cannot be read back: final, unverified, the object kept (recorded in `artifact`).
@@ -308,12 +370,15 @@ export type TakeOutcome =
   | {
       kind: 'verify-failed';
       source: string;
-      artifact: Required<SnapshotArtifact>;
+      /** What is known of the kept object (a PVC step that failed its check reports only where). */
+      artifact: SnapshotArtifact;
       reason: 'ChecksumMismatch' | 'IntegrityCheckFailed' | 'ObjectChanged' | 'ReadBackRefused';
       message: string;
     }
   /** An object this snapshot did not write is at the key: final, nothing overwritten. */
   | { kind: 'object-exists'; message: string }
+  /** The PVC is full or cannot be written (VolumeFull, VolumeReadOnly): final. */
+  | { kind: 'volume-refused'; reason: string; message: string }
   /** The endpoint policy refused the endpoint: final. */
   | { kind: 'endpoint-refused'; reason: string; message: string }
   /** No member served a snapshot, or the stream broke off. */
@@ -386,6 +451,7 @@ export function planOutcome(claimed: EtcdSnapshot, outcome: TakeOutcome, now: Da
       };
     }
     case 'object-exists':
+    case 'volume-refused':
     case 'endpoint-refused': {
       const message = `${outcome.message}; then create a new EtcdSnapshot`;
       const reason = outcome.kind === 'object-exists' ? 'ObjectExists' : outcome.reason;
@@ -465,14 +531,14 @@ function refusedMessage(snapshot: EtcdSnapshot, code: string, message: string): 
   return `S3 refused the upload to ${uri}: ${code}: ${message}; ${hint}, then create a new EtcdSnapshot`;
 }
 
-function claim(state: SnapshotState, sources: SnapshotSource[], target: S3Target): SnapshotPlan {
+function claim(state: SnapshotState, uri: string, step: (reason: string) => SnapshotStep): SnapshotPlan {
   const { snapshot, now } = state;
   const status = snapshot.status ?? {};
   const name = snapshot.metadata.name ?? '';
   const retake = status.phase === 'Started';
   const message = retake
-    ? `the attempt started at ${status.startTime} did not finish (its invocation stopped); taking the snapshot again to ${target.uri}`
-    : `taking a snapshot of EtcdCluster ${snapshot.spec.clusterRef.name} to ${target.uri}`;
+    ? `the attempt started at ${status.startTime} did not finish (its invocation stopped); taking the snapshot again to ${uri}`
+    : `taking a snapshot of EtcdCluster ${snapshot.spec.clusterRef.name} to ${uri}`;
   const next: EtcdSnapshotStatus = {
     ...status,
     phase: 'Started',
@@ -486,7 +552,7 @@ function claim(state: SnapshotState, sources: SnapshotSource[], target: S3Target
   delete next.completionTime;
   delete next.artifact;
   return {
-    step: { kind: 'claim', retake, sources, target, reason: `EtcdSnapshot ${name}: ${message}` },
+    step: step(`EtcdSnapshot ${name}: ${message}`),
     status: next,
     statusChanged: true,
     events: [

@@ -22,6 +22,7 @@ import {
   SNAPSHOT_FINALIZER,
   type SnapshotPlan,
   type SnapshotState,
+  type StoredArtifact,
   type TakeOutcome,
 } from '../plan/snapshot-plan.ts';
 import type { Context } from '../runtime/context.ts';
@@ -33,6 +34,7 @@ import { ACCESS_KEY_ID, credentialsIn, SECRET_ACCESS_KEY } from '../s3/location.
 import { uploadStream } from '../s3/upload.ts';
 import { readBack } from '../s3/verify.ts';
 import { emitEvents } from './member-events.ts';
+import { claimExists, deleteAttemptJob, observeAttemptJob, startAttemptJob } from './snapshot-job.ts';
 
 export interface SnapshotRef {
   namespace: string;
@@ -55,6 +57,13 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
   if (step.kind === 'nothing') return { result: 'done', summary: step.reason };
   if (step.kind === 'add-finalizer') return addFinalizer(ctx, snapshot, step.reason);
   if (step.kind === 'release') return release(ctx, snapshot, step, secret ?? {});
+  if (step.kind === 'start-job') {
+    return {
+      result: 'done',
+      summary: `${step.reason}: ${await startAttemptJob(ctx, snapshot, step.sources)}`,
+    };
+  }
+  if (step.kind === 'record-job') return recordJob(ctx, snapshot, step);
   if (!plan.statusChanged) return { result: 'done', summary: step.reason };
   const written = await ctx.kube.replaceStatus<Snapshot>({ ...snapshot, status: plan.status });
   switch (written.kind) {
@@ -72,6 +81,13 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
       break;
   }
   await emitEvents(ctx, written.object, plan.events, INSTANCE);
+  if (step.kind === 'claim-job') {
+    await crashPoint('snapshot:claimed');
+    return {
+      result: 'done',
+      summary: `${step.reason}: ${await startAttemptJob(ctx, written.object, step.sources)}`,
+    };
+  }
   if (step.kind !== 'claim') return { result: 'done', summary: step.reason };
   await crashPoint('snapshot:claimed');
   return takeAndRecord(ctx, written.object, step, secret ?? {});
@@ -110,6 +126,10 @@ export async function observeSnapshot(
   const clusterName = snapshot.spec.clusterRef.name;
   const endpoint = snapshot.spec.destination.s3?.endpoint;
   if (endpoint) state.endpoint = await endpointVerdict(endpoint, ctx.settings.s3AllowList);
+  if (snapshot.spec.destination.pvc) {
+    state.claimFound = await claimExists(ctx, snapshot);
+    if (snapshot.status?.phase === 'Started') state.job = await observeAttemptJob(ctx, snapshot);
+  }
   const [cluster, pods, secret] = await Promise.all([
     ctx.kube.find<EtcdCluster & KubeObject>(
       objectRef(API_VERSION, ETCD_CLUSTER.kind, ref.namespace, clusterName),
@@ -147,6 +167,24 @@ async function takeAndRecord(
     };
   }
   return { result: 'done', summary: plan.step.reason };
+}
+
+/** destination.pvc: the attempt's Job finished; its result goes into the status, then the Job goes. */
+async function recordJob(
+  ctx: Context,
+  snapshot: Snapshot,
+  step: Extract<SnapshotPlan['step'], { kind: 'record-job' }>,
+): Promise<HandlerOutcome> {
+  const plan = planOutcome(snapshot, step.outcome, ctx.now());
+  const recorded = await writeResult(ctx, snapshot, plan);
+  if (recorded !== 'written') {
+    return {
+      result: 'done',
+      summary: `EtcdSnapshot ${snapshot.metadata.name}: ${recorded}; result not recorded`,
+    };
+  }
+  await deleteAttemptJob(ctx, snapshot, step.job);
+  return { result: 'done', summary: `${plan.step.reason}; Job ${step.job} deleted` };
 }
 
 /** One attempt: the first member that serves a snapshot, streamed to S3 with the Secret's keys. */
@@ -217,7 +255,7 @@ async function verify(
   uploaded: {
     credentials: { accessKeyId: string; secretAccessKey: string };
     member: string;
-    artifact: Extract<TakeOutcome, { kind: 'verified' }>['artifact'];
+    artifact: StoredArtifact & { etag: string };
     signal: AbortSignal;
   },
 ): Promise<TakeOutcome> {

@@ -144,7 +144,9 @@ export class JobController {
 
   private async maybeCreatePod(job: Job, failed: number): Promise<void> {
     const key = job.metadata.uid;
-    if (this.creating.has(key)) return;
+    // A Pod was just created and the informer may not show it yet: look again once the guard is
+    // down (a Pod that failed within that window would otherwise never be replaced).
+    if (this.creating.has(key)) return this.enqueue(job, 400);
     const lastFailure = this.podsOf(job)
       .map(
         p =>

@@ -1,0 +1,93 @@
+// The Job that takes a snapshot to a PVC: one Pod that mounts the claim and runs the operator
+// image's agent (`snapshot-save`, shared/snapshot-file/save.ts), so no function mounts a volume and
+// a long copy is not cut by a function's request limit. One Job per attempt: its name carries the
+// attempt's claim time, so a retried invocation finds (not duplicates) the Job of its attempt.
+import type { V1Job } from '@kubernetes/client-node';
+import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
+import { CLUSTER_LABEL } from '../names.ts';
+import { SAVE_CONTAINER, SNAPSHOT_MOUNT, snapshotFileName } from '../snapshot-file/result.ts';
+import { controllerRef } from './owner.ts';
+import { containerSecurityContext, podSecurityContext } from './pod.ts';
+import { AGENT_COMMAND } from './restore-pod.ts';
+
+/** On the Job and its Pod: the EtcdSnapshot's UID (names may be longer than a label value). */
+export const SNAPSHOT_UID_LABEL = 'etcdfn.io/snapshot-uid';
+/** A finished Job is kept this long if run-snapshot never gets to delete it. */
+export const JOB_TTL_SECONDS = 3600;
+
+/** The Job of the attempt claimed at `startTime`: `<name>-<uid8>-<claim time, base 36>`. */
+export function snapshotJobName(snapshot: Pick<EtcdSnapshot, 'metadata'>, startTime: string): string {
+  const uid8 = (snapshot.metadata.uid ?? '').slice(0, 8);
+  const seconds = Math.floor(new Date(startTime).getTime() / 1000);
+  const stamp = Number.isFinite(seconds) ? seconds.toString(36) : '0';
+  const base = (snapshot.metadata.name ?? '').slice(0, 63 - uid8.length - stamp.length - 2);
+  return `${base.replace(/[.-]+$/, '')}-${uid8}-${stamp}`;
+}
+
+export interface SnapshotJobOptions {
+  operatorImage: string;
+  /** The claim's path of the directory the file goes to ('' = the claim's root). */
+  subPath: string;
+  /** The attempt's claim time (status.startTime). */
+  startTime: string;
+  /** Members to stream from, in order of preference. */
+  sources: { member: string; endpoint: string }[];
+  /** The Job fails (DeadlineExceeded) after this long. */
+  activeDeadlineSeconds: number;
+}
+
+export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V1Job {
+  const pvc = snapshot.spec.destination.pvc;
+  if (!pvc) throw new Error(`EtcdSnapshot ${snapshot.metadata.name} has no destination.pvc`);
+  const owner = { name: snapshot.metadata.name ?? '', uid: snapshot.metadata.uid ?? '' };
+  const dir = opts.subPath ? `${SNAPSHOT_MOUNT}/${opts.subPath}` : SNAPSHOT_MOUNT;
+  const file = snapshotFileName(owner);
+  const labels = {
+    [CLUSTER_LABEL]: snapshot.spec.clusterRef.name,
+    [SNAPSHOT_UID_LABEL]: owner.uid,
+  };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: snapshotJobName(snapshot, opts.startTime),
+      namespace: snapshot.metadata.namespace,
+      labels,
+      ownerReferences: [controllerRef(snapshot)],
+    },
+    spec: {
+      // One attempt per Job: run-snapshot decides about retries (a new Job after the retry delay).
+      backoffLimit: 0,
+      activeDeadlineSeconds: opts.activeDeadlineSeconds,
+      ttlSecondsAfterFinished: JOB_TTL_SECONDS,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          automountServiceAccountToken: false,
+          securityContext: podSecurityContext(),
+          containers: [
+            {
+              name: SAVE_CONTAINER,
+              image: opts.operatorImage,
+              command: [AGENT_COMMAND],
+              args: [
+                'snapshot-save',
+                `--dir=${dir}`,
+                `--file=${file}`,
+                `--recorded-path=${opts.subPath ? `${opts.subPath}/${file}` : file}`,
+                `--owner-uid=${owner.uid}`,
+                ...opts.sources.map(s => `--source=${s.member}=${s.endpoint}`),
+              ],
+              volumeMounts: [{ name: 'snapshots', mountPath: SNAPSHOT_MOUNT }],
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+              securityContext: containerSecurityContext(),
+              resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+            },
+          ],
+          volumes: [{ name: 'snapshots', persistentVolumeClaim: { claimName: pvc.claimName } }],
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,84 @@
+// Snapshots to a PVC (destination.pvc): what the Job of the current attempt tells run-snapshot.
+// Pure: the adapter observes the Job (named after the attempt's claim time) and, once it has
+// finished, its Pod's termination message; this turns that into the attempt's outcome.
+import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
+import { parseStepReport, pvcUri, snapshotFilePath } from '../snapshot-file/result.ts';
+import type { TakeOutcome } from './snapshot-plan.ts';
+
+/** The Job of the attempt in progress, as observed. */
+export type AttemptJob =
+  | { name: string; state: 'absent' }
+  | { name: string; state: 'running' }
+  | {
+      name: string;
+      state: 'finished';
+      succeeded: boolean;
+      /** The Job's Failed condition reason (BackoffLimitExceeded, DeadlineExceeded). */
+      jobReason?: string;
+      /** The save container's termination message; undefined when its Pod is gone. */
+      report?: string;
+    };
+
+/** The outcome of a finished Job's attempt. */
+export function jobOutcome(
+  snapshot: EtcdSnapshot,
+  job: Extract<AttemptJob, { state: 'finished' }>,
+): TakeOutcome {
+  const claim = snapshot.spec.destination.pvc?.claimName ?? '';
+  if (job.report === undefined) {
+    if (job.jobReason === 'DeadlineExceeded') {
+      return { kind: 'timed-out', message: `Job ${job.name} ran past its deadline and was stopped` };
+    }
+    return {
+      kind: 'error',
+      message: `Job ${job.name} ${job.succeeded ? 'completed' : `failed (${job.jobReason ?? 'no reason'})`} but its Pod's report is gone`,
+    };
+  }
+  const report = parseStepReport(job.report);
+  if (report.kind === 'saved') {
+    if (!job.succeeded) {
+      return {
+        kind: 'error',
+        message: `Job ${job.name} reported a saved file but failed (${job.jobReason ?? 'no reason'})`,
+      };
+    }
+    const s = report.saved;
+    const uri = pvcUri(claim, s.path);
+    return {
+      kind: 'verified',
+      source: s.member,
+      artifact: { uri, sizeBytes: s.sizeBytes, checksum: `sha256:${s.sha256}`, revision: s.revision },
+      verification:
+        `Job ${job.name} read ${s.sizeBytes} bytes back from the volume: size and sha256:${s.sha256} match what it wrote; ` +
+        `etcd's integrity hash (last 32 bytes: SHA-256 of the rest) matches; revision ${s.revision} is the member's revision when streaming began`,
+    };
+  }
+  const uri = pvcUri(
+    claim,
+    snapshotFilePath(snapshot.spec.destination.pvc?.subPath, {
+      name: snapshot.metadata.name ?? '',
+      uid: snapshot.metadata.uid ?? '',
+    }),
+  );
+  switch (report.reason) {
+    case 'ObjectExists':
+      return { kind: 'object-exists', message: report.message };
+    case 'VolumeFull':
+    case 'VolumeReadOnly':
+      return { kind: 'volume-refused', reason: report.reason, message: report.message };
+    case 'EtcdUnavailable':
+      return { kind: 'etcd-unavailable', message: report.message };
+    case 'ChecksumMismatch':
+    case 'IntegrityCheckFailed':
+      return {
+        kind: 'verify-failed',
+        source: job.name,
+        artifact: { uri },
+        reason: report.reason,
+        message: `verification failed: ${report.message}`,
+      };
+    case 'SaveFailed':
+      if (job.jobReason === 'DeadlineExceeded') return { kind: 'timed-out', message: report.message };
+      return { kind: 'error', message: `Job ${job.name}: ${report.message}` };
+  }
+}
