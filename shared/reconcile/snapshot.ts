@@ -8,6 +8,7 @@
 // verified; the result is written with a compare-and-swap against the claim, so an invocation whose
 // claim was taken over (it outlived the stale timeout) cannot record its result over the newer
 // attempt's. Crash points (shared/runtime/crash.ts) follow each side effect.
+import { metrics } from '../runtime/metrics.ts';
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
@@ -80,6 +81,7 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
     case 'written':
       break;
   }
+  countFinished(snapshot, written.object);
   await emitEvents(ctx, written.object, plan.events, INSTANCE);
   if (step.kind === 'claim-job') {
     await crashPoint('snapshot:claimed');
@@ -402,6 +404,7 @@ async function writeResult(
   for (let attempt = 0; attempt < RESULT_WRITE_ATTEMPTS; attempt++) {
     const written = await ctx.kube.replaceStatus<Snapshot>({ ...current, status: plan.status });
     if (written.kind === 'written') {
+      countFinished(current, written.object);
       await crashPoint('snapshot:result-written');
       await emitEvents(ctx, written.object, plan.events, INSTANCE);
       return 'written';
@@ -426,6 +429,14 @@ async function writeResult(
   throw new Error(
     `EtcdSnapshot ${claimed.metadata.name}: the result could not be written after ${RESULT_WRITE_ATTEMPTS} conflicts`,
   );
+}
+
+/** etcdfn_snapshots_total and _bytes_total: counted once, by the write that ended the snapshot. */
+function countFinished(before: Snapshot, after: Snapshot): void {
+  const phase = after.status?.phase;
+  if ((phase !== 'Complete' && phase !== 'Failed') || before.status?.phase === phase) return;
+  metrics.snapshots.inc({ outcome: phase });
+  if (phase === 'Complete') metrics.snapshotBytes.inc(after.status?.artifact?.sizeBytes ?? 0);
 }
 
 function objectRef(apiVersion: string, kind: string, namespace: string, name: string): ObjectRef {

@@ -212,6 +212,32 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
     assert.equal((await getSnapshot('before-upgrade'))?.metadata.resourceVersion, rv);
   });
 
+  it("the functions' /metrics count what was done: the Complete snapshot and its bytes, etcd and API calls", async () => {
+    const scrape = async (fn: string): Promise<string> => {
+      const url = sandbox.functions[fn];
+      assert.ok(url, `${fn} runs in the sandbox`);
+      const res = await fetch(new URL('/metrics', url));
+      assert.equal(res.status, 200);
+      return res.text();
+    };
+    const sample = (text: string, pattern: RegExp): number => {
+      const line = text.split('\n').find(l => pattern.test(l));
+      return line === undefined ? 0 : Number(line.split(' ').at(-1));
+    };
+    const snapshots = await scrape('run-snapshot');
+    const size = (await getSnapshot('before-upgrade'))?.status?.artifact?.sizeBytes ?? 0;
+    assert.ok(sample(snapshots, /^etcdfn_snapshots_total\{outcome="Complete"\}/) >= 1, snapshots);
+    assert.ok(sample(snapshots, /^etcdfn_snapshot_bytes_total /) >= size, snapshots);
+    assert.ok(sample(snapshots, /^etcdfn_events_total\{function="run-snapshot",.*outcome="done"\}/) > 0);
+    const clusters = await scrape('reconcile-cluster');
+    assert.ok(sample(clusters, /^etcdfn_etcd_calls_total\{call="clusterStatus",result="ok"\}/) > 0, clusters);
+    assert.ok(
+      sample(clusters, /^etcdfn_kube_requests_total\{verb="list",resource="EtcdCluster",result="ok"\}/) > 0,
+    );
+    assert.equal(sample(clusters, /^etcdfn_clusters\{phase="Running"\}/), 1, clusters);
+    assert.doesNotMatch(snapshots + clusters, new RegExp(`${CLUSTER}|before-upgrade`));
+  });
+
   it('a snapshot whose Secret does not exist ends Failed, naming the Secret', async () => {
     await createSnapshot('no-secret', s3Destination('absent-creds'));
     const done = await finished('no-secret');
