@@ -230,7 +230,7 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
     assert.ok(sample(snapshots, /^etcdfn_snapshot_bytes_total /) >= size, snapshots);
     assert.ok(sample(snapshots, /^etcdfn_events_total\{function="run-snapshot",.*outcome="done"\}/) > 0);
     const clusters = await scrape('reconcile-cluster');
-    assert.ok(sample(clusters, /^etcdfn_etcd_calls_total\{call="clusterStatus",result="ok"\}/) > 0, clusters);
+    assert.ok(sample(clusters, /^etcdfn_etcd_calls_total\{call="listMembers",result="ok"\}/) > 0, clusters);
     assert.ok(
       sample(clusters, /^etcdfn_kube_requests_total\{verb="list",resource="EtcdCluster",result="ok"\}/) > 0,
     );
