@@ -165,6 +165,22 @@ describe('one at a time', () => {
     assert.deepEqual(condition(plan, 'Progressing'), ['True', 'ReplacingMember', why]);
     assert.deepEqual(plan.status.replacement, replacement, 'the record of the first stays');
   });
+  it('the member whose replacement is recorded but not yet removed (a crash in between) is removed now', () => {
+    const replacement: MemberReplacementStatus = {
+      member: 'demo-1',
+      oldID: idOf(1),
+      reason: LOSS,
+      startedAt: '2026-11-22T09:59:00Z',
+    };
+    const plan = planCluster(
+      state(formed(3, { replacement }), [member(0), lostMember(1), member(2)], {
+        ready: [0, 2],
+        etcd: etcdOf([membership(0), membership(1), membership(2)]),
+      }),
+    );
+    assert.deepEqual(plan.action, { kind: 'delete-member', member: 'demo-1' });
+    assert.deepEqual(plan.status.replacement, replacement, 'the first record (and its start time) stays');
+  });
 });
 
 describe('the MemberReplacement condition while the new member joins', () => {
