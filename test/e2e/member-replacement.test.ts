@@ -24,6 +24,7 @@ describe('member replacement (etcd 3.5.16, chaos on)', { timeout: 1_500_000 }, (
     endpoints,
     withEtcd,
     describeWorld,
+    mark,
     converged,
     create,
     writeKeys,
@@ -67,6 +68,7 @@ describe('member replacement (etcd 3.5.16, chaos on)', { timeout: 1_500_000 }, (
     })();
     await waitFor('the writer is acknowledged', async () => acknowledged.length >= 50);
 
+    const since = await mark(name);
     await deleteObject('Pod', victim);
     await deleteObject('PersistentVolumeClaim', `data-${victim}`);
 
@@ -93,7 +95,7 @@ describe('member replacement (etcd 3.5.16, chaos on)', { timeout: 1_500_000 }, (
       { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
       describeWorld(name),
     );
-    const after = await converged(name, 3);
+    const after = await converged(name, 3, since);
     writing = false;
     await writer;
 
@@ -165,10 +167,9 @@ describe('member replacement (etcd 3.5.16, chaos on)', { timeout: 1_500_000 }, (
     await create(name, 1);
     await converged(name, 1);
     await writeKeys(name, 'k/', 50);
+    const since = await mark(name);
     await kube().mergePatch(clusterRef(name), { spec: { replicas: 0 } });
-    await waitFor('paused', async () => (await cluster(name)).status?.phase === 'Paused', {
-      timeoutMs: STEP_TIMEOUT,
-    });
+    await converged(name, 0, since);
     const memberName = `${name}-0`;
     await kube().delete({ apiVersion: API_VERSION, kind: 'EtcdMember', namespace: NS, name: memberName });
     const held = await waitFor(

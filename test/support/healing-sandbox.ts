@@ -1,14 +1,15 @@
 // The sandbox world the healing e2e tests share (member replacement, pause and resume): a full
 // sandbox with chaos on, the reads they make of clusters, members and Pods, etcd through the ready
-// members, and "full size" as etcd, the status and the EtcdMembers agreeing.
+// members, and "full size" through test/support/converge.ts (fresh evidence after a mark).
 import assert from 'node:assert/strict';
 import { Etcd3 } from 'etcd3';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
+import { toHexId } from '../../shared/etcd/ids.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { beforeCreation, converged as convergedAfter, mark as markCluster, type Mark } from './converge.ts';
 import { startFullSandbox, type FullSandbox } from './sandbox.ts';
-import { waitFor } from './wait.ts';
 
 export const NS = 'default';
 export const STEP_TIMEOUT = 240_000;
@@ -17,7 +18,6 @@ export type Member = EtcdMember & KubeObject;
 export interface PodLike extends KubeObject {
   status?: { podIP?: string; conditions?: { type: string; status: string }[] };
 }
-const hex = (id: string) => BigInt(id).toString(16).padStart(16, '0');
 
 /** Helpers bound to one sandbox, started by `start` (a `before` hook) and stopped by `stop`. */
 export function healingSandbox(chaosSeed: number) {
@@ -84,33 +84,41 @@ export function healingSandbox(chaosSeed: number) {
     return `status: ${JSON.stringify(c?.status)}\nmembers: ${m.map(x => `${x.metadata.name} ${JSON.stringify(x.status?.dataLoss ?? {})}`).join(', ')}\n${sandbox?.output().slice(-3000) ?? ''}`;
   };
 
-  /** Full size: etcd, the status and the EtcdMembers agree on `replicas` voters, all ready. */
+  const probe = (name: string) => ({ kube: kube(), namespace: NS, name });
+  /** The mark to take just before a fault or change (test/support/converge.ts). */
+  const mark = (name: string): Promise<Mark> => markCluster(probe(name));
+
+  /** etcd's own member list: name → ID (hex). */
+  const etcdIds = async (name: string): Promise<Map<string, string>> => {
+    const list = await withEtcd(name, client => client.cluster.memberList({ linearizable: true }));
+    return new Map(list.members.map(m => [m.name, toHexId(m.ID)]));
+  };
+
+  /**
+   * Full size on evidence from after `since` (test/support/converge.ts: status written since, every
+   * Pod Ready, every member healthy on its own endpoint, etcd's member list equal to the
+   * EtcdMembers and the status, no replacement left in progress), with etcd's member IDs by name.
+   * A replaced member counts as the member it is now (a new name and ID). Without `since`, anything
+   * counts as fresh: only for reading a state already reached, never after a fault.
+   */
   async function converged(
     name: string,
     replicas: number,
+    since: Mark = beforeCreation(),
+    restarted: string[] = [],
   ): Promise<{ cluster: Cluster; ids: Map<string, string> }> {
-    return waitFor(
-      `${name}: ${replicas} members converged`,
-      async () => {
-        const c = await cluster(name);
-        const s = c.status ?? {};
-        if (s.observed?.replicas !== replicas || s.operation || s.replacement) return false;
-        if (s.conditions?.find(x => x.type === 'Progressing')?.status !== 'False') return false;
-        if (s.ready !== `${replicas}/${replicas}` || s.phase !== 'Running') return false;
-        const list = (await withEtcd(name, client => client.cluster.memberList({ linearizable: true })))
-          .members;
-        if (list.length !== replicas || list.some(m => m.isLearner)) return false;
-        const running = (await members(name)).filter(m => !m.metadata.deletionTimestamp);
-        if (
-          JSON.stringify(list.map(m => m.name).sort()) !==
-          JSON.stringify(running.map(m => m.metadata.name).sort())
-        )
-          return false;
-        return { cluster: c, ids: new Map(list.map(m => [m.name, hex(m.ID)])) };
-      },
-      { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
-      describeWorld(name),
-    );
+    const cluster = await convergedAfter(probe(name), {
+      replicas,
+      since,
+      restarted,
+      timeoutMs: STEP_TIMEOUT,
+      describe: describeWorld(name),
+      also: async c =>
+        c.status?.replacement
+          ? `a replacement is in progress: ${JSON.stringify(c.status.replacement)}`
+          : undefined,
+    });
+    return { cluster, ids: replicas === 0 ? new Map() : await etcdIds(name) };
   }
 
   async function create(name: string, replicas: number): Promise<void> {
@@ -142,6 +150,7 @@ export function healingSandbox(chaosSeed: number) {
     endpoints,
     withEtcd,
     describeWorld,
+    mark,
     converged,
     create,
     writeKeys,
