@@ -36,13 +36,22 @@ export function planReplacement(state: ClusterState): MembershipStep | undefined
     reason: lost.status?.dataLoss?.message ?? 'data lost',
     startedAt: toKubeTime(state.now),
   };
-  const base: EtcdClusterStatus = { ...current, replacement: inFlight ?? replacement };
   const why = `replacing member ${name}${oldID ? ` (ID ${oldID})` : ''}: ${replacement.reason}; removing it from etcd, then adding a new member`;
+  if (!inFlight) {
+    // Claim before acting: the replacement is recorded first (a compare-and-swap status write that
+    // one invocation wins); that write brings the next event, which deletes the member. A crash
+    // after the deletion then still finds what was replaced, and why.
+    return {
+      action: { kind: 'none' },
+      progress: working('ReplacingMember', why),
+      base: { ...current, replacement },
+      events: [{ type: 'Warning', reason: 'ReplacingMember', message: why }],
+    };
+  }
   return {
     action: { kind: 'delete-member', member: name },
     progress: working('ReplacingMember', why),
-    base,
-    events: [{ type: 'Warning', reason: 'ReplacingMember', message: why }],
+    base: current,
   };
 }
 

@@ -3,8 +3,8 @@
 // the restart count. Pure: reconcile-member's plan and its table tests share it.
 //
 // Two kinds of answer:
-// - data: etcd says its data is gone or unusable (an empty data directory refused by the guard of
-//   etcdFlags, a raft log behind what the cluster committed, the member's ID removed from etcd,
+// - data: etcd says its data is gone or unusable (an empty data directory of a member that has run,
+//   refused by the guard of etcdFlags or by etcd's own check of --initial-cluster against its peers, a raft log behind what the cluster committed, the member's ID removed from etcd,
 //   corrupt data). Each signature is definitive the first time it is seen: restarting cannot fix
 //   it, so the member is replaced (new member ID) under reconcile-cluster's quorum guard.
 // - crash loop: etcd exits again and again for another reason (a flag or option etcd refuses, for
@@ -27,8 +27,13 @@ export type DataFailureReason = 'DataDirEmpty' | 'RaftLogLost' | 'MemberRemoved'
 interface Signature {
   reason: DataFailureReason;
   test: RegExp;
-  /** Only meaningful for a Pod started with the empty-data guard (etcdFlags' hasDataGuard). */
-  guardedOnly?: boolean;
+  /**
+   * Only meaningful for a member that has run (status.hasData, or a Pod started with etcdFlags'
+   * empty-data guard): etcd asks its peers for the cluster, and checks its --initial-cluster
+   * against theirs, only when its data directory has no WAL. A new member fails the same way while
+   * its peers do not answer.
+   */
+  ranBefore?: boolean;
   says: string;
 }
 
@@ -36,8 +41,8 @@ interface Signature {
 const DATA_SIGNATURES: readonly Signature[] = [
   {
     reason: 'DataDirEmpty',
-    test: /could not retrieve cluster information from the given URLs/,
-    guardedOnly: true,
+    test: /could not retrieve cluster information from the given URLs|error validating peerURLs/,
+    ranBefore: true,
     says: 'its data directory is empty (wiped or a new volume), so etcd refused to start under the member ID',
   },
   {
@@ -67,10 +72,10 @@ export function startFailure(member: EtcdMember, pod: V1Pod | undefined): StartF
   const exits = [status.state?.terminated, status.lastState?.terminated].filter(
     (t): t is V1ContainerStateTerminated => t !== undefined && t.exitCode !== 0,
   );
-  const guarded = guardedPod(pod);
+  const ran = member.status?.hasData === true || guardedPod(pod);
   for (const exit of exits) {
     const text = exit.message ?? '';
-    const hit = DATA_SIGNATURES.find(s => s.test.test(text) && (!s.guardedOnly || guarded));
+    const hit = DATA_SIGNATURES.find(s => s.test.test(text) && (!s.ranBefore || ran));
     if (hit) {
       const id = member.status?.memberID ? ` ${member.status.memberID}` : '';
       return {
@@ -82,8 +87,8 @@ export function startFailure(member: EtcdMember, pod: V1Pod | undefined): StartF
   }
   const last = exits[0];
   if (!last || status.restartCount < CRASH_LOOP_RESTARTS || status.state?.running) return undefined;
-  const ran = runMs(last);
-  if (ran !== undefined && ran >= CRASH_LOOP_WINDOW_MS) return undefined;
+  const lasted = runMs(last);
+  if (lasted !== undefined && lasted >= CRASH_LOOP_WINDOW_MS) return undefined;
   return {
     kind: 'crash-loop',
     message: `etcd in Pod ${pod.metadata?.name} keeps exiting (${status.restartCount} restarts, last exit code ${last.exitCode}): ${etcdError(last.message ?? '')}; not a data problem, so the member is not replaced: fix the cause (a flag or option etcd refuses?) and the Pod recovers`,

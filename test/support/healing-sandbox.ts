@@ -9,7 +9,7 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import { toHexId } from '../../shared/etcd/ids.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { beforeCreation, converged as convergedAfter, mark as markCluster, type Mark } from './converge.ts';
-import { startFullSandbox, type FullSandbox } from './sandbox.ts';
+import { startFullSandbox, type FullSandbox, type FullSandboxOptions } from './sandbox.ts';
 
 export const NS = 'default';
 export const STEP_TIMEOUT = 240_000;
@@ -20,7 +20,7 @@ export interface PodLike extends KubeObject {
 }
 
 /** Helpers bound to one sandbox, started by `start` (a `before` hook) and stopped by `stop`. */
-export function healingSandbox(chaosSeed: number) {
+export function healingSandbox(chaosSeed: number, extra: FullSandboxOptions = {}) {
   let sandbox: FullSandbox | undefined;
   let kubeObjects: KubeObjects | undefined;
   const kube = (): KubeObjects => {
@@ -38,6 +38,7 @@ export function healingSandbox(chaosSeed: number) {
           chaosSeed,
           tickSeconds: 10,
           startTimeoutMs: 300_000,
+          ...extra,
         });
         break;
       } catch (err) {
@@ -121,12 +122,12 @@ export function healingSandbox(chaosSeed: number) {
     return { cluster, ids: replicas === 0 ? new Map() : await etcdIds(name) };
   }
 
-  async function create(name: string, replicas: number): Promise<void> {
+  async function create(name: string, replicas: number, spec: Record<string, unknown> = {}): Promise<void> {
     const created = await kube().create({
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
       metadata: { name, namespace: NS },
-      spec: { replicas, version: '3.5.16', storage: { size: '1Gi' } },
+      spec: { replicas, version: '3.5.16', storage: { size: '1Gi' }, ...spec },
     });
     assert.equal(created.kind, 'created');
   }
@@ -139,10 +140,19 @@ export function healingSandbox(chaosSeed: number) {
     });
   }
 
+  /** The running sandbox (its fault injection, its function restarts). */
+  const running = (): FullSandbox => {
+    assert.ok(sandbox, 'the sandbox is not started');
+    return sandbox;
+  };
+  const faults = () => running().faults;
+
   return {
     start,
     stop,
     kube,
+    running,
+    faults,
     clusterRef,
     cluster,
     members,

@@ -83,6 +83,7 @@ const ran = (s: EtcdMemberStatus = {}): EtcdMember =>
 describe('startFailure: what the Pod says about why etcd stopped', () => {
   const rows: {
     name: string;
+    member?: EtcdMember;
     flags?: string[];
     status: V1ContainerStatus;
     want: StartFailure['kind'] | undefined;
@@ -99,8 +100,9 @@ describe('startFailure: what the Pod says about why etcd stopped', () => {
       reason: 'DataDirEmpty',
     },
     {
-      // Without the guard the same words mean the peers did not answer a joining member: not data.
-      name: 'unguarded Pod, peers not answering a join: nothing yet',
+      // A member that never ran: the same words mean its peers did not answer its join: not data.
+      name: 'new member, peers not answering its join: nothing yet',
+      member: member({}, { memberID: ID }),
       flags: FULL,
       status: container(1, {
         message: fatal(
@@ -108,6 +110,25 @@ describe('startFailure: what the Pod says about why etcd stopped', () => {
         ),
       }),
       want: undefined,
+    },
+    {
+      // Seen on the sandbox: a member that joined a 2-member cluster, wiped once the cluster had 5.
+      name: 'member that has run, first (unguarded) Pod, wiped: its initial cluster no longer matches',
+      flags: FULL,
+      status: container(1, {
+        message: fatal(
+          'error validating peerURLs {ClusterID:cd67d6b39d450b94 Members:[]}: member count is unequal',
+        ),
+      }),
+      want: 'data',
+      reason: 'DataDirEmpty',
+    },
+    {
+      name: 'new member whose initial cluster no longer matches: not data',
+      member: member({}, { memberID: ID }),
+      flags: FULL,
+      status: container(5, { message: fatal('error validating peerURLs {}: member count is unequal') }),
+      want: 'crash-loop',
     },
     {
       name: 'raft log behind what the cluster committed (wiped, unguarded first Pod)',
@@ -162,7 +183,7 @@ describe('startFailure: what the Pod says about why etcd stopped', () => {
   ];
   for (const row of rows) {
     it(row.name, () => {
-      const m = ran();
+      const m = row.member ?? ran();
       const got = startFailure(m, failingPod(m, row.flags ?? GUARD, row.status));
       assert.equal(got?.kind, row.want, JSON.stringify(got));
       if (row.reason) assert.equal(got?.kind === 'data' && got.reason, row.reason);

@@ -120,11 +120,11 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
     why?: RegExp;
   }[] = [
     {
-      name: '3 members, one lost, the other two healthy: the lost one is deleted',
+      name: '3 members, one lost, the other two healthy: recorded first, then the lost one is deleted',
       members: [member(0), member(1, lost()), member(2)],
       ready: [0, 2],
       etcd: etcdOf([membership(0), membership(1), membership(2)]),
-      kind: 'delete-member',
+      kind: 'none',
     },
     {
       name: '3 members, two lost: nothing is done (quorum)',
@@ -164,9 +164,15 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
       const c = cluster(row.members.length);
       const plan = planCluster(world(c, row.members, row.ready, row.etcd));
       assert.equal(plan.action.kind, row.kind, JSON.stringify(plan.action));
-      if (row.kind === 'delete-member') {
-        assert.equal((plan.action as { member: string }).member, 'demo-1');
+      if (row.kind === 'none') {
+        // Claim before acting: the replacement is recorded; the next invocation deletes the member.
         assert.equal(plan.status.replacement?.member, 'demo-1');
+        const recorded = cluster(row.members.length, plan.status);
+        const next = planCluster(world(recorded, row.members, row.ready, row.etcd));
+        assert.equal(next.action.kind, 'delete-member', JSON.stringify(next.action));
+        assert.equal((next.action as { member: string }).member, 'demo-1');
+        assert.deepEqual(next.status.replacement, plan.status.replacement, 'the record is kept as it was');
+        assert.deepEqual(next.events, [], 'the Warning Event was emitted once, with the record');
         assert.equal(plan.status.replacement?.oldID, idOf(1));
         assert.equal(condition(plan)?.status, 'True');
         assert.match(

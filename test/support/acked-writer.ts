@@ -1,0 +1,51 @@
+// A writer that runs through a fault: one put every 10 ms through the endpoints it was given,
+// each acknowledged key recorded, so a test can check afterwards that every acknowledged write is
+// still readable.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Etcd3 } from 'etcd3';
+import { waitFor } from './wait.ts';
+
+export interface AckedWriter {
+  /** Keys etcd acknowledged, in order. */
+  acknowledged: string[];
+  /** Puts that failed (not acknowledged: they may or may not be stored). */
+  failed(): number;
+  /** Resolves once `count` puts have been acknowledged. */
+  acked(count: number, timeoutMs?: number): Promise<void>;
+  /** Stops writing and waits for the last put to settle. */
+  stop(): Promise<void>;
+}
+
+export function startWriter(hosts: string[], prefix: string): AckedWriter {
+  const acknowledged: string[] = [];
+  let failed = 0;
+  let writing = true;
+  const client = new Etcd3({ hosts, dialTimeout: 1000 });
+  const done = (async () => {
+    try {
+      for (let n = 0; writing; n++) {
+        const key = `${prefix}${String(n).padStart(6, '0')}`;
+        try {
+          await client.put(key).value(String(n)).exec();
+          acknowledged.push(key);
+        } catch {
+          failed++;
+        }
+        await sleep(10);
+      }
+    } finally {
+      client.close();
+    }
+  })();
+  return {
+    acknowledged,
+    failed: () => failed,
+    acked: async (count, timeoutMs = 60_000) => {
+      await waitFor(`${count} puts acknowledged`, async () => acknowledged.length >= count, { timeoutMs });
+    },
+    stop: async () => {
+      writing = false;
+      await done;
+    },
+  };
+}
