@@ -10,7 +10,8 @@ import { eventFunction, type EventHandler, type HandlerOutcome } from '../../sha
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { owningSchedule } from '../../shared/plan/schedule-plan.ts';
 import { isFinished } from '../../shared/plan/snapshot-plan.ts';
-import { reconcileSchedule } from '../../shared/reconcile/schedule.ts';
+import { reconcileSchedule, type ScheduleRef } from '../../shared/reconcile/schedule.ts';
+import { ensureSchedulePing } from '../../shared/reconcile/schedule-ping.ts';
 import { DEFAULT_RESYNC_BUDGET_MS, resyncEach } from '../../shared/reconcile/resync-each.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
@@ -26,7 +27,7 @@ export function createHandler(context: () => Context = defaultContext): EventHan
       case 'resync':
         return resync(context());
       case 'schedule':
-        return reconcileSchedule(context(), { namespace: target.namespace, name: target.name });
+        return scheduleAndTiming(context(), { namespace: target.namespace, name: target.name });
       case 'snapshot':
         return snapshotAndSchedule(context(), { namespace: target.namespace, name: target.name });
       case 'job': {
@@ -69,6 +70,13 @@ async function snapshotAndSchedule(
   return { result: 'done', summary: `${outcome.summary}; schedule: ${scheduled.summary}` };
 }
 
+/** The schedule, then its own timing (its PingSource follows its cron, time zone and suspend). */
+async function scheduleAndTiming(ctx: Context, ref: ScheduleRef): Promise<HandlerOutcome> {
+  const outcome = await reconcileSchedule(ctx, ref);
+  if (outcome.result !== 'done') return outcome;
+  return { ...outcome, summary: `${outcome.summary}; ${await ensureSchedulePing(ctx, ref)}` };
+}
+
 /**
  * The tick: every schedule, then every snapshot not Complete or Failed, each on its own (one that
  * throws does not keep the others from firing), within one time budget.
@@ -85,7 +93,7 @@ async function resync(ctx: Context): Promise<HandlerOutcome> {
   const scheduled = await resyncEach(
     ETCD_SNAPSHOT_SCHEDULE.kind,
     schedules.map(refOf),
-    ref => reconcileSchedule(ctx, ref),
+    ref => scheduleAndTiming(ctx, ref),
     { now: ctx.now, budgetMs },
   );
   const all = await ctx.kube.list<EtcdSnapshot & KubeObject>(API_VERSION, ETCD_SNAPSHOT.kind, '');

@@ -2,6 +2,7 @@
 // reads the objects itself.
 import { API_VERSION, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from '../../shared/api/group.ts';
 import type { OperatorEvent } from '../../shared/events/types.ts';
+import { scheduleOfPing } from '../../shared/plan/schedule-ping.ts';
 
 export const FUNCTION_NAME = 'run-snapshot';
 
@@ -20,7 +21,11 @@ export type SnapshotTarget =
   | { kind: 'ignore'; summary: string };
 
 export function snapshotTarget(event: OperatorEvent): SnapshotTarget {
-  if (event.kind === 'tick') return { kind: 'resync' };
+  if (event.kind === 'tick') {
+    // A schedule's own PingSource (shared/plan/schedule-ping.ts) names it: that schedule, at its minute.
+    const schedule = scheduleOfPing(event.data);
+    return schedule ? { kind: 'schedule', ...schedule } : { kind: 'resync' };
+  }
   const { apiVersion, kind, namespace, name } = event.ref;
   if (apiVersion === API_VERSION && kind === ETCD_SNAPSHOT.kind) return { kind: 'snapshot', namespace, name };
   if (apiVersion === API_VERSION && kind === ETCD_SNAPSHOT_SCHEDULE.kind) {

@@ -34,6 +34,8 @@ export interface OperatorSettings {
   s3AllowList: AllowedEndpoint[];
   /** The same setting as written, handed to a restoring seed's fetch step. */
   s3AllowedEndpoints?: string;
+  /** Where each schedule's PingSource sends its events ($ETCDFN_SCHEDULE_SINK; shared/plan/schedule-ping.ts). */
+  scheduleSink: string;
 }
 
 export interface Context {
@@ -57,7 +59,18 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     // Entries that do not parse allow nothing (safe side); the policy's refusal names the setting.
     s3AllowList: parseAllowList(env[ALLOWED_ENDPOINTS_ENV]).entries,
     ...(env[ALLOWED_ENDPOINTS_ENV] && { s3AllowedEndpoints: env[ALLOWED_ENDPOINTS_ENV] }),
+    scheduleSink: env.ETCDFN_SCHEDULE_SINK || defaultScheduleSink(env),
   };
+}
+
+/**
+ * The Broker `etcdfn` of the operator's namespace at Knative's multi-tenant broker ingress (the
+ * default Broker class): a PingSource in a user's namespace reaches a Broker in another namespace by
+ * URI, since a sink `ref` across namespaces needs a Knative feature flag.
+ */
+function defaultScheduleSink(env: NodeJS.ProcessEnv): string {
+  const namespace = env.ETCDFN_OPERATOR_NAMESPACE || serviceAccountNamespace() || 'etcdfn-system';
+  return `http://broker-ingress.knative-eventing.svc.cluster.local/${namespace}/etcdfn`;
 }
 
 /** The namespace Kubernetes mounts with the ServiceAccount token, when running in a Pod. */

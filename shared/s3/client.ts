@@ -70,14 +70,24 @@ function guardedLookup(endpoint: string, allowList: readonly AllowedEndpoint[]) 
 export type S3Sdk = typeof ClientS3;
 let sdk: Promise<S3Sdk> | undefined;
 
+/**
+ * The exports of a CommonJS package loaded with import(): Node gives them as named exports, while
+ * the bundle (esbuild, dist/) gives module.exports as the default export only. `probe` is an export
+ * the package must have.
+ */
+export function commonJsExports<T extends object>(loaded: T, probe: keyof T & string): T {
+  const fallback = (loaded as { default?: T }).default;
+  return loaded[probe] === undefined && fallback?.[probe] !== undefined ? fallback : loaded;
+}
+
 /** @aws-sdk/client-s3, imported the first time etcdfn talks to S3. */
 export function loadS3Sdk(): Promise<S3Sdk> {
-  return (sdk ??= import('@aws-sdk/client-s3'));
+  return (sdk ??= import('@aws-sdk/client-s3').then(m => commonJsExports(m, 'S3Client')));
 }
 
 /** @aws-sdk/lib-storage (multipart uploads), imported the first time a snapshot is uploaded. */
 export function loadS3Upload(): Promise<typeof LibStorage> {
-  return import('@aws-sdk/lib-storage');
+  return import('@aws-sdk/lib-storage').then(m => commonJsExports(m, 'Upload'));
 }
 
 export async function createS3Client(

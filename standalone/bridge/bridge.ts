@@ -28,6 +28,7 @@ import {
 import { Ticker } from './tick.ts';
 import { attributesOf, loadTriggers, triggerMatches, type TriggerSpec } from './triggers.ts';
 import { ResourceWatcher, type WatchTarget } from './watcher.ts';
+import { ApiPings } from './api-pings.ts';
 
 export const DEFAULT_KNATIVE_DIR = join(import.meta.dirname, '..', '..', 'knative');
 
@@ -50,6 +51,13 @@ export interface BridgeOptions {
   tick?: boolean;
   /** Tick every N seconds instead of on the cron schedule. */
   tickSeconds?: number;
+  /**
+   * Also tick the PingSources found in the API server that run-snapshot makes for
+   * EtcdSnapshotSchedules (default: as `tick`). They keep their own cron even with tickSeconds.
+   */
+  apiPingSources?: boolean;
+  /** The clock of those PingSources' timers (ms since the epoch; the sandbox's test clock). */
+  now?: () => number;
   /**
    * Probability (0..1) that an ApiServerSource event is lost before it reaches the Broker, as the
    * real adapter loses a send after its retries. 1 loses every watch event: only ticks get through.
@@ -199,8 +207,22 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     }
   }
 
+  const apiPings =
+    (options.apiPingSources ?? options.tick ?? true)
+      ? new ApiPings({
+          kubeConfig: options.kubeConfig,
+          ...(options.now && { now: options.now }),
+          log: log.child({ part: 'api-pings' }),
+          onTick: event => {
+            stats.ticks++;
+            publish(event);
+          },
+        })
+      : undefined;
+
   const stopAll = async () => {
     tickers.forEach(t => t.stop());
+    await apiPings?.stop();
     chaos?.stop();
     await Promise.all(watchers.map(w => w.stop()));
     await dispatcher.stop();
@@ -213,6 +235,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     throw err;
   }
   if (options.tick ?? true) tickers.forEach(t => t.start());
+  await apiPings?.start();
   log.info(
     {
       apiServerUrl,

@@ -1,7 +1,10 @@
 // EtcdSnapshotSchedules on the sandbox: a real 1-member etcd 3.5.16 cluster, the real functions, the
-// event bridge with a 2 s tick, and s3rver on loopback. One real run: the schedule names a minute in
-// a non-UTC time zone, and the test holds the functions' clock (test/sandbox/clock.ts) minutes before
-// it, checks the status that announces it, then moves the clock just past it and waits for the run.
+// event bridge, and s3rver on loopback. The resync tick is set to an hour, so it never fires during
+// the test: a schedule's run comes from its own PingSource (shared/plan/schedule-ping.ts), which
+// run-snapshot creates, owned by the schedule, and the bridge ticks. One real run: the schedule
+// names a minute in a non-UTC time zone, and the test holds the clock of the functions and of the
+// schedules' PingSources (test/sandbox/clock.ts) minutes before it, checks the status that announces
+// it, then moves the clock just past it and waits for the run.
 // Retention: a schedule that owns Complete snapshots beyond keepLast (made by the test, status
 // written through the status subresource, objects put in the store) deletes the oldest ones and
 // their objects.
@@ -17,6 +20,7 @@ import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedu
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { runSnapshotName } from '../../shared/plan/schedule-plan.ts';
+import { pingSourceName, PING_SOURCE_API_VERSION, type PingSource } from '../../shared/plan/schedule-ping.ts';
 import { OWNER_METADATA } from '../../shared/s3/location.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
@@ -58,7 +62,7 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
     run = scheduledMinute();
     setClock(run.time.getTime() - 5 * 60_000);
     s3 = await startS3rver([BUCKET]);
-    sandbox = await startFullSandbox({ tickSeconds: 2, env: { SANDBOX_CLOCK_FILE: clockFile } });
+    sandbox = await startFullSandbox({ tickSeconds: 3600, env: { SANDBOX_CLOCK_FILE: clockFile } });
     kube = new KubeObjects(sandbox.kc);
   });
   after(async () => {
@@ -68,6 +72,12 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
   });
 
   const ref = (kind: string, name: string) => ({ apiVersion: API_VERSION, kind, namespace: NS, name });
+  const pingRef = (schedule: string) => ({
+    apiVersion: PING_SOURCE_API_VERSION,
+    kind: 'PingSource',
+    namespace: NS,
+    name: pingSourceName(schedule),
+  });
   async function get<T extends KubeObject>(kind: string, name: string): Promise<T | undefined> {
     const read = await kube.get<T>(ref(kind, name));
     return read.kind === 'found' ? read.object : undefined;
@@ -132,6 +142,22 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
     );
     assert.equal(waiting.status?.nextScheduleTime, run.time.toISOString().replace('.000', ''));
     assert.equal(waiting.status?.lastScheduleTime, undefined);
+    // Its own timing: a PingSource owned by the schedule, with its cron and time zone.
+    const ping = await waitFor(
+      'the schedule’s PingSource',
+      async () => {
+        const read = await kube.get<PingSource>(pingRef('daily'));
+        return read.kind === 'found' ? read.object : false;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+      world(['daily']),
+    );
+    assert.equal(ping.spec.schedule, run.cron);
+    assert.equal(ping.spec.timezone, ZONE);
+    assert.deepEqual(
+      ping.metadata.ownerReferences?.map(o => [o.kind, o.name, o.uid, o.controller]),
+      [['EtcdSnapshotSchedule', 'daily', waiting.metadata.uid, true]],
+    );
     const snapshots = await kube.list<Snapshot>(API_VERSION, 'EtcdSnapshot', NS);
     assert.equal(snapshots.length, 0, 'nothing ran before the minute');
   });
@@ -335,5 +361,19 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
     const ready = status.conditions?.find(c => c.type === 'Ready');
     assert.equal(ready?.status, 'True');
     assert.match(ready?.message ?? '', new RegExp(`in ${ZONE}: the next run is at`));
+    // The run came from the schedule's PingSource: the resync tick (hourly here) never fired.
+    assert.ok(sandbox.delivered('run-snapshot', 'dev.knative.sources.ping') >= 1);
+  });
+
+  it('a deleted schedule’s PingSource goes with it', async () => {
+    assert.equal((await kube.get(pingRef('retained'))).kind, 'found');
+    const deleted = await kube.delete(ref('EtcdSnapshotSchedule', 'retained'));
+    assert.equal(deleted.kind, 'deleted');
+    await waitFor(
+      'the PingSource of the deleted schedule gone',
+      async () => (await kube.get(pingRef('retained'))).kind === 'not-found',
+      { timeoutMs: 30_000, intervalMs: 250 },
+      world([]),
+    );
   });
 });

@@ -4,20 +4,28 @@
 // Nothing of the operator runs from the checkout. The image's processes run inside the sandbox's
 // mount namespace (nsenter), where /etc/resolv.conf names the kubelet's name server, so the
 // functions reach members by their Service DNS names as in a cluster. Also: the image's
-// `etcdfn-agent` command (member Pods' restore init containers) answers.
+// `etcdfn-agent` command (member Pods' restore init containers) fetches and verifies a real etcd
+// snapshot from S3 (s3rver), which loads the S3 SDK the functions load only when used.
 //   ETCDFN_IMAGE=localhost/etcdfn:0.1.0 ETCDFN_BUILDAH_STORE=.cache/buildah \
 //     node --import tsx --test test/image/standalone.test.ts
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, copyFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { FUNCTION_NAMES } from '../../functions/registry.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects } from '../../shared/k8s/objects.ts';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { Etcd3 } from 'etcd3';
+import { restorePaths } from '../../shared/restore/layout.ts';
 import { startSandbox, type Sandbox } from '../sandbox/kubelet/harness.ts';
+import { etcdBinaries } from '../support/etcd-binaries.ts';
+import { EtcdTestCluster } from '../support/etcd-process.ts';
+import { S3RVER_CREDENTIALS, sha256, startS3rver } from '../support/s3rver.ts';
 import { beforeCreation, converged } from '../support/converge.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..');
@@ -31,10 +39,12 @@ const BUILDAH = [
   '--storage-driver',
   'vfs',
 ];
+const execFileAsync = promisify(execFile);
 const buildah = (...args: string[]) =>
   execFileSync('buildah', [...BUILDAH, ...args], { encoding: 'utf8' }).trim();
 const NS = 'default';
 const NAME = 'from-image';
+const BUCKET = 'snaps';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -166,6 +176,77 @@ describe(`image ${image} in standalone mode`, { timeout: 900_000 }, () => {
     assert.equal(cluster.status?.ready, '3/3');
     assert.equal(cluster.status?.readyMembers, 3);
     for (const r of running) assert.equal(r.child.exitCode, null, `${r.name} exited:\n${r.output()}`);
+  });
+
+  it('etcdfn-agent fetches and verifies a real etcd snapshot from S3 (s3rver), as a restore init container', async () => {
+    const s3 = await startS3rver([BUCKET]);
+    const work = mkdtempSync(join(tmpdir(), 'etcdfn-image-agent-'));
+    try {
+      const etcd = await EtcdTestCluster.start({ minor: '3.5', size: 1 });
+      const file = join(work, 'snap.db');
+      try {
+        const client = new Etcd3({ hosts: etcd.endpoints });
+        for (let i = 0; i < 20; i++) await client.put(`k/${i}`).value(`v${i}`);
+        client.close();
+        execFileSync(
+          etcdBinaries('3.5').etcdctl,
+          [`--endpoints=${etcd.endpoints[0]}`, 'snapshot', 'save', file],
+          {
+            env: { ...process.env, ETCDCTL_API: '3' },
+            stdio: 'ignore',
+          },
+        );
+      } finally {
+        await etcd.cleanup();
+      }
+      const bytes = readFileSync(file);
+      await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'snap.db', Body: bytes }));
+      // The member's data volume, writable by the image's user (65532).
+      const data = join(work, 'data');
+      mkdirSync(data);
+      chownSync(data, 65532, 65532);
+      // Asynchronously: s3rver answers from this process, so its event loop must keep running.
+      const { stdout: out } = await execFileAsync(
+        'buildah',
+        [
+          ...BUILDAH,
+          'run',
+          '--isolation',
+          'chroot',
+          '--network',
+          'host',
+          '--volume',
+          `${data}:/var/lib/etcd`,
+          '--env',
+          `AWS_ACCESS_KEY_ID=${S3RVER_CREDENTIALS.accessKeyId}`,
+          '--env',
+          `AWS_SECRET_ACCESS_KEY=${S3RVER_CREDENTIALS.secretAccessKey}`,
+          '--env',
+          `ETCDFN_S3_ALLOWED_ENDPOINTS=${s3.endpoint}`,
+          container,
+          '--',
+          'etcdfn-agent',
+          'restore-fetch',
+          '--data-dir=/var/lib/etcd',
+          '--etcd-version=3.5.16',
+          `--s3-endpoint=${s3.endpoint}`,
+          `--s3-bucket=${BUCKET}`,
+          '--s3-key=snap.db',
+          '--s3-path-style=true',
+          '--s3-secret=creds',
+          `--sha256=${sha256(bytes)}`,
+          '--termination-log=/var/lib/etcd/termination-log',
+        ],
+        { timeout: 180_000 },
+      );
+      assert.match(out, new RegExp(`fetched ${bytes.length} bytes, sha256 ${sha256(bytes)}`));
+      const fetched = readFileSync(restorePaths(data).snapshotFile);
+      assert.equal(sha256(fetched), sha256(bytes));
+      assert.equal(existsSync(join(data, 'termination-log')), false, 'no failure written');
+    } finally {
+      await s3.stop();
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('has the etcdfn-agent command on PATH', () => {

@@ -144,10 +144,12 @@ for (const major of HELM_MAJORS) {
       it('renders RBAC, the routing ConfigMap and one Deployment with the replicas asked for', () => {
         assert.deepEqual(objects.map(key).sort(), [
           'ClusterRole/etcdfn',
+          'ClusterRole/etcdfn-bridge',
           'ClusterRole/etcdfn-edit',
           'ClusterRole/etcdfn-source',
           'ClusterRole/etcdfn-view',
           'ClusterRoleBinding/etcdfn',
+          'ClusterRoleBinding/etcdfn-bridge',
           'ClusterRoleBinding/etcdfn-source',
           'ConfigMap/etcdfn-routing',
           'Deployment/etcdfn',
@@ -156,6 +158,16 @@ for (const major of HELM_MAJORS) {
           'ServiceAccount/etcdfn',
         ]);
         assert.equal(deployment.spec.replicas, 2);
+      });
+
+      it("lets the bridge watch the schedules' PingSources (it fires them) and nothing more", () => {
+        assert.deepEqual(find(objects, 'ClusterRole', 'etcdfn-bridge').rules, [
+          { apiGroups: ['sources.knative.dev'], resources: ['pingsources'], verbs: ['list', 'watch'] },
+        ]);
+        const binding = find(objects, 'ClusterRoleBinding', 'etcdfn-bridge');
+        assert.deepEqual(binding.subjects, [
+          { kind: 'ServiceAccount', name: 'etcdfn', namespace: 'etcd-operator' },
+        ]);
       });
 
       it('elects a leader: the bridge runs with --leader-elect on a Lease it may write', () => {

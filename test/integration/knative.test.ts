@@ -14,6 +14,10 @@ import { Cron } from 'croner';
 import { pingEvent } from '../../standalone/bridge/format.ts';
 import { parseIsoDuration, parseSources } from '../../standalone/bridge/sources.ts';
 import { attributesOf, loadTriggers, triggerMatches } from '../../standalone/bridge/triggers.ts';
+import { pingSpecOf } from '../../standalone/bridge/api-pings.ts';
+import type { WatchedObject } from '../../standalone/bridge/format.ts';
+import type { PingSourceSpec } from '../../standalone/bridge/sources.ts';
+import { desiredPingSource } from '../../shared/plan/schedule-ping.ts';
 import {
   find,
   helmTemplate,
@@ -238,9 +242,11 @@ describe('the chart renders what knative/ holds', () => {
   });
 });
 
-describe('snapshot schedules get their own timing (chart value snapshotSchedules)', () => {
-  const values = { mode: 'standalone', snapshotSchedules: [{ schedule: '*/2 * * * *' }] };
-  const routing = find(helmTemplate(4, values), 'ConfigMap', 'etcdfn-routing').data as Record<string, string>;
+describe("snapshot schedules' own timing: the PingSource run-snapshot makes for each", () => {
+  const routing = find(helmTemplate(4, { mode: 'standalone' }), 'ConfigMap', 'etcdfn-routing').data as Record<
+    string,
+    string
+  >;
   const dir = mkdtempSync(join(ROOT, '.cache', 'routing-'));
   let triggers: ReturnType<typeof loadTriggers>;
   try {
@@ -249,27 +255,66 @@ describe('snapshot schedules get their own timing (chart value snapshotSchedules
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const pings = parseSources(parseYaml(routing['sources.yaml'], 'sources.yaml')).pingSources;
-  const routedTo = (name: string) => {
-    const ping = pings.find(p => p.name === name);
-    assert.ok(ping, name);
-    const attributes = attributesOf(pingEvent(ping));
-    return triggers
-      .filter(t => triggerMatches(t, attributes))
+  const tick = parseSources(parseYaml(routing['sources.yaml'], 'sources.yaml')).pingSources;
+  const schedule = (name: string, cron: string, timeZone?: string) =>
+    ({
+      apiVersion: 'etcdfn.io/v1alpha1',
+      kind: 'EtcdSnapshotSchedule',
+      metadata: { name, namespace: 'team-a', uid: `uid-${name}` },
+      spec: {
+        clusterRef: { name: 'demo' },
+        schedule: cron,
+        ...(timeZone && { timeZone }),
+        destination: {
+          s3: { endpoint: 'https://s3.example', bucket: 'b', credentialsSecretRef: { name: 's' } },
+        },
+      },
+    }) as Parameters<typeof desiredPingSource>[0];
+  const made = [
+    desiredPingSource(schedule('nightly', '0 3 * * *', 'Europe/Paris'), 'http://broker.example/etcdfn')!,
+    desiredPingSource(schedule('six-hourly', '@every 6h'), 'http://broker.example/etcdfn')!,
+  ];
+  const routedTo = (ping: PingSourceSpec) =>
+    triggers
+      .filter(t => triggerMatches(t, attributesOf(pingEvent(ping))))
       .map(t => t.name)
       .sort();
-  };
 
   it("a schedule's PingSource wakes run-snapshot alone; the resync tick wakes the three that resync", () => {
-    assert.deepEqual(routedTo('etcdfn-snapshots-0'), ['run-snapshot']);
-    assert.deepEqual(routedTo('etcdfn-tick'), ['reconcile-cluster', 'reconcile-member', 'run-snapshot']);
+    for (const ping of made)
+      assert.deepEqual(routedTo(pingSpecOf(ping as unknown as WatchedObject)!), ['run-snapshot']);
+    assert.deepEqual(routedTo(tick.find(p => p.name === 'etcdfn-tick')!), [
+      'reconcile-cluster',
+      'reconcile-member',
+      'run-snapshot',
+    ]);
   });
 
-  it('so the reconcilers still idle for the whole tick period', () => {
-    const objects = helmTemplate(4, { snapshotSchedules: values.snapshotSchedules });
+  it('the manifests hold only the tick: an idle system without schedules gets one event per tick period', () => {
+    for (const objects of [
+      helmTemplate(4, {}),
+      helmTemplate(4, { mode: 'standalone' }),
+      overlayBuild('etcdfn-system', { newTag: VERSION }),
+    ]) {
+      const pings = objects.filter(o => o.kind === 'PingSource');
+      assert.deepEqual(
+        pings.map(p => p.metadata.name),
+        pings.length ? ['etcdfn-tick'] : [],
+      );
+    }
+    assert.deepEqual(
+      tick.map(p => p.name),
+      ['etcdfn-tick'],
+    );
+  });
+
+  it('with schedules, the reconcilers still idle for the whole tick period; run-snapshot wakes at the runs', () => {
+    const objects = [...helmTemplate(4, {}), ...(made as unknown as Obj[])];
     const tickOnly = objects.filter(o => o.kind !== 'PingSource' || o.metadata.name === 'etcdfn-tick');
     assert.equal(shortestIdleGap(tickOnly), 600);
-    assert.equal(shortestIdleGap(objects), 120);
+    // @every 6h fires at 00:00, 06:00, ... UTC, on a tick's minute; 03:00 in Paris too: no gap shrinks.
+    assert.equal(shortestIdleGap(objects), 600);
+    assert.ok(shortestIdleGap(objects) > STABLE_WINDOW_S + SCALE_TO_ZERO_GRACE_S);
   });
 });
 

@@ -31,6 +31,8 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
   const api = await startApiServer({
     port: opts.port ?? 0,
     crdDir: opts.crdDir ? resolve(opts.crdDir) : undefined,
+    // Knative's PingSource: run-snapshot makes one per EtcdSnapshotSchedule; the bridge ticks them.
+    extraCrdDirs: [join(import.meta.dirname, 'crds')],
     dataDir: opts.persist ? join(dir, 'apiserver') : undefined,
     podGracefulDeletion: true,
   });

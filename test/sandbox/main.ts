@@ -27,6 +27,7 @@ import {
   type SandboxObjectStore,
 } from './object-store.ts';
 import { watchProgress } from './progress.ts';
+import { sandboxClock } from './clock-offset.ts';
 
 await ensurePrivateMountNamespace();
 // The AWS SDK prints a notice that its releases from 2027 need Node 22, which would land in the
@@ -175,6 +176,8 @@ try {
     apiServerUrl: core.api.url,
     subscribers: functions.urls,
     tickSeconds: Number(o.tickSeconds),
+    // Schedules' PingSources fire on the functions' clock (tests move it: test/sandbox/clock.ts).
+    ...(sandboxClock() && { now: sandboxClock() }),
     replayInitialList: true,
     loseWatchEvents: Number(o.loseEvents),
     chaos,

@@ -24,6 +24,7 @@ export const KINDS: Record<string, { group: string; resource: string }> = {
   PodDisruptionBudget: { group: 'policy', resource: 'poddisruptionbudgets' },
   NetworkPolicy: { group: 'networking.k8s.io', resource: 'networkpolicies' },
   Job: { group: 'batch', resource: 'jobs' },
+  PingSource: { group: 'sources.knative.dev', resource: 'pingsources' },
 };
 
 /** Type names (client-node's and ours) → kind. */
@@ -41,6 +42,7 @@ const TYPE_KINDS: Record<string, string> = {
   V1PodDisruptionBudget: 'PodDisruptionBudget',
   V1NetworkPolicy: 'NetworkPolicy',
   V1Job: 'Job',
+  PingSource: 'PingSource',
 };
 
 /** Kind names as they appear in source text: quoted literals and our API constants. */
@@ -50,6 +52,7 @@ const TEXT_KINDS: [RegExp, string][] = [
   [/\bETCD_MEMBER\b/, 'EtcdMember'],
   [/\bETCD_SNAPSHOT\b/, 'EtcdSnapshot'],
   [/\bETCD_SNAPSHOT_SCHEDULE\b/, 'EtcdSnapshotSchedule'],
+  [/\bPING_SOURCE_KIND\b/, 'PingSource'],
 ];
 
 /** KubeObjects method → verb and whether it goes to the status subresource. */

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import ts from 'typescript';
+import { commonJsExports } from '../../shared/s3/client.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const HEAVY = /^@aws-sdk\//;
@@ -85,5 +86,15 @@ describe('the S3 SDK loads only when S3 is used', () => {
       lazily.some(chain => chain.endsWith('→ @aws-sdk/lib-storage')),
       lazily.join('\n'),
     );
+  });
+});
+
+describe('the exports of a CommonJS package loaded with import()', () => {
+  class S3Client {}
+  it('are the named exports under Node (tsx) and the default export in the bundle (esbuild)', () => {
+    const named = { S3Client, default: { S3Client } };
+    assert.equal(commonJsExports(named, 'S3Client'), named);
+    const bundled = { default: { S3Client } } as unknown as { S3Client: typeof S3Client };
+    assert.equal(commonJsExports(bundled, 'S3Client').S3Client, S3Client);
   });
 });

@@ -113,28 +113,6 @@ spec:
       apiVersion: eventing.knative.dev/v1
       kind: Broker
       name: etcdfn
-{{- range $i, $s := .Values.snapshotSchedules }}
----
-apiVersion: sources.knative.dev/v1
-kind: PingSource
-metadata:
-  name: etcdfn-snapshots-{{ $i }}
-  namespace: {{ $.Release.Namespace }}
-  labels:
-    {{- include "etcdfn.labels" $ | nindent 4 }}
-spec:
-  schedule: {{ $s.schedule | quote }}
-  {{- with $s.timeZone }}
-  timezone: {{ . | quote }}
-  {{- end }}
-  contentType: application/json
-  data: '{"tick":"snapshot-schedules"}'
-  sink:
-    ref:
-      apiVersion: eventing.knative.dev/v1
-      kind: Broker
-      name: etcdfn
-{{- end }}
 {{- end }}
 
 {{/* Routing: which events reach which function (CloudEvents Subscriptions filters on the attributes

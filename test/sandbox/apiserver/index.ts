@@ -28,6 +28,8 @@ export interface ApiServerOptions {
   port?: number;
   /** directory of CustomResourceDefinition YAML files applied at start (e.g. crds/) */
   crdDir?: string;
+  /** further CRD directories applied at start (the full sandbox adds Knative's PingSource, test/sandbox/crds) */
+  extraCrdDirs?: string[];
   /** directory for persistence: objects survive a restart with the same dataDir */
   dataDir?: string;
   /**
@@ -140,6 +142,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
 
   ensureNamespaces(engine, [...DEFAULT_NAMESPACES, ...(opts.namespaces ?? [])]);
   if (opts.crdDir) for (const crd of readCrdFiles(opts.crdDir)) applyCrd(engine, crd);
+  for (const dir of opts.extraCrdDirs ?? []) for (const crd of readCrdFiles(dir)) applyCrd(engine, crd);
 
   const controllers = new Controllers(engine);
   controllers.trigger();
