@@ -4,7 +4,9 @@
 // and the cluster is restored in place. Afterwards keys A, the user and the role are on every
 // member, keys B on none, the Services are the same objects, the etcd cluster ID is new, 3/3 Ready,
 // and the Restored condition went through its steps in order. Refusals change nothing: no
-// confirmation without a terminal, a snapshot that does not exist, a paused cluster (CEL).
+// confirmation without a terminal, a snapshot that does not exist, a paused cluster (CEL). Last, a
+// new cluster restoring the same snapshot through snapshotRef, whose EtcdSnapshot is deleted once
+// the seed has resolved it: the restore goes on from the recorded object.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
+import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
@@ -33,6 +36,7 @@ const scripts = resolve(import.meta.dirname, '..', '..', 'scripts');
 const home = mkdtempSync(join(tmpdir(), 'etcdfn-restore-home-'));
 
 type Snapshot = EtcdSnapshot & KubeObject;
+type Member = EtcdMember & KubeObject;
 interface Run {
   code: number;
   stdout: string;
@@ -318,6 +322,63 @@ describe(
         `${NAME}-4`,
         `${NAME}-5`,
       ]);
+    });
+
+    it('a snapshotRef deleted after the seed resolved it: the restore goes on from the recorded object', async () => {
+      // The EtcdSnapshot keeps its object when deleted (deletionPolicy Retain, the default).
+      const name = 'fromref';
+      const created = await kube.create({
+        apiVersion: API_VERSION,
+        kind: 'EtcdCluster',
+        metadata: { name, namespace: NS },
+        spec: {
+          replicas: 3,
+          version: VERSION,
+          bootstrap: { restore: { source: { snapshotRef: { name: 'snapa' } } } },
+        },
+      });
+      assert.equal(created.kind, 'created');
+      const seed = await waitFor(
+        `${name}: the seed member, with the resolved object`,
+        async () => {
+          const members = await kube.list<Member>(API_VERSION, 'EtcdMember', NS, `etcdfn.io/cluster=${name}`);
+          return members.find(m => m.spec.bootstrap === true && m.spec.restore?.source.s3) ?? false;
+        },
+        { timeoutMs: 120_000, intervalMs: 250 },
+      );
+      assert.equal(`s3://${BUCKET}/${seed.spec.restore?.source.s3?.key}`, snapshot.status?.artifact?.uri);
+      await kube.delete(ref('EtcdSnapshot', 'snapa'));
+      await waitFor(
+        'EtcdSnapshot snapa gone',
+        async () => (await kube.get(ref('EtcdSnapshot', 'snapa'))).kind === 'not-found',
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
+      const seen = new Set<string>();
+      const cluster = await converged(
+        { kube, namespace: NS, name },
+        {
+          replicas: 3,
+          since: beforeCreation(),
+          timeoutMs: 400_000,
+          also: async c => {
+            const r = condition(c, 'Restored');
+            if (r) seen.add(`${r.status}/${r.reason}`);
+            return r?.status === 'True' ? undefined : `Restored ${r?.status}/${r?.reason}`;
+          },
+        },
+      );
+      assert.ok(
+        ![...seen].some(x => x.startsWith('False/')),
+        `Restored never False: ${[...seen].join(', ')}`,
+      );
+      assert.match(
+        condition(cluster, 'Restored')?.message ?? '',
+        /the cluster was restored from EtcdSnapshot snapa/,
+      );
+      for (const ip of await podIPs(kube, NS, name)) {
+        const keys = await keysOn(ip);
+        assert.deepEqual(keys, { a: A, b: 0, sample: 'v123' }, `member ${ip} of ${name}`);
+      }
     });
   },
 );
