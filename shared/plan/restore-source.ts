@@ -4,6 +4,7 @@
 // Pure: cluster-observe gathers the facts, cluster-plan and cluster-status use the answers.
 import type { RestoreSpec } from '../api/common.ts';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import type { ConditionInput } from '../conditions.ts';
 
@@ -125,6 +126,20 @@ export function fromSnapshot(
     reason: 'SnapshotNotFound',
     message: `EtcdSnapshot ${name} recorded ${artifact.uri}, which this operator cannot read back`,
   };
+}
+
+/**
+ * Once the seed member exists, what it restores is what was resolved when it was created (its
+ * spec.restore: the exact object and checksum): the source is not looked up again, so a
+ * snapshotRef deleted afterwards neither blocks nor misreports a restore already under way (the
+ * seed's own fetch then says whether the object is still there).
+ */
+export function seedResolution(members: readonly EtcdMember[]): RestoreResolution | undefined {
+  const seed = members.find(
+    m => m.spec.bootstrap === true && m.spec.restore && !m.metadata.deletionTimestamp,
+  );
+  const restore = seed?.spec.restore;
+  return restore ? { kind: 'ready', restore, sourceName: sourceNameOf(restore) } : undefined;
 }
 
 export function sourceNameOf(restore: RestoreSpec): string {

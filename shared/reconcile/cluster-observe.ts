@@ -15,6 +15,7 @@ import { RESTORE_CONTAINERS, parseFailure } from '../restore/layout.ts';
 import {
   resolveRestore,
   restoreSecretName,
+  seedResolution,
   type RestoreFacts,
   type RestoreResolution,
 } from '../plan/restore-source.ts';
@@ -74,7 +75,10 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
     pdb,
     networkPolicy,
   };
-  const restore = inPlaceSource(cluster) ?? (await observeRestore(ctx, cluster));
+  const restore =
+    inPlaceSource(cluster) ??
+    (cluster.status?.clusterID ? undefined : seedResolution(state.members)) ??
+    (await observeRestore(ctx, cluster));
   if (restore) state.restore = restore;
   const request = await observeInPlaceRequest(ctx, cluster);
   if (request) state.inPlaceRestore = request;

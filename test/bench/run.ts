@@ -6,6 +6,7 @@
 //   npm run bench -- --skip lifecycle    all but the ones named
 //   npm run bench -- --runs 3            rounds of the lifecycle benchmark (or BENCH_RUNS=3)
 //   BENCH_COLD_RUNS=9 npm run bench -- cold-start   rounds of the cold-start benchmark (at least 5)
+//   BENCH_RESTORE_RUNS=7 npm run bench -- restore    rounds of the restore benchmark (at least 5)
 //
 // The lifecycle benchmark runs the sandbox in this process, which must be in the sandbox's private
 // mount namespace: that comes first, before anything else is loaded (it re-executes this command).
@@ -17,7 +18,7 @@ const { Command } = await import('commander');
 const { cpus, freemem, loadavg, totalmem } = await import('node:os');
 const { execFileSync } = await import('node:child_process');
 
-const BENCHMARKS = ['cold-start', 'apiserver', 'lifecycle'] as const;
+const BENCHMARKS = ['cold-start', 'apiserver', 'lifecycle', 'restore'] as const;
 
 const program = new Command()
   .name('npm run bench --')
@@ -145,12 +146,29 @@ async function runLifecycle(): Promise<void> {
   }
 }
 
+async function runRestore(): Promise<void> {
+  const { benchRestore } = await import('./restore.ts');
+  const runs = process.env.BENCH_RESTORE_RUNS ? Number(process.env.BENCH_RESTORE_RUNS) : undefined;
+  const rows = await benchRestore({ runs });
+  console.log(
+    'restore from S3 (s3rver on loopback), real etcd 3.5 snapshots: agent restore-fetch from dist/, then etcdutl and restore-commit',
+  );
+  console.log(table(rows));
+}
+
+const RUNNERS: Record<(typeof BENCHMARKS)[number], () => Promise<void>> = {
+  'cold-start': runColdStart,
+  apiserver: runApiServer,
+  lifecycle: runLifecycle,
+  restore: runRestore,
+};
+
 let crashed = false;
 const started = Date.now();
 for (const bench of selected) {
   console.log('');
   try {
-    await (bench === 'cold-start' ? runColdStart() : bench === 'apiserver' ? runApiServer() : runLifecycle());
+    await RUNNERS[bench]();
   } catch (err) {
     crashed = true;
     console.log(`${bench}: could not run: ${err instanceof Error ? err.message : String(err)}`);

@@ -151,6 +151,21 @@ describe('restore at bootstrap: bad input ends in a condition, no member runs', 
       message: /fails etcd's own integrity check/,
     },
     {
+      // Nothing listens there (an allow-listed loopback address: the policy is not what stops it).
+      name: 'unreachable',
+      source: {
+        s3: {
+          endpoint: 'http://127.0.0.3:9',
+          bucket: BUCKET,
+          key: 'good.db',
+          credentialsSecretRef: { name: SECRET },
+        },
+      },
+      reason: 'StoreUnreachable',
+      message:
+        /cannot read s3:\/\/etcd-backups\/good\.db from http:\/\/127\.0\.0\.3:9: .*check source\.s3\.endpoint/,
+    },
+    {
       name: 'no-file',
       source: { pvc: { claimName: 'backups', subPath: 'etcd/absent.db' } },
       reason: 'SnapshotNotFound',

@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
-import { resolveRestore, restoreCondition, restoreSecretName } from '../../shared/plan/restore-source.ts';
+import {
+  resolveRestore,
+  restoreCondition,
+  restoreSecretName,
+  seedResolution,
+} from '../../shared/plan/restore-source.ts';
+import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 
 const s3 = {
   endpoint: 'http://s3.local:9000',
@@ -127,5 +133,42 @@ describe('restoreCondition', () => {
   it('a blocked resolution is the condition', () => {
     const r = resolveRestore(c, { secretKeys: null });
     assert.equal(restoreCondition({ cluster: c, ...(r && { resolution: r }) })?.reason, 'SecretNotFound');
+  });
+});
+
+describe('seedResolution: a snapshotRef is resolved once, when the seed is created', () => {
+  const restore = { source: { s3: { ...s3, key: 'backups/nightly.db' }, sha256: 'ab'.repeat(32) } };
+  const seed = (extra: Partial<EtcdMember['spec']> = {}, deleting = false): EtcdMember => ({
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdMember',
+    metadata: { name: 'new-0', namespace: 'prod', ...(deleting && { deletionTimestamp: new Date() }) },
+    spec: {
+      clusterName: 'new',
+      version: '3.5.16',
+      storage: {},
+      initialCluster: 'x',
+      clusterToken: 't',
+      bootstrap: true,
+      restore,
+      ...extra,
+    },
+  });
+  it("the seed's recorded object is the source, whatever happened to the EtcdSnapshot since", () => {
+    assert.deepEqual(seedResolution([seed()]), {
+      kind: 'ready',
+      restore,
+      sourceName: 's3://b/backups/nightly.db',
+    });
+    const c = cluster({ snapshotRef: { name: 'nightly' } });
+    const condition = restoreCondition({ cluster: c, resolution: seedResolution([seed()])! });
+    assert.equal(condition?.status, 'Unknown');
+    assert.equal(condition?.reason, 'Restoring');
+    assert.match(condition?.message ?? '', /s3:\/\/b\/backups\/nightly.db/);
+  });
+  it('no seed, a seed being deleted, or a seed without a restore: looked up as before', () => {
+    assert.equal(seedResolution([]), undefined);
+    assert.equal(seedResolution([seed({}, true)]), undefined);
+    assert.equal(seedResolution([seed({ restore: undefined })]), undefined);
+    assert.equal(seedResolution([seed({ bootstrap: false })]), undefined);
   });
 });
