@@ -273,6 +273,7 @@ describe('the snapshot Job', () => {
       '--file=nightly-0f1e2d3c.db',
       '--recorded-path=etcd/daily/nightly-0f1e2d3c.db',
       `--owner-uid=${UID}`,
+      '--termination-log=/dev/termination-log',
       '--source=demo-0=http://demo-0.demo.prod.svc:2379',
     ]);
     assert.equal(c?.securityContext?.readOnlyRootFilesystem, true);
