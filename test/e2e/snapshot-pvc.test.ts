@@ -3,6 +3,7 @@
 // in a Job that mounts the claim (a directory that outlives Pods). The test reads the file from the
 // claim's directory itself: its SHA-256 must be the one the status records, and it must restore.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -11,6 +12,7 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { etcdBinaries } from '../support/etcd-binaries.ts';
 import { EtcdTestCluster } from '../support/etcd-process.ts';
 import { sha256 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
@@ -162,6 +164,18 @@ describe(
         'the owner file names this snapshot',
       );
       assert.deepEqual(readdirSync(join(claimDir, 'etcd', 'daily')).sort(), [file, `${file}.etcdfn-owner`]);
+      // The key count and revision in Verified are what etcd's own tool reports on the same file.
+      const etcdutl = JSON.parse(
+        execFileSync(etcdBinaries('3.5').etcdutl ?? 'etcdutl', ['snapshot', 'status', path, '-w', 'json'], {
+          encoding: 'utf8',
+        }),
+      ) as { revision: number; totalKey: number };
+      assert.match(
+        verified?.message ?? '',
+        new RegExp(`holds ${etcdutl.totalKey} keys at revision ${etcdutl.revision} `),
+      );
+      assert.equal(status.artifact?.revision, etcdutl.revision);
+      assert.ok(etcdutl.totalKey > KEYS);
 
       // Its Job is deleted once the result is recorded (its Pod goes with it).
       await waitFor(

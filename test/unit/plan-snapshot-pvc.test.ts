@@ -68,9 +68,11 @@ const finished = (over: Partial<Extract<AttemptJob, { state: 'finished' }>>): At
 const saved = {
   path: 'etcd/daily/nightly-0f1e2d3c.db',
   member: 'demo-0',
-  revision: 412,
+  revision: 400,
   sizeBytes: 2_097_184,
   sha256: SHA,
+  totalKey: 230,
+  dbRevision: 412,
 };
 
 describe('planSnapshot: destination.pvc while Started', () => {
@@ -121,6 +123,7 @@ describe('planSnapshot: destination.pvc while Started', () => {
       /read 2097184 bytes back from the volume: size and sha256:(ab)+ match/,
     );
     assert.match(verified?.message ?? '', /integrity hash .* matches/);
+    assert.match(verified?.message ?? '', /its database holds 230 keys at revision 412/);
   });
 });
 
