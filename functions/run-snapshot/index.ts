@@ -45,7 +45,12 @@ export function createHandler(context: () => Context = defaultContext): EventHan
 
 /** The EtcdSnapshot that owns a Job (a snapshot to a PVC), if any. */
 async function jobOwner(ctx: Context, ref: { namespace: string; name: string }): Promise<string | undefined> {
-  const job = await ctx.kube.find<V1Job & KubeObject>({ apiVersion: 'batch/v1', kind: 'Job', ...ref });
+  const job = await ctx.kube.find<V1Job & KubeObject>({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    namespace: ref.namespace,
+    name: ref.name,
+  });
   return job?.metadata.ownerReferences?.find(
     o => o.apiVersion === API_VERSION && o.kind === ETCD_SNAPSHOT.kind,
   )?.name;

@@ -14,6 +14,7 @@ import { AGENT_COMMAND } from './restore-pod.ts';
 export const SNAPSHOT_UID_LABEL = 'etcdfn.io/snapshot-uid';
 /** A finished Job is kept this long if run-snapshot never gets to delete it. */
 export const JOB_TTL_SECONDS = 3600;
+const TERMINATION_LOG = '/dev/termination-log';
 
 /** The Job of the attempt claimed at `startTime`: `<name>-<uid8>-<claim time, base 36>`. */
 export function snapshotJobName(snapshot: Pick<EtcdSnapshot, 'metadata'>, startTime: string): string {
@@ -77,9 +78,12 @@ export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V
                 `--file=${file}`,
                 `--recorded-path=${opts.subPath ? `${opts.subPath}/${file}` : file}`,
                 `--owner-uid=${owner.uid}`,
+                // Named, not defaulted, so a runtime that maps the path (the sandbox) sees it.
+                `--termination-log=${TERMINATION_LOG}`,
                 ...opts.sources.map(s => `--source=${s.member}=${s.endpoint}`),
               ],
               volumeMounts: [{ name: 'snapshots', mountPath: SNAPSHOT_MOUNT }],
+              terminationMessagePath: TERMINATION_LOG,
               terminationMessagePolicy: 'FallbackToLogsOnError',
               securityContext: containerSecurityContext(),
               resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },

@@ -47,10 +47,11 @@ export function jobOutcome(
     return {
       kind: 'verified',
       source: s.member,
-      artifact: { uri, sizeBytes: s.sizeBytes, checksum: `sha256:${s.sha256}`, revision: s.revision },
+      artifact: { uri, sizeBytes: s.sizeBytes, checksum: `sha256:${s.sha256}`, revision: s.dbRevision },
       verification:
         `Job ${job.name} read ${s.sizeBytes} bytes back from the volume: size and sha256:${s.sha256} match what it wrote; ` +
-        `etcd's integrity hash (last 32 bytes: SHA-256 of the rest) matches; revision ${s.revision} is the member's revision when streaming began`,
+        `etcd's integrity hash (last 32 bytes: SHA-256 of the rest) matches; ` +
+        `its database holds ${s.totalKey} keys at revision ${s.dbRevision} (etcdutl snapshot status's totalKey and revision)`,
     };
   }
   const uri = pvcUri(

@@ -48,6 +48,12 @@ export interface SavedSnapshot {
   revision: number;
   sizeBytes: number;
   sha256: string;
+  /**
+   * From the file's bbolt database, as `etcdutl snapshot status` reports them: keys in every bucket
+   * and the highest revision in the key bucket.
+   */
+  totalKey: number;
+  dbRevision: number;
 }
 
 /** The file name of a snapshot: the same `<name>-<uid8>.db` as the S3 key's last part. */
@@ -90,6 +96,8 @@ export function parseStepReport(text: string | undefined): StepReport {
         typeof saved.revision === 'number' &&
         typeof saved.sizeBytes === 'number' &&
         typeof saved.sha256 === 'string' &&
+        typeof saved.totalKey === 'number' &&
+        typeof saved.dbRevision === 'number' &&
         /^[0-9a-f]{64}$/.test(saved.sha256)
       ) {
         return { kind: 'saved', saved: saved as SavedSnapshot };

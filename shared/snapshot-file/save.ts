@@ -13,6 +13,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { snapshot as openSnapshot } from '../etcd/snapshot.ts';
 import { SnapshotDigest } from '../s3/verify.ts';
+import { bboltStatus } from './bbolt-status.ts';
 import { OWNER_SUFFIX, SaveFailure, type SavedSnapshot } from './result.ts';
 
 export interface SaveOptions {
@@ -187,11 +188,20 @@ export async function saveSnapshotFile(opts: SaveOptions): Promise<SavedSnapshot
         : `etcd's integrity hash at the end of ${opts.recordedPath} does not match its contents; the file is kept`,
     );
   }
+  // What `etcdutl snapshot status` would report, read from the file's database.
+  const db = await bboltStatus(final).catch((err: unknown) => {
+    throw new SaveFailure(
+      'IntegrityCheckFailed',
+      `${opts.recordedPath} passes etcd's hash but its bbolt database cannot be read (${err instanceof Error ? err.message : String(err)}); the file is kept`,
+    );
+  });
   return {
     path: opts.recordedPath,
     member: written.member,
     revision: written.revision,
     sizeBytes: read.sizeBytes,
     sha256: read.sha256,
+    totalKey: db.totalKey,
+    dbRevision: db.revision,
   };
 }

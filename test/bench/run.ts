@@ -2,7 +2,7 @@
 // tests: nothing here fails on a figure; the exit code is 1 only when a benchmark could not run.
 //
 //   npm run bench                        all of them
-//   npm run bench -- apiserver           only the ones named (cold-start, apiserver, lifecycle)
+//   npm run bench -- apiserver           only the ones named (cold-start, apiserver, lifecycle, snapshot, restore)
 //   npm run bench -- --skip lifecycle    all but the ones named
 //   npm run bench -- --runs 3            rounds of the lifecycle benchmark (or BENCH_RUNS=3)
 //   BENCH_COLD_RUNS=9 npm run bench -- cold-start   rounds of the cold-start benchmark (at least 5)
@@ -18,7 +18,7 @@ const { Command } = await import('commander');
 const { cpus, freemem, loadavg, totalmem } = await import('node:os');
 const { execFileSync } = await import('node:child_process');
 
-const BENCHMARKS = ['cold-start', 'apiserver', 'lifecycle', 'restore'] as const;
+const BENCHMARKS = ['cold-start', 'apiserver', 'lifecycle', 'snapshot', 'restore'] as const;
 
 const program = new Command()
   .name('npm run bench --')
@@ -131,6 +131,15 @@ async function runColdStart(): Promise<void> {
   console.log(table(rows as unknown as Row[]));
 }
 
+async function runSnapshot(): Promise<void> {
+  const { benchSnapshot } = await import('./snapshot.ts');
+  const rows = await benchSnapshot();
+  console.log(
+    'snapshot copy, one fresh process per copy (etcd 3.5 → S3 on s3rver or → a file; read back and verified)',
+  );
+  console.log(table(rows));
+}
+
 async function runLifecycle(): Promise<void> {
   const { benchLifecycle, LifecycleBenchError } = await import('./lifecycle.ts');
   try {
@@ -160,6 +169,7 @@ const RUNNERS: Record<(typeof BENCHMARKS)[number], () => Promise<void>> = {
   'cold-start': runColdStart,
   apiserver: runApiServer,
   lifecycle: runLifecycle,
+  snapshot: runSnapshot,
   restore: runRestore,
 };
 

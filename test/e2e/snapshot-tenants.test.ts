@@ -79,16 +79,59 @@ async function corruptingProxy(target: string): Promise<{ endpoint: string; clos
   };
 }
 
+/**
+ * A proxy in front of s3rver that answers every GET of an object with 403 AccessDenied (S3's XML
+ * error), as a store does for a key without s3:GetObject; HEAD, PUT and multipart pass through.
+ */
+async function refusingReadsProxy(target: string): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const upstream = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    // An object read: GET /<bucket>/<key...> (path style), not a bucket listing (GET /<bucket>).
+    if (req.method === 'GET' && path.split('/').filter(Boolean).length > 1) {
+      req.resume();
+      const body =
+        '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>';
+      res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    const forward = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      up => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: () => new Promise(resolve => server.close(() => resolve())),
+  };
+}
+
 describe('snapshots of two tenants in one bucket (etcd 3.5.16, s3rver)', { timeout: 1_200_000 }, () => {
   let sandbox: FullSandbox;
   let s3: TestS3;
   let proxy: Awaited<ReturnType<typeof corruptingProxy>>;
+  let noReads: Awaited<ReturnType<typeof refusingReadsProxy>>;
   let kube: KubeObjects;
 
   before(async () => {
     process.env.ETCDFN_SNAPSHOT_RETRY_DELAY_SECONDS = '2';
     s3 = await startS3rver([BUCKET]);
     proxy = await corruptingProxy(s3.endpoint);
+    noReads = await refusingReadsProxy(s3.endpoint);
     // Generous: the machine these tests run on is shared and often loaded.
     sandbox = await startFullSandbox({ tickSeconds: 2, startTimeoutMs: 300_000 });
     kube = new KubeObjects(sandbox.kc);
@@ -96,6 +139,7 @@ describe('snapshots of two tenants in one bucket (etcd 3.5.16, s3rver)', { timeo
   after(async () => {
     await sandbox?.stop();
     await proxy?.close();
+    await noReads?.close();
     await s3?.stop();
   });
 
@@ -304,6 +348,21 @@ describe('snapshots of two tenants in one bucket (etcd 3.5.16, s3rver)', { timeo
     assert.equal(verified?.reason, 'ChecksumMismatch');
     assert.equal(done.status?.conditions?.find(c => c.type === 'Ready')?.reason, 'VerificationFailed');
     const key = keyOf('team-b', 'corrupted', made.metadata.uid ?? '');
+    const stored = await s3.download(BUCKET, key);
+    assert.equal(`sha256:${sha256(stored)}`, done.status?.artifact?.checksum, 'kept, as uploaded');
+  });
+
+  it('403 on read-back (no s3:GetObject): Failed, Verified False ReadBackRefused, the object kept', async () => {
+    const made = await createSnapshot('team-b', 'no-read', destination({ endpoint: noReads.endpoint }));
+    const done = await finished('team-b', 'no-read');
+    assert.equal(done.status?.phase, 'Failed', JSON.stringify(done.status));
+    const verified = done.status?.conditions?.find(c => c.type === 'Verified');
+    assert.equal(verified?.status, 'False');
+    assert.equal(verified?.reason, 'ReadBackRefused');
+    assert.match(verified?.message ?? '', /AccessDenied.*s3:GetObject/);
+    assert.equal(done.status?.conditions?.find(c => c.type === 'Ready')?.reason, 'VerificationFailed');
+    const key = keyOf('team-b', 'no-read', made.metadata.uid ?? '');
+    assert.equal(done.status?.artifact?.uri, `s3://${BUCKET}/${key}`);
     const stored = await s3.download(BUCKET, key);
     assert.equal(`sha256:${sha256(stored)}`, done.status?.artifact?.checksum, 'kept, as uploaded');
   });

@@ -252,19 +252,6 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
     assert.equal(listed.KeyCount ?? 0, 0, 'nothing was uploaded');
   });
 
-  it('a PVC destination is refused by the API server, saying PVCs are not built yet and to use s3', async () => {
-    const created = await kube.create({
-      apiVersion: API_VERSION,
-      kind: 'EtcdSnapshot',
-      metadata: { name: 'to-pvc', namespace: NS },
-      spec: { clusterRef: { name: CLUSTER }, destination: { pvc: { claimName: 'backups' } } },
-    });
-    assert.equal(created.kind, 'invalid', JSON.stringify(created));
-    if (created.kind === 'invalid')
-      assert.match(created.message, /destination\.pvc is not built yet.*destination\.s3/);
-    assert.equal(await getSnapshot('to-pvc'), undefined);
-  });
-
   it('a snapshot of a cluster that does not exist waits Pending and says why', async () => {
     const created = await kube.create({
       apiVersion: API_VERSION,

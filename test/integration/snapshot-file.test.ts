@@ -25,12 +25,15 @@ import {
   savedMessage,
 } from '../../shared/snapshot-file/result.ts';
 import { digestFile, saveSnapshotFile } from '../../shared/snapshot-file/save.ts';
+import { bboltStatus } from '../../shared/snapshot-file/bbolt-status.ts';
+import { etcdBinaries } from '../support/etcd-binaries.ts';
 import { EtcdTestCluster } from '../support/etcd-process.ts';
 
 const UID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
 const OTHER = 'ffffffff-0000-1111-2222-333333333333';
 const FILE = 'nightly-0f1e2d3c.db';
 
+const ETCDUTL = etcdBinaries('3.5').etcdutl ?? 'etcdutl';
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 function canMount(dir: string): boolean {
@@ -92,6 +95,11 @@ describe(
       assert.ok(saved.revision > 200, `revision ${saved.revision}`);
       assert.equal(saved.path, `etcd/daily/${FILE}`);
       assert.equal((await digestFile(join(dir, FILE))).integrity, 'ok');
+      const etcdutl = JSON.parse(
+        execFileSync(ETCDUTL, ['snapshot', 'status', join(dir, FILE), '-w', 'json'], { encoding: 'utf8' }),
+      ) as { revision: number; totalKey: number };
+      assert.equal(saved.totalKey, etcdutl.totalKey, 'the key count etcdutl snapshot status reports');
+      assert.equal(saved.dbRevision, etcdutl.revision, 'the revision etcdutl snapshot status reports');
       assert.equal(readFileSync(join(dir, FILE + OWNER_SUFFIX), 'utf8').trim(), UID);
       assert.deepEqual(readdirSync(dir).sort(), [FILE, FILE + OWNER_SUFFIX], 'no partial file is left');
       // What the Job's termination message carries, read back as run-snapshot reads it.
@@ -100,6 +108,20 @@ describe(
       const slot = await etcd.reserve('restored');
       const dataDir = await etcd.restoreSnapshot(join(dir, FILE), slot);
       assert.ok(existsSync(join(dataDir, 'member')));
+    });
+
+    it("reads the same key count and revision from the file's bbolt database as etcdutl snapshot status", async () => {
+      const dir = join(root, 'ok', 'etcd', 'daily');
+      const file = join(dir, FILE);
+      const ours = await bboltStatus(file);
+      const out = execFileSync(ETCDUTL, ['snapshot', 'status', file, '-w', 'json'], {
+        encoding: 'utf8',
+      });
+      const theirs = JSON.parse(out) as { revision: number; totalKey: number };
+      assert.equal(ours.totalKey, theirs.totalKey, out);
+      assert.equal(ours.revision, theirs.revision, out);
+      assert.ok(ours.buckets.includes('key') && ours.buckets.includes('meta'), ours.buckets.join(','));
+      assert.ok(ours.totalKey > 200);
     });
 
     it('refuses a file at the path it did not write (no owner file), leaving it byte for byte', async () => {

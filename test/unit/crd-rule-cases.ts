@@ -382,7 +382,18 @@ function locationRules(kind: string, path: string): RuleCases[] {
   ];
 }
 
-/** Snapshot destinations: PVCs are refused until they are built. */
+/** EtcdSnapshot to a PVC: the file is kept when the EtcdSnapshot goes (no Delete for PVCs). */
+const pvcRetainRule: Omit<RuleCases, 'kind' | 'path'> = {
+  match: 'deletionPolicy Delete is supported for destination.s3 only',
+  valid: [
+    { self: { destination: { pvc: pvc() } } },
+    { self: { destination: { pvc: pvc({ subPath: 'etcd' }) }, deletionPolicy: 'Retain' } },
+    { self: { destination: { s3: s3() }, deletionPolicy: 'Delete' } },
+  ],
+  invalid: [{ self: { destination: { pvc: pvc() }, deletionPolicy: 'Delete' } }],
+};
+
+/** Schedules to a PVC are refused until they are built. */
 const pvcNotBuiltRule: Omit<RuleCases, 'kind' | 'path'> = {
   match: 'destination.pvc is not built yet',
   valid: [{ self: { destination: { s3: s3() } } }],
@@ -576,7 +587,7 @@ export const RULE_CASES: RuleCases[] = [
     ],
   },
   ...locationRules('EtcdSnapshot', '.spec.destination'),
-  { kind: 'EtcdSnapshot', path: '.spec', ...pvcNotBuiltRule },
+  { kind: 'EtcdSnapshot', path: '.spec', ...pvcRetainRule },
 
   // EtcdSnapshotSchedule
   {

@@ -487,15 +487,11 @@ describe('realistic manifests pass the schema and every CEL rule', () => {
     });
   });
 
-  it('a PVC snapshot destination passes the schema but is refused: PVC destinations are not built yet', () => {
+  it('a PVC snapshot destination passes the schema and every rule (deletionPolicy defaults to Retain)', () => {
     const [manifest] = docs(COZYSTACK_SNAPSHOT);
     assert.deepEqual(schemaValidator('EtcdSnapshot')(manifest), []);
-    const errors = validateObject(crdOf('EtcdSnapshot'), VERSION, manifest);
-    assert.deepEqual(
-      errors.map(e => e.path),
-      ['.spec'],
-    );
-    assert.match(errors[0].message, /destination\.pvc is not built yet/);
+    assert.deepEqual(validateObject(crdOf('EtcdSnapshot'), VERSION, manifest), []);
+    assert.equal((manifest.spec as { deletionPolicy?: string }).deletionPolicy, 'Retain');
   });
 
   it('snapshots and schedules validate', () => {

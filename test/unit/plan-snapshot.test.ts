@@ -162,22 +162,24 @@ const rows: Row[] = [
     event: 'SnapshotStarted',
   },
   {
-    name: 'a PVC destination → Failed, saying to use s3',
-    state: state({ snapshot: snapshot(undefined, PVC) }),
-    step: 'fail',
-    phase: 'Failed',
-    reason: 'UnsupportedDestination',
-    message: /PVC destinations are not supported yet.*destination\.s3/,
+    name: 'a PVC destination whose claim exists → claim, then a Job (no Secret needed)',
+    state: state({ snapshot: snapshot(undefined, PVC), claimFound: true, secretKeys: undefined }),
+    step: 'claim-job',
+    phase: 'Started',
+    reason: 'InProgress',
+    message: /to pvc:\/\/backups\/before-upgrade-snap-uid\.db/,
     write: true,
-    event: 'SnapshotFailed',
+    event: 'SnapshotStarted',
   },
   {
-    name: 'a PVC destination fails even with no cluster',
-    state: state({ snapshot: snapshot(undefined, PVC), cluster: undefined, secretKeys: undefined }),
+    name: 'a PVC destination whose claim does not exist → Failed ClaimNotFound, saying to create it',
+    state: state({ snapshot: snapshot(undefined, PVC), claimFound: false }),
     step: 'fail',
     phase: 'Failed',
-    reason: 'UnsupportedDestination',
+    reason: 'ClaimNotFound',
+    message: /PersistentVolumeClaim backups .*not found in namespace prod; create it/,
     write: true,
+    event: 'SnapshotFailed',
   },
   {
     name: 'the Secret is missing → Failed naming it',
@@ -713,7 +715,7 @@ describe('run-snapshot targets', () => {
   it('the tick → every schedule and every unfinished snapshot', () => {
     assert.deepEqual(snapshotTarget(tick), { kind: 'resync' });
   });
-  it('schedule events, every verb → that schedule; Jobs and anything else → ignored', () => {
+  it('schedule events, every verb → that schedule; Jobs → the Job (its owner is read); anything else → ignored', () => {
     for (const verb of ['add', 'update', 'delete'] as const) {
       assert.deepEqual(snapshotTarget(event('etcdfn.io/v1alpha1', 'EtcdSnapshotSchedule', verb)), {
         kind: 'schedule',
@@ -721,7 +723,7 @@ describe('run-snapshot targets', () => {
         name: 'x',
       });
     }
-    assert.equal(snapshotTarget(event('batch/v1', 'Job', 'update')).kind, 'ignore');
+    assert.equal(snapshotTarget(event('batch/v1', 'Job', 'update')).kind, 'job');
     assert.equal(snapshotTarget(event('v1', 'Pod', 'update')).kind, 'ignore');
     assert.equal(snapshotTarget(event('other.io/v1', 'EtcdSnapshot', 'add')).kind, 'ignore');
   });
