@@ -165,9 +165,11 @@ function etcdContainer(member: EtcdMember, flags: string[], repository: string |
     resources,
     volumeMounts: volumeMounts(member),
     // Ready follows etcd's own /health (leader known, no alarm) within a second: promotions and the
-    // next member wait on it, and /health is cheap.
+    // next member wait on it, and /health is cheap. NOSPACE is excluded (3.4 and 3.5 take
+    // ?exclude=): a full database still serves reads, and the operator must see its members ready
+    // to compact and defragment them; a CORRUPT alarm still makes the member unready.
     readinessProbe: {
-      httpGet: { path: '/health', port: METRICS_PORT, scheme: 'HTTP' },
+      httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT, scheme: 'HTTP' },
       periodSeconds: 1,
       timeoutSeconds: 2,
       failureThreshold: 3,

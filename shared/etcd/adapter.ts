@@ -5,6 +5,8 @@ import { moveLeader } from './leader.ts';
 import type { MoveLeaderResult } from './leader.ts';
 import { addLearner, listMembers, promote, remove } from './members.ts';
 import type { AddLearnerResult, ListMembersResult, PromoteResult, RemoveResult } from './members.ts';
+import { compact, defragment, disarmAlarm, healthRead, listAlarms } from './maintenance.ts';
+import type { Alarm, AlarmsResult, CompactResult, DefragmentResult, HealthResult } from './maintenance.ts';
 import { snapshot } from './snapshot.ts';
 import type { SnapshotResult } from './snapshot.ts';
 import { clusterStatus, memberStatus } from './status.ts';
@@ -19,6 +21,11 @@ export interface EtcdAdapter {
   memberStatus(endpoint: string): Promise<MemberStatusResult>;
   clusterStatus(endpoints: readonly string[]): Promise<EndpointStatus[]>;
   snapshot(endpoint: string): Promise<SnapshotResult>;
+  listAlarms(endpoints: readonly string[]): Promise<AlarmsResult>;
+  disarmAlarm(endpoints: readonly string[], alarm: Alarm): Promise<AlarmsResult>;
+  compact(endpoints: readonly string[]): Promise<CompactResult>;
+  defragment(endpoint: string): Promise<DefragmentResult>;
+  healthRead(endpoints: readonly string[]): Promise<HealthResult>;
 }
 
 export function createEtcdAdapter(options: EtcdConnectionOptions = {}): EtcdAdapter {
@@ -31,5 +38,10 @@ export function createEtcdAdapter(options: EtcdConnectionOptions = {}): EtcdAdap
     memberStatus: endpoint => memberStatus(endpoint, options),
     clusterStatus: endpoints => clusterStatus(endpoints, options),
     snapshot: endpoint => snapshot(endpoint, options),
+    listAlarms: endpoints => listAlarms(endpoints, options),
+    disarmAlarm: (endpoints, alarm) => disarmAlarm(endpoints, alarm, options),
+    compact: endpoints => compact(endpoints, undefined, options),
+    defragment: endpoint => defragment(endpoint, options),
+    healthRead: endpoints => healthRead(endpoints, options),
   };
 }

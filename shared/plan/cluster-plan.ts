@@ -12,6 +12,7 @@ import { planInPlaceRestore } from './in-place-restore.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { computeStatus, type Progress } from './cluster-status.ts';
 import { planMembership } from './cluster-scaling.ts';
+import { planSpaceRecovery } from './cluster-space.ts';
 import {
   podTrouble,
   targetMessage,
@@ -166,6 +167,8 @@ function planTowardTarget(state: ClusterState, complete: boolean): ClusterPlan {
       complete ? done : working('CreatingNetworkPolicy', 'creating the NetworkPolicy'),
     );
   if (!current.clusterID) return planBootstrap(state, plan);
+  const space = planSpaceRecovery(state);
+  if (space) return plan(space.action, space.progress, current, space.events);
   const membership = planMembership(state, desired);
   if (membership)
     return plan(membership.action, membership.progress, membership.base ?? current, membership.events);

@@ -19,7 +19,14 @@ export interface PodFacts {
 
 /** etcd's membership as seen through the members' client URLs. */
 export type EtcdView =
-  | { reachable: true; members: EtcdMembership[]; clusterId: string; leaderId?: string }
+  | {
+      reachable: true;
+      members: EtcdMembership[];
+      clusterId: string;
+      leaderId?: string;
+      /** Alarms the answering member reports for the cluster (etcd replicates them). */
+      alarms?: ('NOSPACE' | 'CORRUPT')[];
+    }
   | { reachable: false; error: string };
 
 export interface ClusterState {

@@ -37,7 +37,9 @@ export type ClusterAction =
   | { kind: 'delete-member'; member: string }
   /** In-place restore: delete the members whose data is discarded (finalize-member lets them go). */
   | { kind: 'delete-members'; members: string[] }
-  | { kind: 'remove-orphan'; id: string; peerURL: string };
+  | { kind: 'remove-orphan'; id: string; peerURL: string }
+  /** NOSPACE: compact, defragment the members in this order (leader last), then disarm. */
+  | { kind: 'recover-space'; members: { name: string; endpoint: string }[]; quotaBytes: number };
 
 export interface ClusterEvent {
   type: 'Normal' | 'Warning';

@@ -23,6 +23,7 @@ import {
 import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
+import { recoverSpace } from './cluster-space.ts';
 
 type Cluster = EtcdCluster & KubeObject;
 export type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
@@ -97,6 +98,10 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
         await ctx.kube.delete(pod);
       }
       return { ok: true, summary: `in-place restore: deleting members ${action.members.join(', ')}` };
+    }
+    case 'recover-space': {
+      const recovered = await recoverSpace(ctx, state.cluster, action);
+      return recovered.ok ? recovered : retry(recovered.reason);
     }
     case 'remove-orphan': {
       const removed = await ctx.etcd.remove(etcdEndpoints(state, state.cluster), action.id);

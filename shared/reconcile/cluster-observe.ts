@@ -202,5 +202,11 @@ async function etcdView(ctx: Context, endpoints: string[]): Promise<EtcdView> {
   const view: EtcdView = { reachable: true, members: list.members, clusterId: list.clusterId };
   const status = await ctx.etcd.memberStatus(list.endpoint);
   if (status.kind === 'ok' && status.status.leaderId) view.leaderId = status.status.leaderId;
+  if (status.kind === 'ok') {
+    const alarms = (['NOSPACE', 'CORRUPT'] as const).filter(a =>
+      status.status.errors.some(e => e.includes(a)),
+    );
+    if (alarms.length > 0) view.alarms = alarms;
+  }
   return view;
 }

@@ -56,7 +56,11 @@ export const RESTORE_CRASH_POINTS = [
   'cluster:restore-member-deleted',
 ] as const;
 
+/** The NOSPACE recovery's crash points (shared/reconcile/cluster-space.ts). */
+export const SPACE_CRASH_POINTS = ['cluster:space-compacted', 'cluster:member-defragmented'] as const;
+
 export type CrashPoint =
+  | (typeof SPACE_CRASH_POINTS)[number]
   | (typeof CRASH_POINTS)[number]
   | (typeof SNAPSHOT_CRASH_POINTS)[number]
   | (typeof RESTORE_CRASH_POINTS)[number];

@@ -578,6 +578,11 @@ function countingEtcd(inner: EtcdAdapter, calls: string[]): EtcdAdapter {
       inner.clusterStatus(endpoints)
     ),
     snapshot: endpoint => (calls.push('snapshot'), inner.snapshot(endpoint)),
+    listAlarms: endpoints => (calls.push('listAlarms'), inner.listAlarms(endpoints)),
+    disarmAlarm: (endpoints, alarm) => (calls.push('disarmAlarm'), inner.disarmAlarm(endpoints, alarm)),
+    compact: endpoints => (calls.push('compact'), inner.compact(endpoints)),
+    defragment: endpoint => (calls.push('defragment'), inner.defragment(endpoint)),
+    healthRead: endpoints => (calls.push('healthRead'), inner.healthRead(endpoints)),
   };
 }
 

@@ -130,6 +130,11 @@ export class ReconcileWorld {
       memberStatus: async e => this.toNames(await raw().memberStatus(this.toLoopback(e))),
       clusterStatus: async e => this.toNames(await raw().clusterStatus(urls(e))),
       snapshot: async e => raw().snapshot(this.toLoopback(e)),
+      listAlarms: async e => raw().listAlarms(urls(e)),
+      disarmAlarm: async (e, alarm) => raw().disarmAlarm(urls(e), alarm),
+      compact: async e => raw().compact(urls(e)),
+      defragment: async e => raw().defragment(this.toLoopback(e)),
+      healthRead: async e => raw().healthRead(urls(e)),
     };
   }
 

@@ -179,7 +179,7 @@ describe('member Pod', () => {
     assert.equal(state(pod(seedWithID, { clusterFormed: false })), 'existing');
   });
 
-  it('exposes client, peer and metrics ports; Ready follows /health, liveness is only a TCP check', () => {
+  it('exposes client, peer and metrics ports; Ready follows /health (NOSPACE excluded), liveness is only a TCP check', () => {
     const c = etcd(pod());
     assert.deepEqual(
       c.ports?.map(p => [p.name, p.containerPort]),
@@ -189,7 +189,11 @@ describe('member Pod', () => {
         ['metrics', 2381],
       ],
     );
-    assert.deepEqual(c.readinessProbe?.httpGet, { path: '/health', port: 2381, scheme: 'HTTP' });
+    assert.deepEqual(c.readinessProbe?.httpGet, {
+      path: '/health?exclude=NOSPACE',
+      port: 2381,
+      scheme: 'HTTP',
+    });
     assert.equal(c.readinessProbe?.periodSeconds, 1);
     assert.deepEqual(c.livenessProbe?.tcpSocket, { port: 2380 });
     assert.equal(c.livenessProbe?.httpGet, undefined);

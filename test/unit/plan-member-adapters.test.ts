@@ -191,6 +191,11 @@ class FakeEtcd {
       addLearner: () => Promise.reject(new Error('not used')),
       promote: () => Promise.reject(new Error('not used')),
       snapshot: () => Promise.reject(new Error('not used')),
+      listAlarms: () => Promise.reject(new Error('not used')),
+      disarmAlarm: () => Promise.reject(new Error('not used')),
+      compact: () => Promise.reject(new Error('not used')),
+      defragment: () => Promise.reject(new Error('not used')),
+      healthRead: () => Promise.reject(new Error('not used')),
     };
   }
 }
