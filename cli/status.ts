@@ -47,7 +47,8 @@ export interface StatusView {
   latestSnapshot: StatusSnapshot | null;
 }
 
-const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded'];
+// Restored only for a cluster restored from a snapshot (at creation or in place): it shows the step.
+const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded', 'Restored'];
 
 export function buildStatusView(cluster: Cluster, pods: readonly Pod[], snapshot?: Snapshot): StatusView {
   const status = cluster.status ?? {};
