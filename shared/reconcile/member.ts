@@ -124,9 +124,12 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
     return { continue: next, summary };
   };
   switch (action.kind) {
+    // A decision with nothing to do can still carry news (evidence of lost data, a crash loop),
+    // written to status just before: its Events go out too.
     case 'none':
-      return { continue: false, summary: action.reason };
+      return emitted(action.reason);
     case 'wait':
+      await emitEvents(ctx, member, plan.events, 'reconcile-member');
       return action.retry
         ? { outcome: { result: 'retry', reason: action.reason, status: 503 } }
         : { continue: false, summary: action.reason };
