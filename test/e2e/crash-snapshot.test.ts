@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { Etcd3 } from 'etcd3';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
@@ -21,6 +20,7 @@ import { OWNER_METADATA } from '../../shared/s3/location.ts';
 import { SnapshotDigest } from '../../shared/s3/verify.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { beforeCreation, converged } from '../support/converge.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NS = 'default';
@@ -31,7 +31,6 @@ const PREFIX = 'crash/';
 const FN = 'run-snapshot';
 const STEP_TIMEOUT = 180_000;
 type Snapshot = EtcdSnapshot & KubeObject;
-type Cluster = EtcdCluster & KubeObject;
 interface PodLike extends KubeObject {
   status?: { podIP?: string; conditions?: { type: string; status: string }[] };
 }
@@ -152,11 +151,14 @@ describe(
         spec: { replicas: 1, version: '3.5.16' },
       });
       assert.equal(created.kind, 'created');
-      await waitFor(
-        'the cluster Ready 1/1',
-        async () => (await get<Cluster>('EtcdCluster', CLUSTER))?.status?.ready === '1/1',
-        { timeoutMs: 240_000, intervalMs: 500 },
-        () => sandbox.output().slice(-4000),
+      await converged(
+        { kube, namespace: NS, name: CLUSTER },
+        {
+          replicas: 1,
+          since: beforeCreation(),
+          timeoutMs: 240_000,
+          describe: () => sandbox.output().slice(-4000),
+        },
       );
       const pods = await kube.list<PodLike>('v1', 'Pod', NS, `etcdfn.io/cluster=${CLUSTER}`);
       const ip = pods.find(p => p.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True'))

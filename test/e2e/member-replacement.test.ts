@@ -68,36 +68,42 @@ describe('member replacement (etcd 3.5.16, chaos on)', { timeout: 1_500_000 }, (
     })();
     await waitFor('the writer is acknowledged', async () => acknowledged.length >= 50);
 
-    const since = await mark(name);
-    await deleteObject('Pod', victim);
-    await deleteObject('PersistentVolumeClaim', `data-${victim}`);
+    // The writer stops however the wait ends (a failed wait must not leave it running).
+    let evidence: { message: string };
+    let after: Awaited<ReturnType<typeof converged>>;
+    try {
+      const since = await mark(name);
+      await deleteObject('Pod', victim);
+      await deleteObject('PersistentVolumeClaim', `data-${victim}`);
 
-    const evidence = await waitFor(
-      `${victim} records that its data is lost`,
-      async () => {
-        const m = (await members(name)).find(x => x.metadata.name === victim);
-        return (
-          m?.status?.dataLoss ??
-          (m === undefined ? { reason: 'member already replaced', message: '' } : false)
-        );
-      },
-      { timeoutMs: STEP_TIMEOUT, intervalMs: 250 },
-      describeWorld(name),
-    );
-    await waitFor(
-      `${victim} replaced`,
-      async () => {
-        const c = await cluster(name);
-        const replaced = c.status?.conditions?.find(x => x.type === 'MemberReplacement');
-        const gone = !(await members(name)).some(m => m.metadata.name === victim);
-        return gone && replaced?.reason === 'Replaced';
-      },
-      { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
-      describeWorld(name),
-    );
-    const after = await converged(name, 3, since);
-    writing = false;
-    await writer;
+      evidence = await waitFor(
+        `${victim} records that its data is lost`,
+        async () => {
+          const m = (await members(name)).find(x => x.metadata.name === victim);
+          return (
+            m?.status?.dataLoss ??
+            (m === undefined ? { reason: 'member already replaced', message: '' } : false)
+          );
+        },
+        { timeoutMs: STEP_TIMEOUT, intervalMs: 250 },
+        describeWorld(name),
+      );
+      await waitFor(
+        `${victim} replaced`,
+        async () => {
+          const c = await cluster(name);
+          const replaced = c.status?.conditions?.find(x => x.type === 'MemberReplacement');
+          const gone = !(await members(name)).some(m => m.metadata.name === victim);
+          return gone && replaced?.reason === 'Replaced';
+        },
+        { timeoutMs: STEP_TIMEOUT, intervalMs: 500 },
+        describeWorld(name),
+      );
+      after = await converged(name, 3, since);
+    } finally {
+      writing = false;
+      await writer;
+    }
 
     assert.ok(!after.ids.has(victim), `${victim} is gone from etcd`);
     assert.ok(![...after.ids.values()].includes(oldID), 'the old member ID is not in etcd any more');
