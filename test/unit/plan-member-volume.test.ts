@@ -119,6 +119,14 @@ describe('the PVC that held the data is lost', () => {
     assert.equal(plan.status.dataLoss?.detectedAt, '2026-11-22T09:00:00Z', 'the first detection is kept');
     assert.deepEqual(plan.events, []);
   });
+  it('recorded, and status already says so: nothing is rewritten', () => {
+    const m = ran();
+    const first = planMember(state(m));
+    const again = planMember(state({ ...m, status: first.status }));
+    assert.equal(again.statusChanged, false);
+    assert.deepEqual(again.events, []);
+    assert.deepEqual(again.status.dataLoss, first.status.dataLoss);
+  });
 });
 
 describe('a PVC of the same name that is not the member’s is not evidence of loss', () => {

@@ -1,0 +1,171 @@
+// Restore at bootstrap, word for word where plan-restore.test.ts checks less: a snapshot stored on a
+// PVC, an object this operator cannot read back, a Secret lacking one key or both, a snapshot not
+// Complete yet, the checksum compared whatever its case, and the Restored condition once formed or
+// after a failed restore step. Written against the mutants StrykerJS left alive in
+// shared/plan/restore-source.ts.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
+import { resolveRestore, restoreCondition, restoreSecretName } from '../../shared/plan/restore-source.ts';
+
+const s3 = {
+  endpoint: 'http://s3.local:9000',
+  bucket: 'b',
+  key: 'x/snap.db',
+  credentialsSecretRef: { name: 'creds' },
+};
+const KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
+const SUM = 'ab'.repeat(32);
+
+function cluster(source: Record<string, unknown>): EtcdCluster {
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdCluster',
+    metadata: { name: 'new', namespace: 'prod', uid: 'u1' },
+    spec: { replicas: 3, version: '3.5.16', bootstrap: { restore: { source } } },
+  };
+}
+
+function snapshot(
+  status: Record<string, unknown> | undefined,
+  destination: Record<string, unknown> = { s3: { ...s3, key: 'backups/' } },
+): EtcdSnapshot {
+  return {
+    apiVersion: 'etcdfn.io/v1alpha1',
+    kind: 'EtcdSnapshot',
+    metadata: { name: 'nightly', namespace: 'prod' },
+    spec: { clusterRef: { name: 'old' }, destination },
+    ...(status && { status }),
+  };
+}
+const byRef = (extra: Record<string, unknown> = {}) =>
+  cluster({ snapshotRef: { name: 'nightly' }, ...extra });
+
+describe('a snapshotRef', () => {
+  it('to a snapshot stored on a PVC: restored from the claim and path it recorded, with its checksum', () => {
+    const snap = snapshot(
+      {
+        phase: 'Complete',
+        artifact: { uri: 'pvc://backups/prod/old/nightly.db', checksum: `sha256:${SUM}` },
+      },
+      { pvc: { claimName: 'backups' } },
+    );
+    assert.equal(restoreSecretName(byRef(), snap), undefined, 'no Secret needed');
+    assert.deepEqual(resolveRestore(byRef(), { snapshot: snap }), {
+      kind: 'ready',
+      restore: { source: { pvc: { claimName: 'backups', subPath: 'prod/old/nightly.db' }, sha256: SUM } },
+      sourceName: 'pvc://backups/prod/old/nightly.db',
+    });
+  });
+
+  it('to an object this operator cannot read back: blocked, naming it', () => {
+    for (const [uri, destination] of [
+      ['file:///tmp/nightly.db', undefined],
+      ['s3://b/backups/nightly.db', { pvc: { claimName: 'backups' } }],
+    ] as const) {
+      const snap = snapshot({ phase: 'Complete', artifact: { uri } }, destination);
+      assert.deepEqual(resolveRestore(byRef(), { snapshot: snap }), {
+        kind: 'blocked',
+        reason: 'SnapshotNotFound',
+        message: `EtcdSnapshot nightly recorded ${uri}, which this operator cannot read back`,
+      });
+    }
+  });
+
+  it('to a snapshot not taken yet: the restore waits, saying its phase', () => {
+    for (const [status, phase] of [
+      [undefined, 'Pending'],
+      [{ phase: 'Started' }, 'Started'],
+      [{ phase: 'Complete' }, 'Complete'],
+    ] as const) {
+      assert.deepEqual(resolveRestore(byRef(), { snapshot: snapshot(status) }), {
+        kind: 'blocked',
+        reason: 'SnapshotNotComplete',
+        message: `EtcdSnapshot nightly is ${phase}, not Complete; the restore waits for it to complete`,
+      });
+    }
+  });
+
+  it('with source.sha256 in capitals, or without a recorded checksum: the given one is used', () => {
+    const recorded = snapshot({
+      phase: 'Complete',
+      artifact: { uri: 's3://b/backups/nightly.db', checksum: `sha256:${SUM}` },
+    });
+    const same = resolveRestore(byRef({ sha256: SUM.toUpperCase() }), {
+      snapshot: recorded,
+      secretKeys: KEYS,
+    });
+    assert.equal(same?.kind === 'ready' && same.restore.source.sha256, SUM);
+    const unrecorded = snapshot({ phase: 'Complete', artifact: { uri: 's3://b/backups/nightly.db' } });
+    const given = resolveRestore(byRef({ sha256: 'cd'.repeat(32) }), {
+      snapshot: unrecorded,
+      secretKeys: KEYS,
+    });
+    assert.equal(given?.kind === 'ready' && given.restore.source.sha256, 'cd'.repeat(32));
+    const none = resolveRestore(byRef(), { snapshot: unrecorded, secretKeys: KEYS });
+    assert.deepEqual(none?.kind === 'ready' && none.restore.source, {
+      s3: { ...s3, key: 'backups/nightly.db' },
+    });
+  });
+});
+
+describe('the credentials Secret', () => {
+  it('lacking both keys: both named, "add them"', () => {
+    assert.deepEqual(resolveRestore(cluster({ s3 }), { secretKeys: [] }), {
+      kind: 'blocked',
+      reason: 'CredentialsMissing',
+      message:
+        'the Secret prod/creds lacks AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; add them (the restore starts once it has both)',
+    });
+  });
+  it('lacking one: "add it"', () => {
+    const r = resolveRestore(cluster({ s3 }), { secretKeys: ['AWS_SECRET_ACCESS_KEY'] });
+    assert.equal(
+      r?.kind === 'blocked' && r.message,
+      'the Secret prod/creds lacks AWS_ACCESS_KEY_ID; add it (the restore starts once it has both)',
+    );
+  });
+  it('not looked up yet (no facts): the source is taken as written', () => {
+    assert.deepEqual(resolveRestore(cluster({ s3 }), {}), {
+      kind: 'ready',
+      restore: { source: { s3 } },
+      sourceName: 's3://b/x/snap.db',
+    });
+  });
+});
+
+describe('the Restored condition', () => {
+  const c = cluster({ s3 });
+  it('True once the cluster formed, naming the source', () => {
+    assert.deepEqual(restoreCondition({ cluster: c, clusterID: 'abc' }), {
+      type: 'Restored',
+      status: 'True',
+      reason: 'Restored',
+      message: 'the cluster was restored from s3://b/x/snap.db',
+    });
+  });
+  it('a failed etcd restore step: delete the seed Pod to start over; another step: retried', () => {
+    const failed = (reason: string) =>
+      restoreCondition({ cluster: c, seedFailure: { reason, message: 'boom' } })?.message;
+    assert.equal(
+      failed('RestoreFailed'),
+      'restoring s3://b/x/snap.db failed: boom; no member runs until it succeeds (it is retried with back-off; after a failure of the etcd restore step itself, delete the seed Pod to start over)',
+    );
+    assert.equal(
+      failed('FetchFailed'),
+      'restoring s3://b/x/snap.db failed: boom; no member runs until it succeeds (it is retried with back-off)',
+    );
+  });
+  it('a snapshotRef not resolved yet is named as the EtcdSnapshot', () => {
+    assert.equal(
+      restoreCondition({ cluster: byRef() })?.message,
+      'restoring EtcdSnapshot nightly into the seed member',
+    );
+  });
+  it('none for a cluster that does not restore', () => {
+    const plain = cluster({ s3 });
+    delete plain.spec.bootstrap;
+    assert.equal(restoreCondition({ cluster: plain, clusterID: 'abc' }), undefined);
+  });
+});
