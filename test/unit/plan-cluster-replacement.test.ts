@@ -40,7 +40,8 @@ describe('the lost member is removed, with its ID and the evidence named', () =>
   it('the ID the member recorded', () => {
     const plan = planCluster(three());
     const why = replacing(idOf(1));
-    assert.deepEqual(plan.action, { kind: 'delete-member', member: 'demo-1' });
+    // Claimed first: the replacement is recorded in status; the next invocation deletes the member.
+    assert.deepEqual(plan.action, { kind: 'none' });
     assert.deepEqual(condition(plan, 'Progressing'), ['True', 'ReplacingMember', why]);
     assert.deepEqual(plan.events, [{ type: 'Warning', reason: 'ReplacingMember', message: why }]);
     assert.deepEqual(plan.status.replacement, {
@@ -56,6 +57,15 @@ describe('the lost member is removed, with its ID and the evidence named', () =>
       'Replacing',
       `replacing member demo-1 (ID ${idOf(1)}), whose data was lost (${LOSS}): removing it from etcd`,
     ]);
+    const recorded = cluster({ replicas: 3 }, plan.status);
+    const next = planCluster(
+      state(recorded, [member(0), lostMember(1), member(2)], {
+        ready: [0, 2],
+        etcd: etcdOf([membership(0), membership(1), membership(2)]),
+      }),
+    );
+    assert.deepEqual(next.action, { kind: 'delete-member', member: 'demo-1' });
+    assert.deepEqual(next.events, [], 'the Warning is said once, at the claim');
   });
 
   it('the recorded ID even when etcd no longer lists the member', () => {

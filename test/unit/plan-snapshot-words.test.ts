@@ -97,7 +97,7 @@ describe('a destination with neither s3 nor pvc', () => {
       readyPods: [],
       timings: { attemptTimeoutMs: 1, staleAfterMs: 2, retryDelayMs: 3, deadlineMs: 3_600_000 },
     });
-    const message = 'destination has neither s3 nor pvc; set destination.s3';
+    const message = 'destination has neither s3 nor pvc; set one of them';
     assert.deepEqual(plan.step, { kind: 'fail', reason: `EtcdSnapshot before-upgrade: ${message}` });
     assert.equal(plan.status.phase, 'Failed');
     assert.deepEqual(ready(plan), ['False', 'InvalidDestination', message]);
