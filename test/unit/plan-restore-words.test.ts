@@ -169,3 +169,25 @@ describe('the Restored condition', () => {
     assert.equal(restoreCondition({ cluster: plain, clusterID: 'abc' }), undefined);
   });
 });
+
+describe('which Secret the restore needs, and what it says it restores', () => {
+  it('an S3 source names its own Secret; a cluster that does not restore needs none', () => {
+    assert.equal(restoreSecretName(cluster({ s3 })), 'creds');
+    const plain = cluster({ s3 });
+    delete plain.spec.bootstrap;
+    assert.equal(restoreSecretName(plain), undefined);
+  });
+  it('a snapshot still Started waits even when an artifact is already recorded', () => {
+    const snap = snapshot({ phase: 'Started', artifact: { uri: 's3://b/backups/nightly.db' } });
+    const r = resolveRestore(byRef(), { snapshot: snap, secretKeys: KEYS });
+    assert.equal(r?.kind === 'blocked' && r.reason, 'SnapshotNotComplete');
+  });
+  it('a resolved snapshotRef is named by the object it restores', () => {
+    const snap = snapshot({ phase: 'Complete', artifact: { uri: 's3://b/backups/nightly.db' } });
+    const resolution = resolveRestore(byRef(), { snapshot: snap, secretKeys: KEYS });
+    assert.equal(
+      restoreCondition({ cluster: byRef(), ...(resolution && { resolution }) })?.message,
+      'restoring s3://b/backups/nightly.db into the seed member',
+    );
+  });
+});

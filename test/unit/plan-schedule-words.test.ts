@@ -174,3 +174,26 @@ describe('the starting deadline in words', () => {
     assert.match(missed(60), /nothing started it within 1 minute of its time/);
   });
 });
+
+describe('the summary an invocation logs, and Retention while deletions are pending', () => {
+  it('a deletion due: named in the summary; Retention is not called Applied before it is done', () => {
+    const runs = ['2026-11-19', '2026-11-20', '2026-11-21', '2026-11-22'].map(d =>
+      failed(`${d}T03:00:00Z`, 'X'),
+    );
+    const p = plan('2026-11-22T10:02:00Z', schedule(), runs);
+    assert.equal(condition(p, 'Retention'), undefined);
+    assert.equal(
+      p.summary,
+      `EtcdSnapshotSchedule prod/nightly: Scheduled: ${condition(p, 'Ready')?.[2]}; delete nightly-202611190300`,
+    );
+  });
+  it('a run due: the snapshot it creates is named in the summary', () => {
+    const p = plan('2026-11-23T03:00:30Z', schedule());
+    assert.equal(p.create?.metadata.name, 'nightly-202611230300');
+    assert.equal(
+      p.summary,
+      'EtcdSnapshotSchedule prod/nightly: Scheduled: took the run at 2026-11-23T03:00:00Z; the next run is at 2026-11-24T03:00:00Z; create EtcdSnapshot nightly-202611230300',
+    );
+    assert.deepEqual(p.status.active, ['nightly-202611230300']);
+  });
+});
