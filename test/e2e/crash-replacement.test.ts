@@ -1,6 +1,7 @@
-// Crash tests for member replacement, on the sandbox with real etcd 3.5.16 and chaos on: for the
-// side effects of a replacement (Pod stopped, replacement recorded, member deleted, removed from
-// etcd, finalizer removed, the new member added as a learner), the function that carried it out is killed (SIGKILL, through
+// Crash tests for member replacement, on the sandbox with real etcd 3.5.16 and chaos on: for each
+// side effect of a replacement (evidence recorded, Pod stopped, replacement recorded, member
+// deleted, removed from etcd, finalizer removed, the new member claimed, created, added as a
+// learner, promoted, the operation cleared), the function that carried it out is killed (SIGKILL, through
 // the crash points of shared/runtime/crash.ts) just after it and started again. Only normal events
 // follow. Each time the lost member must still be replaced by a new one with a new ID, the cluster
 // return to full size with etcd's member list equal to the EtcdMembers, MemberReplacement say
@@ -23,12 +24,17 @@ const FUNCTION_OF = { cluster: 'reconcile-cluster', member: 'reconcile-member', 
 
 /** The side effects of one replacement, in the order it passes them. */
 const POINTS: CrashPoint[] = [
+  'member:status-written',
   'member:pod-deleted',
   'cluster:status-written',
   'cluster:member-deleted',
   'finalize:removed-from-etcd',
   'finalize:finalizer-removed',
+  'cluster:claimed',
+  'cluster:member-created',
   'cluster:learner-added',
+  'cluster:promoted',
+  'cluster:operation-cleared',
 ];
 
 const crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-crash-replacement-'));
