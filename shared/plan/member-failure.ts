@@ -91,7 +91,7 @@ export function startFailure(member: EtcdMember, pod: V1Pod | undefined): StartF
   if (lasted !== undefined && lasted >= CRASH_LOOP_WINDOW_MS) return undefined;
   return {
     kind: 'crash-loop',
-    message: `etcd in Pod ${pod.metadata?.name} keeps exiting (${status.restartCount} restarts, last exit code ${last.exitCode}): ${etcdError(last.message ?? '')}; not a data problem, so the member is not replaced: fix the cause (a flag or option etcd refuses?) and the Pod recovers`,
+    message: `etcd in Pod ${pod.metadata?.name} keeps exiting (${status.restartCount} restarts, last exit code ${last.exitCode}): ${etcdError(last.message ?? '')}; not a data problem, so the member is not replaced (a new member would fail the same way): fix the cause (a flag or option etcd refuses?); the member keeps the spec it was created with`,
   };
 }
 
