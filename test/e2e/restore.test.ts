@@ -15,17 +15,9 @@ import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { beforeCreation, converged, mark } from '../support/converge.ts';
 import { waitFor } from '../support/wait.ts';
-import {
-  KEYS,
-  clusterIdOf,
-  condition,
-  keysOn,
-  podIPs,
-  writeKeys,
-  type Cluster,
-  type PodLike,
-} from './restore-support.ts';
+import { KEYS, clusterIdOf, condition, keysOn, podIPs, writeKeys, type Cluster } from './restore-support.ts';
 
 const NS = 'default';
 const BUCKET = 'etcd-backups';
@@ -76,14 +68,9 @@ describe('restore at first bootstrap (sandbox, real etcd, s3rver)', { timeout: 1
   }
 
   async function readyCluster(name: string, replicas: number): Promise<Cluster> {
-    return waitFor(
-      `${name} Ready ${replicas}/${replicas}`,
-      async () => {
-        const c = await getCluster(name);
-        return c?.status?.ready === `${replicas}/${replicas}` && c.status.phase === 'Running' ? c : false;
-      },
-      { timeoutMs: 400_000, intervalMs: 1000 },
-      world(name),
+    return converged(
+      { kube, namespace: NS, name },
+      { replicas, since: beforeCreation(), timeoutMs: 400_000, describe: world(name) },
     );
   }
 
@@ -202,29 +189,16 @@ describe('restore at first bootstrap (sandbox, real etcd, s3rver)', { timeout: 1
       } finally {
         client.close();
       }
-      const old = await kube.get<PodLike>(ref('Pod', seed, 'v1'));
-      assert.equal(old.kind, 'found');
+      const since = await mark({ kube, namespace: NS, name });
       await kube.delete(ref('Pod', seed, 'v1'));
-      await waitFor(
-        `a new Ready seed Pod ${seed}`,
-        async () => {
-          const read = await kube.get<PodLike>(ref('Pod', seed, 'v1'));
-          const pod = read.kind === 'found' ? read.object : undefined;
-          return (
-            pod &&
-            pod.metadata.uid !== (old.kind === 'found' ? old.object.metadata.uid : '') &&
-            pod.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True')
-          );
-        },
-        { timeoutMs: 180_000, intervalMs: 500 },
-        world(name),
+      await converged(
+        { kube, namespace: NS, name },
+        { replicas: 3, since, restarted: [seed], timeoutMs: 180_000, describe: world(name) },
       );
       const log = await kubectl(sandbox.kubeconfig, 'logs', seed, '-c', 'restore-fetch', '-n', NS);
       assert.match(log, /already restored/);
       const ips = await podIPs(kube, NS, name);
-      await waitFor('3 ready members again', async () => (await podIPs(kube, NS, name)).length === 3, {
-        timeoutMs: 120_000,
-      });
+      assert.equal(ips.length, 3);
       for (const memberIp of ips) {
         const seen = await keysOn(memberIp, 'after-restore');
         assert.equal(seen.sample, 'kept', `the key written after the restore, on ${memberIp}`);

@@ -8,12 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { S3RVER_CREDENTIALS, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { beforeCreation, converged } from '../support/converge.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NS = 'default';
@@ -108,19 +108,9 @@ describe('secret values never reach logs, Events or status', { timeout: 600_000 
       spec: { replicas: 1, version: '3.5.16' },
     });
     assert.equal(created.kind, 'created');
-    await waitFor(
-      'the cluster Ready 1/1',
-      async () => {
-        const read = await kube.get<EtcdCluster & KubeObject>({
-          apiVersion: API_VERSION,
-          kind: 'EtcdCluster',
-          namespace: NS,
-          name: CLUSTER,
-        });
-        return read.kind === 'found' && read.object.status?.ready === '1/1';
-      },
-      { timeoutMs: 300_000, intervalMs: 500 },
-      describeLogs,
+    await converged(
+      { kube, namespace: NS, name: CLUSTER },
+      { replicas: 1, since: beforeCreation(), timeoutMs: 300_000, describe: describeLogs },
     );
     for (const [name, data] of [
       [

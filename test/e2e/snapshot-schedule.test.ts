@@ -14,7 +14,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-snapshot.ts';
 import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
@@ -24,6 +23,7 @@ import { pingSourceName, PING_SOURCE_API_VERSION, type PingSource } from '../../
 import { OWNER_METADATA } from '../../shared/s3/location.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { beforeCreation, converged } from '../support/converge.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NS = 'default';
@@ -31,7 +31,6 @@ const CLUSTER = 'scheddemo';
 const BUCKET = 'etcd-backups';
 const SECRET = 'backup-s3';
 const ZONE = 'Asia/Kolkata'; // UTC+05:30, no DST: the cron's hour and minute are not UTC's
-type Cluster = EtcdCluster & KubeObject;
 type Snapshot = EtcdSnapshot & KubeObject;
 type Schedule = EtcdSnapshotSchedule & KubeObject;
 
@@ -290,14 +289,9 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
   });
 
   it('the run at that minute creates one owned, labelled EtcdSnapshot that is Complete in S3, and status records it', async () => {
-    const cluster = await waitFor(
-      'the cluster Ready 1/1',
-      async () => {
-        const c = await get<Cluster>('EtcdCluster', CLUSTER);
-        return c?.status?.ready === '1/1' ? c : false;
-      },
-      { timeoutMs: 120_000, intervalMs: 500 },
-      world(['daily']),
+    const cluster = await converged(
+      { kube, namespace: NS, name: CLUSTER },
+      { replicas: 1, since: beforeCreation(), timeoutMs: 120_000, describe: world(['daily']) },
     );
     assert.ok(cluster);
     // Still before the minute, no run has been made; the clock now moves just past it.

@@ -11,13 +11,13 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { SnapshotDigest } from '../../shared/s3/verify.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
+import { beforeCreation, converged } from '../support/converge.ts';
 import { waitFor } from '../support/wait.ts';
 
 const BUCKET = 'shared-bucket';
@@ -26,7 +26,6 @@ const SECRET = 'backup-s3';
 const WRONG_KEY_ID = 'WRONGKEYID0123456789';
 const WRONG_SECRET = 'wrongSecret/Value+0123456789abcdefghijklm';
 type Snapshot = EtcdSnapshot & KubeObject;
-type Cluster = EtcdCluster & KubeObject;
 interface EventLike extends KubeObject {
   reason?: string;
   message?: string;
@@ -236,11 +235,14 @@ describe('snapshots of two tenants in one bucket (etcd 3.5.16, s3rver)', { timeo
   it('same-named clusters c in both namespaces become Ready', async () => {
     await Promise.all(['team-a', 'team-b'].map(createCluster));
     for (const ns of ['team-a', 'team-b']) {
-      await waitFor(
-        `${ns}/c Ready 1/1`,
-        async () => (await get<Cluster>(ns, 'EtcdCluster', 'c'))?.status?.ready === '1/1',
-        { timeoutMs: 300_000, intervalMs: 500 },
-        () => sandbox.output().slice(-3000),
+      await converged(
+        { kube, namespace: ns, name: 'c' },
+        {
+          replicas: 1,
+          since: beforeCreation(),
+          timeoutMs: 300_000,
+          describe: () => sandbox.output().slice(-3000),
+        },
       );
     }
   });

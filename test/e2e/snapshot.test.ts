@@ -7,7 +7,6 @@ import { writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { Etcd3 } from 'etcd3';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
@@ -16,6 +15,7 @@ import { kubectl } from '../support/kubectl.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { openTickWindow } from '../support/ticks.ts';
+import { beforeCreation, converged } from '../support/converge.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NS = 'default';
@@ -23,7 +23,6 @@ const CLUSTER = 'snapdemo';
 const BUCKET = 'etcd-backups';
 const SECRET = 'backup-s3';
 const KEYS = 300;
-type Cluster = EtcdCluster & KubeObject;
 type Snapshot = EtcdSnapshot & KubeObject;
 interface PodLike extends KubeObject {
   status?: { podIP?: string; conditions?: { type: string; status: string }[] };
@@ -102,16 +101,14 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
       spec: { replicas: 1, version: '3.5.16' },
     });
     assert.equal(created.kind, 'created');
-    const ref = { apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: CLUSTER };
-    await waitFor(
-      'the cluster Ready 1/1',
-      async () => {
-        const read = await kube.get<Cluster>(ref);
-        const s = read.kind === 'found' ? read.object.status : undefined;
-        return s?.ready === '1/1' && s.phase === 'Running' && (s.members ?? []).length === 1;
+    await converged(
+      { kube, namespace: NS, name: CLUSTER },
+      {
+        replicas: 1,
+        since: beforeCreation(),
+        timeoutMs: 180_000,
+        describe: () => sandbox.output().slice(-4000),
       },
-      { timeoutMs: 180_000, intervalMs: 500 },
-      () => sandbox.output().slice(-4000),
     );
     const pods = await kube.list<PodLike>('v1', 'Pod', NS, `etcdfn.io/cluster=${CLUSTER}`);
     const ip = pods.find(p => p.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True'))
