@@ -3,7 +3,7 @@
 // through the leader last costs at most one election), waiting for each to answer healthy again
 // before the next. Refused while any member is unhealthy or a CORRUPT alarm is active: a
 // defragmentation must never take out the last healthy voter. NOSPACE is what it is for.
-import { defragment, healthRead, memberStatus } from '../shared/etcd/index.ts';
+import { defragment, healthRead, memberStatus, untilServing } from '../shared/etcd/index.ts';
 import { CliError, getCluster, type Cli } from './context.ts';
 import { memberEndpoints } from './endpoints.ts';
 import { formatBytes } from './format.ts';
@@ -35,16 +35,6 @@ export function defragOrder(
   return { kind: 'order', members: [...followers, ...members.filter(m => m.leader)] };
 }
 
-/** Waits until the member answers a linearizable read again, for at most `timeoutMs`. */
-async function backHealthy(endpoint: string, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if ((await healthRead([endpoint])).kind === 'ok') return true;
-    if (Date.now() > deadline) return false;
-    await new Promise(resolve => setTimeout(resolve, 500));
-  }
-}
-
 export async function runDefrag(
   cli: Cli,
   name: string,
@@ -61,7 +51,7 @@ export async function runDefrag(
     print(`[${i + 1}/${order.members.length}] defragmenting ${m.name} (${role}, ${formatBytes(m.dbSize)})…`);
     const result = await defragment(m.endpoint);
     if (result.kind !== 'ok') throw new CliError(`defragmentation of ${m.name} failed: ${result.message}`);
-    if (!(await backHealthy(m.endpoint, opts.timeout * 1000))) {
+    if (!(await untilServing(() => healthRead([m.endpoint]), opts.timeout * 1000))) {
       throw new CliError(
         `${m.name} did not answer healthy within ${opts.timeout}s after defragmentation; stopped`,
       );

@@ -4,6 +4,7 @@
 import type { CallFailure } from './errors.ts';
 import { callEndpoint, callFailure, callFirstAvailable } from './connection.ts';
 import type { EtcdConnectionOptions } from './connection.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { toDecimalId, toHexId } from './ids.ts';
 
 /** The alarms etcd raises: the database reached its quota, or members disagree on their data. */
@@ -115,4 +116,17 @@ export async function healthRead(
   );
   if (result.kind !== 'ok') return callFailure(result);
   return { kind: 'ok', revision: Number(result.value.header.revision) };
+}
+
+/**
+ * Waits until `read` (a healthRead of one member) succeeds, asking every half second for at most
+ * `timeoutMs`; false when it never did. After a defragmentation, before the next member's.
+ */
+export async function untilServing(read: () => Promise<HealthResult>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if ((await read()).kind === 'ok') return true;
+    if (Date.now() > deadline) return false;
+    await sleep(500);
+  }
 }

@@ -43,6 +43,15 @@ export function planSpaceRecovery(state: ClusterState): MembershipStep | undefin
   };
 }
 
+/** A defragmented database above this share of the quota would raise NOSPACE again at once. */
+const LIVE_DATA_LIMIT = 0.9;
+
+/** Why disarming cannot give writes back: the defragmented database (the live data) fills the quota. */
+export function liveDataTooLarge(member: string, liveBytes: number, quotaBytes: number): string | undefined {
+  if (quotaBytes <= 0 || liveBytes <= quotaBytes * LIVE_DATA_LIMIT) return undefined;
+  return `the live data alone (${mib(liveBytes)} on ${member}) fills the ${mib(quotaBytes)} quota: delete keys, or raise spec.options.quotaBackendBytes`;
+}
+
 /** The quota etcd runs with: the user's, else what the member builder chose for the volume. */
 function quotaOf(state: ClusterState): number {
   const explicit = state.cluster.spec.options?.quotaBackendBytes;
@@ -51,4 +60,4 @@ function quotaOf(state: ClusterState): number {
   return member ? Number(defaultQuotaBackendBytes(member)) : 0;
 }
 
-const mib = (bytes: number): string => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+export const mib = (bytes: number): string => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;

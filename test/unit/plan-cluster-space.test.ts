@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { planCluster } from '../../shared/plan/cluster-plan.ts';
+import { liveDataTooLarge } from '../../shared/plan/cluster-space.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
 import type { EtcdView } from '../../shared/plan/cluster-state.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
@@ -100,4 +101,24 @@ describe('NOSPACE recovery', () => {
     const plan = planCluster(state(cluster({}, formed()), three(), { etcd }));
     assert.notEqual(plan.action.kind, 'recover-space');
   });
+});
+
+describe('live data that fills the quota', () => {
+  const MiB = 1024 * 1024;
+  const rows: [string, number, number, string | undefined][] = [
+    ['well under the quota', 4 * MiB, 16 * MiB, undefined],
+    ['exactly 90 % of it', 0.9 * 16 * MiB, 16 * MiB, undefined],
+    [
+      'over 90 % of it',
+      15 * MiB,
+      16 * MiB,
+      'the live data alone (15 MiB on demo-0) fills the 16 MiB quota: delete keys, or raise spec.options.quotaBackendBytes',
+    ],
+    ['no quota known', 15 * MiB, 0, undefined],
+  ];
+  for (const [name, inUse, quota, expected] of rows) {
+    it(`${name}: ${expected ? 'refused, saying what to do' : 'defragmenting goes ahead'}`, () => {
+      assert.equal(liveDataTooLarge('demo-0', inUse, quota), expected);
+    });
+  }
 });
