@@ -299,8 +299,18 @@ describe('event bridge → functions', () => {
         spec: { version: '3.5.16' },
       };
       assert.equal((await kube.create(cluster)).kind, 'created');
-      await until('flaky handled', () =>
-        handled.some(h => h.event.kind === 'object' && h.event.ref.name === 'flaky'),
+      // The bridge records a delivery once the function's reply is in, which can be after the
+      // handler ran: wait for the record of the successful attempt, not only for the handler.
+      await until(
+        'flaky handled and its delivery recorded',
+        () =>
+          handled.some(h => h.event.kind === 'object' && h.event.ref.name === 'flaky') &&
+          deliveries.some(
+            d =>
+              d.subscriber === 'reconcile-cluster' &&
+              d.subject?.endsWith('/flaky') &&
+              d.outcome === 'delivered',
+          ),
       );
       const attempts = byName('reconcile-cluster', 'flaky');
       assert.equal(attempts.length, 2, 'delivered twice');
