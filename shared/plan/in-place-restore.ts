@@ -20,7 +20,13 @@ import { computeStatus } from './cluster-status.ts';
 import { working, type ClusterPlan } from './cluster-step.ts';
 import { activeRestore, pendingRequest } from './in-place-restore-status.ts';
 import { isDeleting } from './members.ts';
-import { fromSnapshot, secretBlock, sourceNameOf, type RestoreResolution } from './restore-source.ts';
+import {
+  claimBlock,
+  fromSnapshot,
+  secretBlock,
+  sourceNameOf,
+  type RestoreResolution,
+} from './restore-source.ts';
 import { deadlineFrom } from './target.ts';
 
 /** What observe found for a request not yet accepted: its EtcdSnapshot and the S3 Secret's keys. */
@@ -29,6 +35,8 @@ export interface InPlaceRestoreFacts {
   snapshot: EtcdSnapshot | null;
   /** null = not found; undefined = not asked (no S3 source). */
   secretKeys?: string[] | null;
+  /** Whether the PVC of a PVC snapshot exists; undefined = not asked (no PVC source). */
+  claimFound?: boolean;
 }
 
 export function resolveInPlace(cluster: EtcdCluster, facts: InPlaceRestoreFacts): RestoreResolution {
@@ -54,7 +62,8 @@ export function resolveInPlace(cluster: EtcdCluster, facts: InPlaceRestoreFacts)
   const resolved = fromSnapshot(name, ns, snapshot, undefined);
   if (resolved.kind === 'blocked') return resolved;
   return (
-    secretBlock(resolved.restore, ns, facts.secretKeys) ?? {
+    secretBlock(resolved.restore, ns, facts.secretKeys) ??
+    claimBlock(resolved.restore, ns, facts.claimFound) ?? {
       kind: 'ready',
       restore: resolved.restore,
       sourceName: `EtcdSnapshot ${name} (${sourceNameOf(resolved.restore)})`,

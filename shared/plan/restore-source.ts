@@ -20,6 +20,8 @@ export interface RestoreFacts {
   snapshot?: EtcdSnapshot | null;
   /** The credentials Secret of the S3 source (after resolving a snapshotRef); null = not found. */
   secretKeys?: string[] | null;
+  /** Whether the PVC of a PVC source exists (after resolving a snapshotRef); undefined = not asked. */
+  claimFound?: boolean;
 }
 
 /** The S3 credentials Secret a restore needs, once the source is known (undefined: none). */
@@ -43,7 +45,8 @@ export function resolveRestore(cluster: EtcdCluster, facts: RestoreFacts): Resto
     restore = structuredClone(spec);
   }
   return (
-    secretBlock(restore, ns, facts.secretKeys) ?? {
+    secretBlock(restore, ns, facts.secretKeys) ??
+    claimBlock(restore, ns, facts.claimFound) ?? {
       kind: 'ready',
       restore,
       sourceName: sourceNameOf(restore),
@@ -197,5 +200,32 @@ export function restoreCondition(input: RestoreConditionInput): ConditionInput |
     status: 'Unknown',
     reason: 'Restoring',
     message: `restoring ${what} into the seed member`,
+  };
+}
+
+/** The claim a PVC source reads from, once the source is known (undefined: not a PVC source). */
+export function restoreClaimName(
+  source: RestoreSpec['source'] | undefined,
+  snapshot?: EtcdSnapshot | null,
+): string | undefined {
+  if (source?.snapshotRef) return snapshot?.spec.destination.pvc?.claimName;
+  return source?.pvc?.claimName;
+}
+
+/**
+ * Why a PVC source stops a restore: its claim does not exist. Known before any member is created
+ * (or, in place, before the running members are stopped), rather than a seed Pod that never starts.
+ */
+export function claimBlock(
+  restore: RestoreSpec,
+  ns: string,
+  claimFound: boolean | undefined,
+): Extract<RestoreResolution, { kind: 'blocked' }> | undefined {
+  const pvc = restore.source.pvc;
+  if (!pvc || claimFound !== false) return undefined;
+  return {
+    kind: 'blocked',
+    reason: 'ClaimNotFound',
+    message: `the PersistentVolumeClaim ${ns}/${pvc.claimName} holding ${sourceNameOf(restore)} does not exist; create it (or fix the claim name) and the restore starts at the next reconcile`,
   };
 }

@@ -14,6 +14,7 @@ import { secretValues } from '../k8s/secrets.ts';
 import { RESTORE_CONTAINERS, parseFailure } from '../restore/layout.ts';
 import {
   resolveRestore,
+  restoreClaimName,
   restoreSecretName,
   seedResolution,
   type RestoreFacts,
@@ -142,7 +143,24 @@ async function observeInPlaceRequest(
     });
     facts.secretKeys = secret ? Object.keys(secretValues(secret)) : null;
   }
+  facts.claimFound = await claimFound(ctx, namespace, snapshot?.spec.destination.pvc?.claimName);
   return resolveInPlace(cluster, facts);
+}
+
+/** Whether a PVC source's claim exists; undefined when there is no claim to ask about. */
+async function claimFound(
+  ctx: Context,
+  namespace: string,
+  name: string | undefined,
+): Promise<boolean | undefined> {
+  if (!name) return undefined;
+  const claim = await ctx.kube.find<KubeObject>({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    namespace,
+    name,
+  });
+  return claim !== undefined;
 }
 
 /** The restore's source and its Secret, read only while the cluster has not formed. */
@@ -173,6 +191,7 @@ async function observeRestore(
     });
     facts.secretKeys = secret ? Object.keys(secretValues(secret)) : null;
   }
+  facts.claimFound = await claimFound(ctx, namespace, restoreClaimName(source, facts.snapshot));
   return resolveRestore(cluster, facts);
 }
 

@@ -166,6 +166,27 @@ describe('restore at bootstrap: bad input ends in a condition, no member runs', 
         /cannot read s3:\/\/etcd-backups\/good\.db from http:\/\/127\.0\.0\.3:9: .*check source\.s3\.endpoint/,
     },
     {
+      name: 'no-bucket',
+      source: {
+        s3: {
+          endpoint: s3.endpoint,
+          bucket: 'no-such-bucket',
+          key: 'good.db',
+          credentialsSecretRef: { name: SECRET },
+        },
+      },
+      reason: 'SnapshotNotFound',
+      message: /s3:\/\/no-such-bucket\/good\.db does not exist .*HTTP 404.*check source\.s3\.bucket/,
+    },
+    {
+      name: 'no-claim',
+      source: { pvc: { claimName: 'absent-claim', subPath: 'etcd/a.db' } },
+      reason: 'ClaimNotFound',
+      message:
+        /PersistentVolumeClaim default\/absent-claim holding pvc:\/\/absent-claim\/etcd\/a\.db does not exist; create it/,
+      noMember: true,
+    },
+    {
       name: 'no-file',
       source: { pvc: { claimName: 'backups', subPath: 'etcd/absent.db' } },
       reason: 'SnapshotNotFound',
