@@ -67,6 +67,7 @@ describe('restore at bootstrap: bad input ends in a condition, no member runs', 
     for (const [key, body] of [
       ['good.db', snapshot],
       ['corrupt.db', corrupt],
+      ['truncated.db', snapshot.subarray(0, Math.floor(snapshot.length / 2))],
     ] as const) {
       await s3.client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
     }
@@ -166,6 +167,20 @@ describe('restore at bootstrap: bad input ends in a condition, no member runs', 
         /cannot read s3:\/\/etcd-backups\/good\.db from http:\/\/127\.0\.0\.3:9: .*check source\.s3\.endpoint/,
     },
     {
+      name: 'truncated',
+      source: s3Source('truncated.db'),
+      reason: 'SnapshotCorrupt',
+      message: /fails etcd's own integrity check/,
+    },
+    {
+      // An EtcdSnapshot of that name exists, but in another namespace: a snapshotRef never crosses.
+      name: 'other-namespace',
+      source: { snapshotRef: { name: 'elsewhere' } },
+      reason: 'SnapshotNotFound',
+      message: /EtcdSnapshot default\/elsewhere .* does not exist/,
+      noMember: true,
+    },
+    {
       name: 'no-bucket',
       source: {
         s3: {
@@ -200,6 +215,13 @@ describe('restore at bootstrap: bad input ends in a condition, no member runs', 
       apiVersion: API_VERSION,
       kind: 'EtcdSnapshot',
       metadata: { name: 'of-a-ghost', namespace: NS },
+      spec: { clusterRef: { name: 'ghost' }, destination: s3Source('x/') },
+    });
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'other' } });
+    await kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdSnapshot',
+      metadata: { name: 'elsewhere', namespace: 'other' },
       spec: { clusterRef: { name: 'ghost' }, destination: s3Source('x/') },
     });
     await kube.create({
