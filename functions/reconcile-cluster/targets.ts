@@ -2,6 +2,7 @@
 // event names its cluster without a read (and still does after the member is gone).
 import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER } from '../../shared/api/group.ts';
 import type { OperatorEvent } from '../../shared/events/types.ts';
+import { clusterOfWake } from '../../shared/plan/cluster-wake.ts';
 
 export type ClusterTarget =
   | { kind: 'cluster'; namespace: string; name: string }
@@ -9,7 +10,11 @@ export type ClusterTarget =
   | { kind: 'ignore'; why: string };
 
 export function clusterTarget(event: OperatorEvent): ClusterTarget {
-  if (event.kind === 'tick') return { kind: 'all-clusters' };
+  if (event.kind === 'tick') {
+    // A cluster's own wake-up (shared/plan/cluster-wake.ts) names it; the resync tick names none.
+    const woken = clusterOfWake(event.data);
+    return woken ? { kind: 'cluster', ...woken } : { kind: 'all-clusters' };
+  }
   const { apiVersion, kind, namespace, name } = event.ref;
   if (apiVersion !== API_VERSION)
     return { kind: 'ignore', why: `${apiVersion} ${kind} is not for reconcile-cluster` };

@@ -14,6 +14,8 @@ import { reconcileSchedule, type ScheduleRef } from '../../shared/reconcile/sche
 import { ensureSchedulePing } from '../../shared/reconcile/schedule-ping.ts';
 import { DEFAULT_RESYNC_BUDGET_MS, resyncEach } from '../../shared/reconcile/resync-each.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
+import { ensureWake } from '../../shared/reconcile/wake.ts';
+import { desiredWake, wakeName } from '../../shared/plan/snapshot-wake.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { FUNCTION_NAME, snapshotTarget } from './targets.ts';
 
@@ -56,20 +58,32 @@ async function jobOwner(ctx: Context, ref: { namespace: string; name: string }):
   )?.name;
 }
 
+/** The snapshot, then its wake-up (a PingSource while it is unfinished), read back after the step. */
+async function snapshotAndWake(
+  ctx: Context,
+  ref: { namespace: string; name: string },
+): Promise<{ outcome: HandlerOutcome; snapshot?: EtcdSnapshot & KubeObject }> {
+  const outcome = await reconcileSnapshot(ctx, ref);
+  if (outcome.result !== 'done') return { outcome };
+  const snapshot = await ctx.kube.find<EtcdSnapshot & KubeObject>({
+    apiVersion: API_VERSION,
+    kind: ETCD_SNAPSHOT.kind,
+    ...ref,
+  });
+  if (!snapshot) return { outcome };
+  const desired = desiredWake(snapshot, ctx.settings.scheduleSink);
+  const woken = await ensureWake(ctx, snapshot, wakeName(snapshot.metadata.name ?? ''), desired);
+  return { outcome: woken ? { ...outcome, summary: `${outcome.summary}; ${woken}` } : outcome, snapshot };
+}
+
 /** The snapshot; then, when a schedule owns it, the schedule (its status and retention follow the snapshot). */
 async function snapshotAndSchedule(
   ctx: Context,
   ref: { namespace: string; name: string },
 ): Promise<HandlerOutcome> {
-  const outcome = await reconcileSnapshot(ctx, ref);
-  if (outcome.result !== 'done') return outcome;
-  const read = await ctx.kube.get<EtcdSnapshot & KubeObject>({
-    apiVersion: API_VERSION,
-    kind: ETCD_SNAPSHOT.kind,
-    ...ref,
-  });
-  const owner = read.kind === 'found' ? owningSchedule(read.object) : undefined;
-  if (!owner) return outcome;
+  const { outcome, snapshot } = await snapshotAndWake(ctx, ref);
+  const owner = snapshot ? owningSchedule(snapshot) : undefined;
+  if (outcome.result !== 'done' || !owner) return outcome;
   const scheduled = await reconcileSchedule(ctx, { namespace: ref.namespace, name: owner });
   if (scheduled.result !== 'done') return scheduled;
   return { result: 'done', summary: `${outcome.summary}; schedule: ${scheduled.summary}` };
@@ -106,7 +120,7 @@ async function resync(ctx: Context): Promise<HandlerOutcome> {
   const snapshots = await resyncEach(
     ETCD_SNAPSHOT.kind,
     unfinished.map(refOf),
-    ref => reconcileSnapshot(ctx, ref),
+    async ref => (await snapshotAndWake(ctx, ref)).outcome,
     { now: ctx.now, budgetMs: Math.max(0, budgetMs - (ctx.now().getTime() - started)) },
   );
   const failures = [...scheduled.failed, ...snapshots.failed];

@@ -3,6 +3,8 @@
 import { API_VERSION, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from '../../shared/api/group.ts';
 import type { OperatorEvent } from '../../shared/events/types.ts';
 import { scheduleOfPing } from '../../shared/plan/schedule-ping.ts';
+import { snapshotOfWake } from '../../shared/plan/snapshot-wake.ts';
+import { clusterOfWake } from '../../shared/plan/cluster-wake.ts';
 
 export const FUNCTION_NAME = 'run-snapshot';
 
@@ -24,7 +26,18 @@ export function snapshotTarget(event: OperatorEvent): SnapshotTarget {
   if (event.kind === 'tick') {
     // A schedule's own PingSource (shared/plan/schedule-ping.ts) names it: that schedule, at its minute.
     const schedule = scheduleOfPing(event.data);
-    return schedule ? { kind: 'schedule', ...schedule } : { kind: 'resync' };
+    if (schedule) return { kind: 'schedule', ...schedule };
+    // A snapshot's own wake-up (shared/plan/snapshot-wake.ts) names it: that snapshot, within a minute.
+    const snapshot = snapshotOfWake(event.data);
+    if (snapshot) return { kind: 'snapshot', ...snapshot };
+    // run-snapshot takes every PingSource: a cluster's wake-up is reconcile-cluster's alone.
+    const cluster = clusterOfWake(event.data);
+    if (cluster)
+      return {
+        kind: 'ignore',
+        summary: `the wake-up of EtcdCluster ${cluster.namespace}/${cluster.name}: not for this function`,
+      };
+    return { kind: 'resync' };
   }
   const { apiVersion, kind, namespace, name } = event.ref;
   if (apiVersion === API_VERSION && kind === ETCD_SNAPSHOT.kind) return { kind: 'snapshot', namespace, name };

@@ -5,11 +5,14 @@ import { setCondition } from '../conditions.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
+import { clusterWakeName, desiredClusterWake, mayHaveWake, restoreWaits } from '../plan/cluster-wake.ts';
+import type { ClusterState } from '../plan/cluster-state.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { act } from './cluster-act.ts';
 import { observeCluster, type ClusterRef } from './cluster-observe.ts';
 import { recordEvent } from './record-event.ts';
+import { ensureWake } from './wake.ts';
 
 const FUNCTION = 'reconcile-cluster';
 type Cluster = EtcdCluster & KubeObject;
@@ -42,8 +45,19 @@ export async function reconcileCluster(ctx: Context, ref: ClusterRef): Promise<H
       );
   }
   await recordPlanEvents(ctx, cluster, plan, result.ok);
+  const woken = await syncWake(ctx, cluster, state);
   if (!result.ok) return result.outcome;
-  return { result: 'done', summary: result.summary, details: { action: plan.action.kind } };
+  const summary = woken ? `${result.summary}; ${woken}` : result.summary;
+  return { result: 'done', summary, details: { action: plan.action.kind } };
+}
+
+/** A restore that waits on the user gets a wake-up; it goes once it no longer waits. */
+async function syncWake(ctx: Context, cluster: Cluster, state: ClusterState): Promise<string> {
+  const waits = restoreWaits(state);
+  // Only a waiting restore makes one (and says Restored=False): most clusters need no read.
+  if (!waits && !mayHaveWake(cluster)) return '';
+  const desired = desiredClusterWake(cluster, waits, ctx.settings.scheduleSink);
+  return ensureWake(ctx, cluster, clusterWakeName(cluster.metadata.name ?? ''), desired);
 }
 
 async function writeStatusIfChanged(

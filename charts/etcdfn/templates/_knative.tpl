@@ -139,6 +139,10 @@ spec:
         - all:
             - exact: { type: dev.knative.sources.ping }
             - suffix: { source: /pingsources/etcdfn-tick }
+        # A cluster's own wake-up while its restore waits on the user (shared/plan/cluster-wake.ts).
+        - all:
+            - exact: { type: dev.knative.sources.ping }
+            - suffix: { source: -etcdfn-cluster-wake }
   subscriber:
     ref:
       apiVersion: serving.knative.dev/v1
