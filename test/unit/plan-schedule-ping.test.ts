@@ -41,6 +41,8 @@ function schedule(spec: Partial<Schedule['spec']> = {}, name = 'nightly'): Sched
 describe('the PingSource of a schedule', () => {
   it('copies cron and time zone, names the schedule in its data, is owned by it, next to it', () => {
     const ping = desiredPingSource(schedule({ timeZone: 'Europe/Paris' }), SINK)!;
+    assert.equal(ping.apiVersion, 'sources.knative.dev/v1');
+    assert.equal(ping.kind, 'PingSource');
     assert.equal(ping.metadata.name, 'etcdfn-schedule-nightly');
     assert.equal(ping.metadata.namespace, 'team-a');
     assert.deepEqual(ping.spec, {
