@@ -346,10 +346,11 @@ function credentialsProblem(state: SnapshotState): string | undefined {
   const secret = s3.credentialsSecretRef.name;
   const ns = state.snapshot.metadata.namespace ?? '';
   const keys = CREDENTIAL_KEYS.join(' and ');
-  if (state.secretKeys === undefined) {
+  const present = state.secretKeys;
+  if (present === undefined) {
     return `Secret ${secret} (destination.s3.credentialsSecretRef) not found in namespace ${ns}; create it with the keys ${keys}, then create a new EtcdSnapshot`;
   }
-  const missing = CREDENTIAL_KEYS.filter(k => !state.secretKeys?.includes(k));
+  const missing = CREDENTIAL_KEYS.filter(k => !present.includes(k));
   if (missing.length > 0) {
     return `Secret ${secret} lacks ${missing.join(' and ')} (or they are empty); it must hold ${keys}; fix it, then create a new EtcdSnapshot`;
   }
@@ -515,11 +516,12 @@ export function planOutcome(claimed: EtcdSnapshot, outcome: TakeOutcome, now: Da
 }
 
 function refusedMessage(snapshot: EtcdSnapshot, code: string, message: string): string {
-  const s3 = snapshot.spec.destination.s3;
-  const uri = snapshotTarget(s3!, ownerOf(snapshot)).uri;
-  const secret = s3?.credentialsSecretRef.name ?? '';
+  // Only an S3 attempt is refused by S3.
+  const s3 = snapshot.spec.destination.s3!;
+  const uri = snapshotTarget(s3, ownerOf(snapshot)).uri;
+  const secret = s3.credentialsSecretRef.name;
   const hints: Record<string, string> = {
-    NoSuchBucket: `create bucket ${s3?.bucket} at ${s3?.endpoint} or fix destination.s3.bucket`,
+    NoSuchBucket: `create bucket ${s3.bucket} at ${s3.endpoint} or fix destination.s3.bucket`,
     InvalidAccessKeyId: `check AWS_ACCESS_KEY_ID in Secret ${secret}`,
     SignatureDoesNotMatch: `check AWS_SECRET_ACCESS_KEY in Secret ${secret}`,
     AccessDenied: `give the key in Secret ${secret} s3:PutObject on ${uri}`,
