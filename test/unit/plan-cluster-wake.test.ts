@@ -16,7 +16,7 @@ import {
   restoreWaits,
 } from '../../shared/plan/cluster-wake.ts';
 import type { RestoreResolution } from '../../shared/plan/restore-source.ts';
-import { boundedName } from '../../shared/plan/wake.ts';
+import { boundedName, wakeStep } from '../../shared/plan/wake.ts';
 
 const SINK = 'http://broker.example/etcdfn';
 type Cluster = EtcdCluster & KubeObject;
@@ -127,5 +127,44 @@ describe('the wake-up event', () => {
       { etcdSnapshot: { namespace: 'a', name: 'b' } },
     ])
       assert.equal(clusterOfWake(d), undefined, JSON.stringify(d));
+  });
+});
+
+describe('the shared wake-up pieces, at their edges', () => {
+  it('a name of exactly 63 characters is kept whole; 64 is shortened', () => {
+    assert.equal(boundedName('etcdfn-wake-', 'n'.repeat(51)), `etcdfn-wake-${'n'.repeat(51)}`);
+    assert.match(boundedName('etcdfn-wake-', 'n'.repeat(52)), /^etcdfn-wake-n{42}-[0-9a-f]{8}$/);
+  });
+  it('a cut that ends in dashes drops all of them, and only at the end', () => {
+    const name = `x-${'a'.repeat(48)}--${'b'.repeat(20)}`;
+    assert.match(boundedName('p-', name), new RegExp(`^p-x-a{48}-[0-9a-f]{8}$`));
+  });
+  it('a wake-up whose owner references include ours as controller among others is ours', () => {
+    const c = cluster();
+    const mine = desiredClusterWake(c, true, SINK)!;
+    const existing = {
+      ...mine,
+      metadata: {
+        ...mine.metadata,
+        uid: 'p',
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'ConfigMap', name: 'other', uid: 'x' },
+          ...(mine.metadata.ownerReferences ?? []),
+        ],
+      },
+    };
+    assert.deepEqual(wakeStep(c, undefined, existing), {
+      kind: 'delete',
+      name: 'restored-etcdfn-cluster-wake',
+      uid: 'p',
+    });
+  });
+  it('a cluster without status has no wake-up to read', () => {
+    const c = cluster();
+    delete c.status;
+    assert.equal(mayHaveWake(c), false);
+  });
+  it('data whose namespace is not a string names nothing', () => {
+    assert.equal(clusterOfWake({ etcdCluster: { namespace: 3, name: 'a' } }), undefined);
   });
 });
