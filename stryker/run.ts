@@ -34,8 +34,9 @@ interface MutantReport {
 const readReport = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as MutantReport;
 const mutants = (report: MutantReport) => Object.values(report.files).flatMap(f => f.mutants);
 const open = (m: Mutant) => m.status === 'Survived' || m.status === 'NoCoverage';
+// The end too: mutants of nested expressions (`a`, `a && b`, … → `true`) share start, mutator and replacement.
 const key = (m: Mutant) =>
-  `${m.location.start.line}:${m.location.start.column}:${m.mutatorName}:${m.replacement ?? ''}`;
+  `${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement ?? ''}`;
 
 /** Stryker mutate ranges (1-based lines, 0-based columns) around each surviving mutant. */
 function survivorRanges(file: string, report: MutantReport): string[] {

@@ -10,7 +10,12 @@ import { planCluster } from '../../shared/plan/cluster-plan.ts';
 import type { ClusterState } from '../../shared/plan/cluster-state.ts';
 import { planFinalize } from '../../shared/plan/finalize-plan.ts';
 import { resolveInPlace, restoredToken } from '../../shared/plan/in-place-restore.ts';
-import { inPlaceSource } from '../../shared/plan/in-place-restore-status.ts';
+import {
+  activeRestore,
+  inPlaceRestoreCondition,
+  inPlaceSource,
+  pendingRequest,
+} from '../../shared/plan/in-place-restore-status.ts';
 import type { RestoreResolution } from '../../shared/plan/restore-source.ts';
 import { MEMBER_FINALIZER } from '../../shared/names.ts';
 import type { EtcdView } from '../../shared/plan/cluster-state.ts';
@@ -173,6 +178,15 @@ describe('planCluster: accepting an in-place restore request', () => {
     });
   }
 
+  it('a request whose snapshot has not been looked up yet is not accepted', () => {
+    const s = running();
+    delete s.inPlaceRestore;
+    const plan = planCluster(s);
+    assert.equal(plan.status.inPlaceRestore, undefined);
+    assert.notEqual(plan.action.kind, 'delete-members');
+    assert.equal(restored(plan.status)?.reason, 'Requested');
+  });
+
   it('a request already done (its ID recorded) starts nothing again', () => {
     const done = record('Done', { finishedAt: NOW.toISOString() });
     const plan = planCluster(running({ inPlaceRestore: done }, undefined));
@@ -318,5 +332,338 @@ describe('planFinalize during an in-place restore', () => {
       tried: [],
     });
     assert.equal(action.kind, 'keep', 'the only data holder is kept');
+  });
+});
+
+describe('resolveInPlace, word for word', () => {
+  const c = cluster(request);
+  const rows: [string, EtcdSnapshot | null, string, string][] = [
+    [
+      'missing',
+      null,
+      'SnapshotNotFound',
+      'EtcdSnapshot prod/nightly does not exist; nothing was changed. Run kubectl etcdfn restore again with a Complete EtcdSnapshot of this namespace',
+    ],
+    [
+      'running',
+      snapshot('Running'),
+      'SnapshotNotComplete',
+      'EtcdSnapshot nightly is Running, not Complete; nothing was changed: the restore starts once it completes',
+    ],
+    [
+      'failed',
+      snapshot('Failed'),
+      'SnapshotNotComplete',
+      'EtcdSnapshot nightly is Failed, not Complete; nothing was changed. Run kubectl etcdfn restore again with another snapshot',
+    ],
+    [
+      'without a status yet',
+      { ...snapshot('Running'), status: undefined },
+      'SnapshotNotComplete',
+      'EtcdSnapshot nightly is Pending, not Complete; nothing was changed: the restore starts once it completes',
+    ],
+  ];
+  for (const [what, snap, reason, message] of rows) {
+    it(`a snapshot ${what}`, () => {
+      assert.deepEqual(resolveInPlace(c, { snapshot: snap, secretKeys: KEYS }), {
+        kind: 'blocked',
+        reason,
+        message,
+      });
+    });
+  }
+  it('Complete with no object recorded: blocked as the bootstrap restore would be', () => {
+    const snap = snapshot('Complete');
+    delete snap.status!.artifact;
+    const r = resolveInPlace(c, { snapshot: snap, secretKeys: KEYS });
+    assert.equal(r.kind === 'blocked' && r.reason, 'SnapshotNotComplete');
+  });
+  it('the Secret not looked up (no S3 source asked): ready', () => {
+    assert.equal(resolveInPlace(c, { snapshot: snapshot('Complete') }).kind, 'ready');
+  });
+  it('the restored token: <namespace>-<name>-<uid>-restore-<request>', () => {
+    assert.equal(restoredToken(c, 'r1'), 'prod-demo-uid-1-restore-r1');
+  });
+});
+
+describe('planCluster: the in-place restore, as a person reads it', () => {
+  const stoppingState = (present: number[], deleting: number[] = [], status: EtcdClusterStatus = {}) => {
+    const c = cluster(
+      { ...request, progressDeadlineSeconds: 900 },
+      locked(3, { clusterID: ID, inPlaceRestore: record('Stopping'), ...status }),
+    );
+    const members = present.map(n => member(n, { deleting: deleting.includes(n) }));
+    return state(c, members, { etcd: etcdOf([0, 1, 2].map(n => membership(n))) });
+  };
+
+  it('accepted: a Warning Event and Progressing say what is restored and what is discarded', () => {
+    const s = running();
+    s.members = [...s.members].reverse();
+    const plan = planCluster(s);
+    const message =
+      'restoring EtcdSnapshot nightly (s3://b/backups/nightly.db) in place (request r1): stopping demo-0, demo-1, demo-2; their data is discarded';
+    assert.deepEqual(plan.events, [{ type: 'Warning', reason: 'RestoreStarted', message }]);
+    assert.equal(progressing(plan.status)?.message, message);
+    assert.deepEqual(plan.status.inPlaceRestore?.members, ['demo-0', 'demo-1', 'demo-2']);
+    assert.equal(
+      restored(plan.status)?.message,
+      'restoring EtcdSnapshot nightly (request r1) in place, step 1 of 3: stopping demo-0, demo-1, demo-2; their data is discarded',
+    );
+  });
+
+  it('not accepted while waiting: Restored says why, word for word', () => {
+    const rows: [string, () => ClusterState, string][] = [
+      [
+        'another step',
+        () =>
+          running({ operation: { type: 'add-member', member: 'demo-3', bootstrap: false, startedAt: '' } }),
+        'the in-place restore of EtcdSnapshot nightly (request r1) starts once the step under way ends',
+      ],
+      [
+        'paused',
+        () => {
+          const s = running();
+          s.cluster = cluster(request, locked(0, { clusterID: ID }));
+          return s;
+        },
+        'the in-place restore of EtcdSnapshot nightly (request r1) waits: the cluster is paused; resume it first',
+      ],
+      [
+        'not formed',
+        () => {
+          const s = running();
+          s.cluster = cluster(request, locked(3));
+          return s;
+        },
+        'the in-place restore of EtcdSnapshot nightly (request r1) waits for the cluster to form',
+      ],
+      [
+        'the snapshot does not resolve',
+        () =>
+          running({}, { kind: 'blocked', reason: 'SnapshotNotFound', message: 'gone; nothing was changed' }),
+        'gone; nothing was changed',
+      ],
+    ];
+    for (const [what, world, message] of rows) {
+      const plan = planCluster(world());
+      assert.equal(restored(plan.status)?.message, message, what);
+      assert.equal(plan.status.inPlaceRestore, undefined, what);
+    }
+  });
+
+  it('Stopping: only the recorded members are deleted; a member not on the list stays', () => {
+    const s = stoppingState([0, 1, 2, 3]);
+    const plan = planCluster(s);
+    assert.deepEqual(plan.action, { kind: 'delete-members', members: ['demo-0', 'demo-1', 'demo-2'] });
+    assert.equal(progressing(plan.status)?.reason, 'RestoringInPlace');
+    assert.equal(
+      progressing(plan.status)?.message,
+      'restoring EtcdSnapshot nightly in place: stopping demo-0, demo-1, demo-2; their data is discarded',
+    );
+    assert.deepEqual(plan.events, []);
+  });
+
+  it('Stopping, members going: waits, naming them', () => {
+    const plan = planCluster(stoppingState([0, 2], [0, 2]));
+    const message = 'restoring EtcdSnapshot nightly in place: waiting for demo-0, demo-2 to go';
+    assert.deepEqual(plan.action, { kind: 'wait', reason: message });
+    assert.equal(progressing(plan.status)?.reason, 'RestoringInPlace');
+    assert.equal(progressing(plan.status)?.message, message);
+    assert.deepEqual(plan.events, []);
+  });
+
+  it('Stopping, all gone: a new progress deadline; the old replacement and step are dropped', () => {
+    const plan = planCluster(
+      stoppingState([], [], {
+        operation: { type: 'add-member', member: 'demo-3', bootstrap: false, startedAt: '' },
+        replacement: { member: 'demo-1', startedAt: '' } as EtcdClusterStatus['replacement'],
+      }),
+    );
+    assert.equal(plan.status.inPlaceRestore?.step, 'Restoring');
+    assert.equal(plan.status.progressDeadline, '2026-11-22T10:15:00Z');
+    assert.equal(plan.status.operation, undefined);
+    assert.equal(plan.status.replacement, undefined);
+    assert.deepEqual(plan.events, []);
+    assert.equal(progressing(plan.status)?.reason, 'RestoringInPlace');
+    assert.equal(
+      progressing(plan.status)?.message,
+      'restoring EtcdSnapshot nightly in place: the old members are gone; a new seed member restores the snapshot',
+    );
+    assert.equal(
+      restored(plan.status)?.message,
+      'restoring EtcdSnapshot nightly (request r1) in place, step 2 of 3: a new seed member restores the snapshot under a new cluster token',
+    );
+  });
+});
+
+describe('the Restored condition during and after an in-place restore', () => {
+  const restoring = (status: EtcdClusterStatus, members = [member(3, { bootstrap: true })]) => {
+    const c = cluster(request, locked(3, { clusterToken: 'new', nextMemberOrdinal: 4, ...status }));
+    return state(c, members);
+  };
+  const condition = (s: ClusterState) => {
+    const c = inPlaceRestoreCondition(s, s.cluster.status ?? {});
+    return c && [c.status, c.reason, c.message];
+  };
+
+  it('the seed restoring: named', () => {
+    assert.deepEqual(condition(restoring({ inPlaceRestore: record('Restoring') })), [
+      'Unknown',
+      'RestoringSeed',
+      'restoring EtcdSnapshot nightly (request r1) in place, step 2 of 3: the seed member demo-3 restores the snapshot under a new cluster token',
+    ]);
+  });
+
+  it('a member that is not the seed is not named as the seed', () => {
+    assert.match(
+      condition(restoring({ inPlaceRestore: record('Restoring') }, [member(4, { bootstrap: false })]))?.[2] ??
+        '',
+      /step 2 of 3: a new seed member restores/,
+    );
+  });
+
+  it('the seed’s restore step failed: False, with the step’s reason and words', () => {
+    const s = restoring({ inPlaceRestore: record('Restoring') }, [
+      member(3, { bootstrap: true }),
+      member(4, { bootstrap: false }),
+    ]);
+    s.pods[0].restoreFailure = { reason: 'FetchFailed', message: 'HTTP 403' };
+    s.pods[1].restoreFailure = { reason: 'Other', message: 'not the seed' };
+    assert.deepEqual(condition(s), [
+      'False',
+      'FetchFailed',
+      'restoring EtcdSnapshot nightly (request r1) in place, step 2 of 3, failed: HTTP 403; no member runs until it succeeds (it is retried with back-off)',
+    ]);
+  });
+
+  it('a failure on a Pod that is not the seed’s is not the restore’s', () => {
+    const s = restoring({ inPlaceRestore: record('Restoring') }, [member(4, { bootstrap: false })]);
+    s.pods[0].restoreFailure = { reason: 'FetchFailed', message: 'HTTP 403' };
+    assert.equal(condition(s)?.[1], 'RestoringSeed');
+  });
+
+  it('the cluster formed: the others rejoin', () => {
+    assert.deepEqual(condition(restoring({ clusterID: 'beef', inPlaceRestore: record('Restoring') })), [
+      'Unknown',
+      'Rejoining',
+      'restoring EtcdSnapshot nightly (request r1) in place, step 3 of 3: etcd cluster beef formed from the snapshot; the other members join it as new learners',
+    ]);
+  });
+
+  it('done: when, and which cluster replaced which; without a previous ID, no "replaces"', () => {
+    const done = record('Done', { finishedAt: '2026-11-22T10:20:00Z' });
+    assert.deepEqual(condition(restoring({ clusterID: 'beef', inPlaceRestore: done })), [
+      'True',
+      'Restored',
+      'restored EtcdSnapshot nightly (request r1) in place at 2026-11-22T10:20:00Z: etcd cluster beef replaces c0ffee0000000001',
+    ]);
+    const noPrevious = { ...done, previousClusterID: '' };
+    assert.equal(
+      condition(restoring({ clusterID: 'beef', inPlaceRestore: noPrevious }))?.[2],
+      'restored EtcdSnapshot nightly (request r1) in place at 2026-11-22T10:20:00Z: etcd cluster beef',
+    );
+  });
+
+  it('a new request while another restore is under way: the one under way is shown', () => {
+    const s = restoring({ clusterID: ID, inPlaceRestore: record('Stopping') });
+    s.cluster.spec.inPlaceRestore = { requestID: 'r2', snapshotRef: { name: 'hourly' } };
+    s.inPlaceRestore = ready;
+    assert.equal(condition(s)?.[1], 'Stopping');
+  });
+
+  it('the seed’s Pod not there yet: still the seed restoring', () => {
+    const s = restoring({ inPlaceRestore: record('Restoring') });
+    s.pods = [];
+    assert.equal(condition(s)?.[1], 'RestoringSeed');
+  });
+
+  it('a failure is read from the seed’s own Pod, not from another listed first', () => {
+    const s = restoring({ inPlaceRestore: record('Restoring') }, [
+      member(4, { bootstrap: false }),
+      member(3, { bootstrap: true }),
+    ]);
+    assert.equal(s.pods[0].name, 'demo-4');
+    s.pods[0].restoreFailure = { reason: 'Other', message: 'not the seed' };
+    assert.equal(condition(s)?.[1], 'RestoringSeed');
+  });
+
+  it('a new request after a done one, not accepted yet: the new request is shown, not the done one', () => {
+    const s = restoring({
+      clusterID: 'beef',
+      operation: { type: 'add-member', member: 'demo-4', bootstrap: false, startedAt: '' },
+      inPlaceRestore: record('Done', { finishedAt: '2026-11-22T10:20:00Z' }),
+    });
+    s.cluster.spec.inPlaceRestore = { requestID: 'r2', snapshotRef: { name: 'hourly' } };
+    s.inPlaceRestore = ready;
+    assert.deepEqual(condition(s), [
+      'Unknown',
+      'Requested',
+      'the in-place restore of EtcdSnapshot hourly (request r2) starts once the step under way ends',
+    ]);
+  });
+
+  it('a cluster with a request and no status yet: the request is pending, nothing is under way', () => {
+    const c = cluster(request);
+    assert.deepEqual(pendingRequest(c), request.inPlaceRestore);
+    assert.equal(activeRestore(c), undefined);
+    assert.equal(inPlaceSource(c), undefined);
+  });
+
+  it('no request and none recorded: no condition', () => {
+    const s = restoring({ clusterID: ID });
+    delete s.cluster.spec.inPlaceRestore;
+    assert.equal(condition(s), undefined);
+  });
+
+  it('the seed restores the recorded source only in the Restoring step', () => {
+    for (const step of ['Stopping', 'Done'] as const) {
+      assert.equal(
+        inPlaceSource(cluster(request, locked(3, { inPlaceRestore: record(step) }))),
+        undefined,
+        step,
+      );
+    }
+    assert.equal(inPlaceSource(cluster(request, locked(3))), undefined);
+  });
+});
+
+describe('planCluster: Done', () => {
+  it('the Event names the snapshot, the request and both cluster IDs; none without a previous ID', () => {
+    const world = (previousClusterID: string) => {
+      const c = cluster(
+        request,
+        locked(3, {
+          clusterID: 'beef',
+          clusterToken: 'new',
+          nextMemberOrdinal: 6,
+          inPlaceRestore: record('Restoring', { previousClusterID }),
+        }),
+      );
+      const members = [
+        member(3, { bootstrap: true }),
+        member(4, { bootstrap: false }),
+        member(5, { bootstrap: false }),
+      ];
+      const etcd = {
+        ...etcdOf(
+          [3, 4, 5].map(n => membership(n)),
+          3,
+        ),
+        clusterId: 'beef',
+      };
+      return planCluster(state(c, members, { etcd, ready: [3, 4, 5] }));
+    };
+    const plan = world(ID);
+    const message =
+      'restored EtcdSnapshot nightly in place (request r1): etcd cluster beef replaces c0ffee0000000001';
+    assert.deepEqual(plan.events, [{ type: 'Normal', reason: 'Restored', message }]);
+    assert.deepEqual(
+      [progressing(plan.status)?.status, progressing(plan.status)?.reason, progressing(plan.status)?.message],
+      ['False', 'Reconciled', message],
+    );
+    assert.equal(
+      world('').events[0]?.message,
+      'restored EtcdSnapshot nightly in place (request r1): etcd cluster beef',
+    );
   });
 });

@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
-import { resolveRestore, restoreCondition, restoreSecretName } from '../../shared/plan/restore-source.ts';
+import {
+  fromSnapshot,
+  resolveRestore,
+  restoreCondition,
+  restoreSecretName,
+} from '../../shared/plan/restore-source.ts';
 
 const s3 = {
   endpoint: 'http://s3.local:9000',
@@ -189,5 +194,44 @@ describe('which Secret the restore needs, and what it says it restores', () => {
       restoreCondition({ cluster: byRef(), ...(resolution && { resolution }) })?.message,
       'restoring s3://b/backups/nightly.db into the seed member',
     );
+  });
+});
+
+describe('which Secret: the sources that need none', () => {
+  it('bootstrap without a restore, a PVC source, or a snapshotRef whose snapshot is not found', () => {
+    const empty = cluster({ s3 });
+    empty.spec.bootstrap = {};
+    assert.equal(restoreSecretName(empty), undefined);
+    assert.equal(restoreSecretName(cluster({ pvc: { claimName: 'backups', subPath: 'x.db' } })), undefined);
+    assert.equal(restoreSecretName(byRef(), null), undefined);
+    assert.equal(restoreSecretName(byRef()), undefined);
+  });
+});
+
+describe('a recorded URI is read back only when it is exactly s3://bucket/key or pvc://claim/path', () => {
+  for (const uri of ['mys3://b/backups/nightly.db', 's3://b/backups/nightly.db\nfile:///etc/passwd']) {
+    it(`${JSON.stringify(uri)}: blocked`, () => {
+      const snap = snapshot({ phase: 'Complete', artifact: { uri } });
+      const r = resolveRestore(byRef(), { snapshot: snap, secretKeys: KEYS });
+      assert.equal(r?.kind === 'blocked' && r.reason, 'SnapshotNotFound');
+    });
+  }
+});
+
+describe('fromSnapshot, shared by the bootstrap and the in-place restore', () => {
+  it('answers ready with the recorded object, on S3 or on a PVC', () => {
+    const onS3 = snapshot({ phase: 'Complete', artifact: { uri: 's3://b/backups/nightly.db' } });
+    assert.deepEqual(fromSnapshot('nightly', 'prod', onS3, undefined), {
+      kind: 'ready',
+      restore: { source: { s3: { ...s3, key: 'backups/nightly.db' } } },
+    });
+    const onPvc = snapshot(
+      { phase: 'Complete', artifact: { uri: 'pvc://backups/prod/old/nightly.db' } },
+      { pvc: { claimName: 'backups' } },
+    );
+    assert.deepEqual(fromSnapshot('nightly', 'prod', onPvc, SUM), {
+      kind: 'ready',
+      restore: { source: { pvc: { claimName: 'backups', subPath: 'prod/old/nightly.db' }, sha256: SUM } },
+    });
   });
 });

@@ -668,3 +668,396 @@ describe('planSchedule: only verified snapshots are successes', () => {
     assert.equal(p.status.lastSuccessfulTime, '2026-11-12T03:00:20Z');
   });
 });
+
+describe('planSchedule: edges of the run decision', () => {
+  it('a starting deadline that is zero, negative or not finite falls back to 300 s', () => {
+    for (const value of ['0', '-5', 'Infinity']) {
+      assert.equal(
+        scheduleTimingsFromEnv({ ETCDFN_SCHEDULE_STARTING_DEADLINE_SECONDS: value }).startingDeadlineMs,
+        300_000,
+        value,
+      );
+    }
+  });
+
+  it('@every: several digits, surrounding spaces; anything before or after the form is refused', () => {
+    const next: [string, string][] = [
+      ['@every 12h', '2026-11-22T12:00:00Z'],
+      [' @every 6h ', '2026-11-22T12:00:00Z'],
+    ];
+    for (const [cron, at] of next) {
+      assert.equal(
+        plan('2026-11-22T10:02:00Z', schedule({ schedule: cron })).status.nextScheduleTime,
+        at,
+        cron,
+      );
+    }
+    for (const cron of ['x@every 5m', '@every 5m30s']) {
+      const p = plan('2026-11-22T10:02:00Z', schedule({ schedule: cron }));
+      assert.equal(ready(p)?.reason, 'InvalidSchedule', cron);
+      assert.equal(p.status.nextScheduleTime, undefined, cron);
+    }
+  });
+
+  it('the run a snapshot was made for is its annotation, not when it was created; without one, its creation', () => {
+    const late = snap('2026-11-22T10:05:00Z', 'Complete');
+    late.metadata.creationTimestamp = T('2026-11-22T10:06:10Z');
+    assert.equal(
+      plan('2026-11-22T10:07:00Z', schedule(), [late]).status.lastScheduleTime,
+      '2026-11-22T10:05:00Z',
+    );
+    const bare = snap('2026-11-22T10:05:00Z', 'Complete');
+    delete bare.metadata.annotations;
+    bare.metadata.creationTimestamp = T('2026-11-22T10:06:10Z');
+    assert.equal(
+      plan('2026-11-22T10:07:00Z', schedule(), [bare]).status.lastScheduleTime,
+      '2026-11-22T10:06:10Z',
+    );
+  });
+
+  it('retention orders by the run, not by when the EtcdSnapshot was created', () => {
+    const older = snap('2026-11-22T10:00:00Z', 'Complete');
+    older.metadata.creationTimestamp = T('2026-11-22T10:09:00Z');
+    const newer = snap('2026-11-22T10:05:00Z', 'Complete');
+    const p = plan('2026-11-22T10:12:00Z', schedule({ retention: { keepLast: 1 } }), [older, newer]);
+    assert.deepEqual(
+      p.deletions.map(d => d.name),
+      ['nightly-202611221000'],
+    );
+  });
+
+  it('a schedule created exactly at a run time does not take that run', () => {
+    const s = schedule({ schedule: '0 * * * *' });
+    s.metadata.creationTimestamp = T('2026-11-22T08:00:00Z');
+    assert.equal(plan('2026-11-22T08:01:00Z', s).create, undefined);
+  });
+
+  it('a run already taken and finished is not taken again', () => {
+    const s = schedule({ schedule: '*/5 * * * *' }, { lastScheduleTime: '2026-11-22T10:05:00Z' });
+    const p = plan('2026-11-22T10:07:00Z', s, [snap('2026-11-22T10:05:00Z', 'Complete')]);
+    assert.equal(p.create, undefined);
+    assert.deepEqual(p.events, []);
+    assert.equal(ready(p)?.reason, 'Scheduled');
+  });
+
+  it('a run seen exactly at the starting deadline is still taken', () => {
+    const s = schedule({ schedule: '0 * * * *' }, { lastScheduleTime: '2026-11-22T09:00:00Z' });
+    const p = plan('2026-11-22T10:05:00Z', s);
+    assert.equal(p.create?.metadata.name, 'nightly-202611221000');
+    assert.equal(ready(p)?.reason, 'Scheduled');
+  });
+
+  it('the name may be 240 characters: its snapshots’ names are then 253', () => {
+    const s = schedule({ schedule: '* * * * *' });
+    s.metadata.name = 'n'.repeat(240);
+    const p = plan('2026-11-22T10:02:10Z', s);
+    assert.equal(p.create?.metadata.name?.length, 253);
+    assert.equal(ready(p)?.reason, 'Scheduled');
+  });
+
+  it('the schedule label is kept for a name of exactly 63 characters', () => {
+    const s = schedule({ schedule: '* * * * *' });
+    s.metadata.name = 'n'.repeat(63);
+    const p = plan('2026-11-22T10:02:10Z', s);
+    assert.equal(p.create?.metadata.labels?.['etcdfn.io/schedule'], 'n'.repeat(63));
+    assert.equal(p.create?.apiVersion, 'etcdfn.io/v1alpha1');
+    assert.equal(p.create?.kind, 'EtcdSnapshot');
+  });
+});
+
+describe('planSchedule: a cron refused, and a success without a time', () => {
+  it('the schedule is read without its surrounding spaces: the refusal quotes it trimmed', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule({ schedule: ' 1 2 3 ' }));
+    assert.equal(ready(p)?.reason, 'InvalidSchedule');
+    assert.match(ready(p)!.message, /^schedule " 1 2 3 " cannot be used: .*\('1 2 3'\)/);
+  });
+
+  it('a verified snapshot whose status lost its completionTime is no success time (not 1970)', () => {
+    const s = snap('2026-11-22T03:00:00Z', 'Complete');
+    delete s.status!.completionTime;
+    const p = plan('2026-11-22T10:02:00Z', schedule(), [s]);
+    assert.equal(p.status.lastSuccessfulTime, undefined);
+    assert.equal(p.status.lastScheduleTime, '2026-11-22T03:00:00Z');
+  });
+});
+
+describe('planSchedule: a claim whose snapshot was never created', () => {
+  const hourly = (status: EtcdSnapshotScheduleStatus) => schedule({ schedule: '0 * * * *' }, status);
+  const claim = { lastScheduleTime: '2026-11-22T10:00:00Z', active: ['nightly-202611221000'] };
+
+  it('is created even when older snapshots of the schedule exist', () => {
+    const p = plan('2026-11-22T10:02:00Z', hourly(claim), [snap('2026-11-22T09:00:00Z', 'Complete')]);
+    assert.equal(p.create?.metadata.name, 'nightly-202611221000');
+    assert.deepEqual(p.events, []);
+  });
+
+  it('is created when seen exactly at the starting deadline', () => {
+    const p = plan('2026-11-22T10:05:00Z', hourly(claim));
+    assert.equal(p.create?.metadata.name, 'nightly-202611221000');
+  });
+
+  it('a name in status.active without lastScheduleTime naming its run is not a claim: the run is taken anew', () => {
+    const p = plan('2026-11-22T10:02:00Z', hourly({ ...claim, lastScheduleTime: '2026-11-22T09:00:00Z' }));
+    assert.equal(p.create?.metadata.name, 'nightly-202611221000');
+    assert.equal(p.status.lastScheduleTime, '2026-11-22T10:00:00Z');
+    assert.deepEqual(
+      p.events.map(e => e.reason),
+      ['SnapshotScheduled'],
+    );
+  });
+});
+
+describe('planSchedule: what a person reads', () => {
+  it('a schedule being deleted: its status is left as it is, nothing recorded, the summary says why', () => {
+    const status = { lastScheduleTime: '2026-11-22T03:00:00Z' };
+    const p = plan('2026-11-22T03:00:10Z', schedule({}, status, true));
+    assert.deepEqual(p.status, status);
+    assert.deepEqual(p.events, []);
+    assert.equal(p.summary, 'EtcdSnapshotSchedule prod/nightly is being deleted');
+  });
+
+  it('suspended: the Suspended condition says spec.suspend is true', () => {
+    const c = findCondition(
+      plan('2026-11-22T10:02:00Z', schedule({ suspend: true })).status.conditions,
+      'Suspended',
+    );
+    assert.deepEqual([c?.status, c?.reason, c?.message], ['True', 'Suspended', 'spec.suspend is true']);
+  });
+
+  it('the cluster being deleted: Ready False, saying so', () => {
+    const deleting = { ...CLUSTER, metadata: { ...CLUSTER.metadata, deletionTimestamp: CREATED } };
+    const p = plan('2026-11-22T03:00:10Z', schedule(), [], { cluster: deleting });
+    assert.equal(ready(p)?.status, 'False');
+    assert.equal(ready(p)?.message, 'EtcdCluster demo is being deleted; no snapshots are taken');
+  });
+
+  it('a missed run: a Warning Event with the words of the Ready condition', () => {
+    const s = schedule({ schedule: '0 * * * *' }, { lastScheduleTime: '2026-11-22T09:00:00Z' });
+    const p = plan('2026-11-22T10:07:00Z', s);
+    assert.deepEqual(p.events, [{ type: 'Warning', reason: 'RunMissed', message: ready(p)?.message }]);
+  });
+
+  it('a missed run is recorded once, even when the status changes for another reason', () => {
+    const s = schedule({ schedule: '0 * * * *' }, { lastScheduleTime: '2026-11-22T09:00:00Z' });
+    const missed = after(s, plan('2026-11-22T10:07:00Z', s));
+    missed.metadata.generation = 3;
+    const again = plan('2026-11-22T10:08:00Z', missed);
+    assert.ok(again.statusChanged);
+    assert.equal(again.status.observedGeneration, 3);
+    assert.equal(ready(again)?.reason, 'MissedRun');
+    assert.deepEqual(again.events, []);
+  });
+
+  it('a run waiting for the previous one: Ready True, saying how long it may wait', () => {
+    const s = schedule({ schedule: '*/5 * * * *' }, { lastScheduleTime: '2026-11-22T10:00:00Z' });
+    const p = plan('2026-11-22T10:05:10Z', s, [snap('2026-11-22T10:00:00Z', 'Started')]);
+    assert.equal(ready(p)?.status, 'True');
+    assert.equal(
+      ready(p)?.message,
+      'the run at 2026-11-22T10:05:00Z waits for EtcdSnapshot nightly-202611221000 to finish (runs never overlap; it is skipped if that takes more than 5 minutes)',
+    );
+  });
+
+  it('a run taken: a Normal Event naming the snapshot and the run', () => {
+    const p = plan('2026-11-22T10:05:20Z', schedule({ schedule: '*/5 * * * *' }));
+    assert.deepEqual(p.events, [
+      {
+        type: 'Normal',
+        reason: 'SnapshotScheduled',
+        message: 'created EtcdSnapshot nightly-202611221005 for the run at 2026-11-22T10:05:00Z',
+      },
+    ]);
+  });
+
+  it('the last run succeeded: Ready names only the next run', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule(), [snap('2026-11-22T03:00:00Z', 'Complete')]);
+    assert.equal(ready(p)?.message, '"0 3 * * *" (UTC): the next run is at 2026-11-23T03:00:00Z');
+  });
+
+  it('a finished run leaves status.active: the field is removed', () => {
+    const s = schedule({}, { lastScheduleTime: '2026-11-22T03:00:00Z', active: ['nightly-202611220300'] });
+    const p = plan('2026-11-22T10:02:00Z', s, [snap('2026-11-22T03:00:00Z', 'Complete')]);
+    assert.ok(!('active' in p.status), JSON.stringify(p.status));
+    assert.ok(p.statusChanged);
+  });
+
+  it('the summary names every deletion, comma-separated', () => {
+    const nine = Array.from({ length: 9 }, (_, i) =>
+      snap(`2026-11-${String(10 + i).padStart(2, '0')}T03:00:00Z`, 'Complete'),
+    );
+    const p = plan('2026-11-22T10:02:00Z', schedule(), nine);
+    assert.match(p.summary, /; delete nightly-202611110300, nightly-202611100300$/);
+  });
+});
+
+describe('planSchedule: retention, exactly', () => {
+  const days = (n: number, phase: SnapshotPhase = 'Complete') =>
+    Array.from({ length: n }, (_, i) => snap(`2026-11-${String(10 + i).padStart(2, '0')}T03:00:00Z`, phase));
+
+  it('each deletion names the EtcdSnapshot by name and uid, why, and the object only with its ETag', () => {
+    assert.deepEqual(plan('2026-11-22T10:02:00Z', schedule(), days(8)).deletions, [
+      {
+        name: 'nightly-202611100300',
+        uid: 'uid-2026-11-10T03:00:00Z',
+        s3Object: true,
+        etag: '"etag-2026-11-10T03:00:00Z"',
+        why: 'beyond retention.keepLast 7',
+      },
+    ]);
+    const noEtag = days(8).map(s => {
+      delete s.status!.artifact!.etag;
+      return s;
+    });
+    assert.deepEqual(plan('2026-11-22T10:02:00Z', schedule(), noEtag).deletions, [
+      {
+        name: 'nightly-202611100300',
+        uid: 'uid-2026-11-10T03:00:00Z',
+        s3Object: false,
+        why: 'beyond retention.keepLast 7',
+      },
+    ]);
+    const p = plan('2026-11-22T10:02:00Z', schedule(), [
+      snap('2026-11-20T03:00:00Z', 'Failed'),
+      snap('2026-11-21T03:00:00Z', 'Complete'),
+    ]);
+    assert.deepEqual(p.deletions, [
+      {
+        name: 'nightly-202611200300',
+        uid: 'uid-2026-11-20T03:00:00Z',
+        s3Object: false,
+        why: 'Failed, and a later run (EtcdSnapshot nightly-202611210300) succeeded',
+      },
+    ]);
+  });
+
+  it('spec.retention left out: keepLast 7', () => {
+    const p = plan('2026-11-22T10:02:00Z', schedule({ retention: undefined }), days(8));
+    assert.deepEqual(
+      p.deletions.map(d => d.name),
+      ['nightly-202611100300'],
+    );
+    const result = planRetentionResult(
+      schedule({ retention: undefined }),
+      undefined,
+      T('2026-11-22T10:00:00Z'),
+    );
+    assert.match(
+      findCondition(result.status.conditions, 'Retention')?.message ?? '',
+      /keeping the newest 7 /,
+    );
+  });
+
+  it('Retention after the deletions names the schedule’s own keepLast', () => {
+    const result = planRetentionResult(
+      schedule({ retention: { keepLast: 2 } }),
+      undefined,
+      T('2026-11-22T10:00:00Z'),
+    );
+    assert.equal(
+      findCondition(result.status.conditions, 'Retention')?.message,
+      'keeping the newest 2 Complete snapshots, and up to 3 Failed ones since the last success',
+    );
+  });
+});
+
+describe('planSchedule: retention deletes only objects its snapshots wrote and recorded', () => {
+  /** Eight verified snapshots; the oldest is changed by `change` and is the one retention removes. */
+  const oldest = (change: (s: EtcdSnapshot) => void) => {
+    const all = Array.from({ length: 8 }, (_, i) =>
+      snap(`2026-11-${String(10 + i).padStart(2, '0')}T03:00:00Z`, 'Complete'),
+    );
+    change(all[0]);
+    const [d, ...rest] = plan('2026-11-22T10:02:00Z', schedule(), all).deletions;
+    assert.equal(rest.length, 0);
+    return d;
+  };
+  const rows: [string, (s: EtcdSnapshot) => void][] = [
+    [
+      'recorded at another key than its own',
+      s => {
+        s.status!.artifact!.uri = 's3://etcd/prod/prod/demo/someone-else.db';
+      },
+    ],
+    [
+      'recorded in another bucket',
+      s => {
+        s.status!.artifact!.uri = s.status!.artifact!.uri.replace('s3://etcd/', 's3://other/');
+      },
+    ],
+    [
+      'with an empty ETag',
+      s => {
+        s.status!.artifact!.etag = '';
+      },
+    ],
+    [
+      'with no artifact recorded',
+      s => {
+        delete s.status!.artifact;
+      },
+    ],
+    [
+      'stored on a PVC (with an ETag-like value recorded)',
+      s => {
+        s.spec.destination = { pvc: { claimName: 'backups' } };
+        s.status!.artifact = { uri: 'pvc://backups/prod/demo/x.db', etag: '"e"' };
+      },
+    ],
+  ];
+  for (const [what, change] of rows) {
+    it(`a snapshot ${what}: its EtcdSnapshot goes, no object is deleted`, () => {
+      const d = oldest(change);
+      assert.equal(d.name, 'nightly-202611100300');
+      assert.equal(d.s3Object, false);
+      assert.equal(d.etag, undefined);
+    });
+  }
+});
+
+describe('which snapshots belong to a schedule', () => {
+  const ref = (kind: string, uid: string, name = 'nightly', apiVersion = 'etcdfn.io/v1alpha1') => ({
+    apiVersion,
+    kind,
+    name,
+    uid,
+  });
+  const owned = (refs?: ReturnType<typeof ref>[]) => {
+    const s = snap('2026-11-22T03:00:00Z', 'Complete');
+    if (refs) s.metadata.ownerReferences = refs;
+    else delete s.metadata.ownerReferences;
+    return s;
+  };
+  it('isOwnedBy: only an EtcdSnapshotSchedule owner with this uid', () => {
+    const rows: [string, EtcdSnapshot, string | undefined, boolean][] = [
+      ['this schedule', owned([ref('EtcdSnapshotSchedule', 'sched-uid')]), 'sched-uid', true],
+      [
+        'this schedule, second of two owners',
+        owned([ref('EtcdCluster', 'cluster-uid', 'demo'), ref('EtcdSnapshotSchedule', 'sched-uid')]),
+        'sched-uid',
+        true,
+      ],
+      ['another schedule', owned([ref('EtcdSnapshotSchedule', 'other-uid', 'hourly')]), 'sched-uid', false],
+      ['another kind with this uid', owned([ref('EtcdCluster', 'sched-uid', 'demo')]), 'sched-uid', false],
+      ['no owner', owned(), 'sched-uid', false],
+      ['a schedule without a uid', owned([ref('EtcdSnapshotSchedule', 'sched-uid')]), undefined, false],
+    ];
+    for (const [what, s, uid, expected] of rows) assert.equal(isOwnedBy(s, uid), expected, what);
+  });
+  it('owningSchedule: the name of an etcdfn EtcdSnapshotSchedule owner, if any', () => {
+    const rows: [string, EtcdSnapshot, string | undefined][] = [
+      ['no owner', owned(), undefined],
+      ['only a cluster', owned([ref('EtcdCluster', 'cluster-uid', 'demo')]), undefined],
+      [
+        'a schedule of another API group',
+        owned([ref('EtcdSnapshotSchedule', 'sched-uid', 'x', 'other.io/v1')]),
+        undefined,
+      ],
+      [
+        'a cluster, then the schedule',
+        owned([ref('EtcdCluster', 'cluster-uid', 'demo'), ref('EtcdSnapshotSchedule', 'sched-uid')]),
+        'nightly',
+      ],
+    ];
+    for (const [what, s, expected] of rows) assert.equal(owningSchedule(s), expected, what);
+  });
+});
