@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { ConditionStatus } from '../../shared/conditions.ts';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember, EtcdMemberSpec, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../../shared/etcd/members.ts';
@@ -298,7 +299,7 @@ describe('peerEndpoints', () => {
   });
 
   // Each row: two members, the first by name must be asked second.
-  const cond = (type: string, status: string) => ({
+  const cond = (type: string, status: ConditionStatus) => ({
     type,
     status,
     reason: '',
