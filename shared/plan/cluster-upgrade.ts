@@ -6,9 +6,12 @@ import type { ClusterState } from './cluster-state.ts';
 import { activeMembers, isMemberReady, membershipOf, newestFirst } from './members.ts';
 import { podTrouble, working, type MembershipStep } from './cluster-step.ts';
 
+/** The locked target release. */
+const targetOf = (state: ClusterState): string | undefined => state.cluster.status?.observed?.version;
+
 /** Members whose spec is still on an older release than the target. */
 export function outdatedMembers(state: ClusterState, running: EtcdMember[]): EtcdMember[] {
-  const target = state.cluster.status?.observed?.version;
+  const target = targetOf(state);
   return running.filter(m => m.spec.version !== target);
 }
 
@@ -18,7 +21,7 @@ export function outdatedMembers(state: ClusterState, running: EtcdMember[]): Etc
  * members known to run another release.
  */
 export function upgradingMembers(state: ClusterState, running: EtcdMember[], strict = false): EtcdMember[] {
-  const target = state.cluster.status?.observed?.version;
+  const target = targetOf(state);
   return running.filter(
     m =>
       m.spec.version === target &&
@@ -33,7 +36,7 @@ export function upgradingMembers(state: ClusterState, running: EtcdMember[], str
  * leader last once leadership has moved to an upgraded member.
  */
 export function planUpgrade(state: ClusterState, running: EtcdMember[]): MembershipStep | undefined {
-  const target = state.cluster.status?.observed?.version ?? '';
+  const target = targetOf(state) ?? '';
   const outdated = outdatedMembers(state, running);
   const upgrading = upgradingMembers(state, running, outdated.length > 0);
   if (outdated.length === 0 && upgrading.length === 0) return undefined;

@@ -20,7 +20,7 @@ export function ordinalOf(member: EtcdMember): number {
 export function ownMembers(cluster: EtcdCluster, labelled: EtcdMember[]): EtcdMember[] {
   const uid = cluster.metadata.uid;
   return labelled.filter(m => {
-    const owners = (m.metadata.ownerReferences ?? []).filter(o => o.kind === 'EtcdCluster');
+    const owners = m.metadata.ownerReferences?.filter(o => o.kind === 'EtcdCluster') ?? [];
     return owners.length === 0 || uid === undefined || owners.some(o => o.uid === uid);
   });
 }

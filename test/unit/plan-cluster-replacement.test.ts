@@ -65,6 +65,7 @@ describe('the lost member is removed, with its ID and the evidence named', () =>
       }),
     );
     assert.deepEqual(next.action, { kind: 'delete-member', member: 'demo-1' });
+    assert.deepEqual(condition(next, 'Progressing'), ['True', 'ReplacingMember', why]);
     assert.deepEqual(next.events, [], 'the Warning is said once, at the claim');
   });
 

@@ -2,6 +2,7 @@
 // order (followers first by name, the leader last), with which quota, and when it must not.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { ConditionStatus } from '../../shared/conditions.ts';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { planCluster } from '../../shared/plan/cluster-plan.ts';
 import { liveDataTooLarge } from '../../shared/plan/cluster-space.ts';
@@ -73,6 +74,52 @@ describe('NOSPACE recovery', () => {
     const plan = planCluster(state(cluster({}, under), three(), { etcd: nospace(1) }));
     assert.equal(plan.action.kind, 'recover-space');
     assert.deepEqual(plan.events, []);
+  });
+
+  for (const leader of [0, 1]) {
+    it(`followers by name and the leader (demo-${leader}) last, whatever order the members are listed in`, () => {
+      const listed = [member(2), member(1), member(0)];
+      const plan = planCluster(state(cluster({}, formed()), listed, { etcd: nospace(leader) }));
+      const expected = ['demo-0', 'demo-1', 'demo-2'].filter(n => n !== `demo-${leader}`);
+      assert.deepEqual(plan.action.kind === 'recover-space' && plan.action.members.map(m => m.name), [
+        ...expected,
+        `demo-${leader}`,
+      ]);
+    });
+  }
+
+  const condition = (type: string, status: ConditionStatus, reason: string) => ({
+    type,
+    status,
+    reason,
+    message: 'x',
+    lastTransitionTime: '2026-11-22T09:59:00Z',
+  });
+  it('says NoSpace once even with other conditions listed before Progressing', () => {
+    const under = formed({
+      conditions: [
+        condition('Available', 'True', 'QuorumHealthy'),
+        condition('Progressing', 'True', 'RecoveringSpace'),
+      ],
+    });
+    const plan = planCluster(state(cluster({}, under), three(), { etcd: nospace(1) }));
+    assert.equal(plan.action.kind, 'recover-space');
+    assert.deepEqual(plan.events, []);
+  });
+
+  it('says NoSpace when the cluster was idle before (Progressing for another reason)', () => {
+    const idle = formed({
+      conditions: [
+        condition('Available', 'True', 'QuorumHealthy'),
+        condition('Progressing', 'False', 'Idle'),
+      ],
+    });
+    const plan = planCluster(state(cluster({}, idle), three(), { etcd: nospace(1) }));
+    assert.equal(plan.action.kind, 'recover-space');
+    assert.deepEqual(
+      plan.events.map(e => [e.type, e.reason]),
+      [['Warning', 'NoSpace']],
+    );
   });
 
   const refusals: [string, Parameters<typeof state>[2]][] = [

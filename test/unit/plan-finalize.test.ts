@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { ConditionStatus } from '../../shared/conditions.ts';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember, EtcdMemberSpec, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../../shared/etcd/members.ts';
@@ -248,6 +249,16 @@ describe('planFinalize: etcd out of reach while the cluster lives', () => {
     });
   });
 
+  it('with no error recorded, names the members it tried and nothing more', () => {
+    const a = planFinalize(scaleDown({ etcd: undefined }));
+    assert.deepEqual(a, {
+      kind: 'retry',
+      reason:
+        'cannot reach etcd through the other members (asked http://demo-0.demo.prod.svc:2379, ' +
+        "http://demo-1.demo.prod.svc:2379); keeping demo-2's finalizer so no ghost member is left in etcd",
+    });
+  });
+
   it('with no other member to ask (all dormant or unwired), still retries and says why', () => {
     const others = [
       member('demo-0', { spec: { initialCluster: '' } }),
@@ -287,6 +298,83 @@ describe('peerEndpoints', () => {
     ]);
   });
 
+  // Each row: two members, the first by name must be asked second.
+  const cond = (type: string, status: ConditionStatus) => ({
+    type,
+    status,
+    reason: '',
+    message: '',
+    lastTransitionTime: '',
+  });
+  const rows: { name: string; later: EtcdMember; first: EtcdMember }[] = [
+    {
+      name: 'a ready voter before a voter whose Ready is False',
+      later: member('demo-0', {
+        deleting: false,
+        status: { isVoter: true, conditions: [cond('Ready', 'False')] },
+      }),
+      first: member('demo-1', {
+        deleting: false,
+        status: { isVoter: true, conditions: [cond('Ready', 'True')] },
+      }),
+    },
+    {
+      name: 'a ready voter before a voter with only some other condition True',
+      later: member('demo-0', {
+        deleting: false,
+        status: { isVoter: true, conditions: [cond('Synced', 'True')] },
+      }),
+      first: member('demo-1', {
+        deleting: false,
+        status: { isVoter: true, conditions: [cond('Ready', 'True')] },
+      }),
+    },
+    {
+      name: 'the seed (bootstrap, not yet recorded as a voter) before a learner',
+      later: member('demo-0', { deleting: false, status: { isVoter: false } }),
+      first: member('demo-1', { deleting: false, spec: { bootstrap: true } }),
+    },
+    {
+      name: 'an unready voter before a ready learner',
+      later: member('demo-0', {
+        deleting: false,
+        status: { isVoter: false, conditions: [cond('Ready', 'True')] },
+      }),
+      first: member('demo-1', { deleting: false, status: { isVoter: true } }),
+    },
+    {
+      name: 'a learner with no status yet before a ready voter being deleted',
+      later: member('demo-0', {
+        deleting: true,
+        status: { isVoter: true, conditions: [cond('Ready', 'True')] },
+      }),
+      first: member('demo-1', { deleting: false }),
+    },
+  ];
+  rows.push({
+    name: 'a ready voter before a voter with no conditions yet',
+    later: member('demo-0', { deleting: false, status: { isVoter: true, conditions: [] } }),
+    first: member('demo-1', {
+      deleting: false,
+      status: { isVoter: true, conditions: [cond('Ready', 'True')] },
+    }),
+  });
+  for (const row of rows) {
+    it(`order: ${row.name}`, () => {
+      const [first, later] = [row.first, row.later].map(m => url(m.metadata.name ?? '', 2379));
+      assert.deepEqual(peerEndpoints([row.later, row.first]), [first, later]);
+      assert.deepEqual(peerEndpoints([row.first, row.later]), [first, later]);
+    });
+  }
+
+  it('members of the same rank by name, whatever order they were listed in', () => {
+    const a = member('demo-0', { deleting: false, status: { isVoter: true } });
+    const b = member('demo-1', { deleting: false, status: { isVoter: true } });
+    const expected = [url('demo-0', 2379), url('demo-1', 2379)];
+    assert.deepEqual(peerEndpoints([a, b]), expected);
+    assert.deepEqual(peerEndpoints([b, a]), expected);
+  });
+
   it('speaks https to members with client TLS', () => {
     const tls = member('demo-0', { spec: { tls: { clientServerSecretRef: { name: 'demo-server-tls' } } } });
     assert.deepEqual(peerEndpoints([tls]), ['https://demo-0.demo.prod.svc:2379']);
@@ -302,5 +390,9 @@ describe('needsEtcd (finalize)', () => {
     assert.equal(needsEtcd({ ...base, cluster: undefined }), false);
     assert.equal(needsEtcd({ ...base, cluster: cluster(true) }), false);
     assert.equal(needsEtcd({ ...base, others: [] }), false);
+    // A cluster that has written no status yet is live too.
+    const fresh = cluster();
+    delete fresh.status;
+    assert.equal(needsEtcd({ ...base, cluster: fresh }), true);
   });
 });

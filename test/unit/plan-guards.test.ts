@@ -235,6 +235,52 @@ describe('guard: orphan removal', () => {
     const leftover = member(2, { owner: 'uid-old' });
     assert.deepEqual(ownMembers(c, [mine, unowned, leftover]), [mine, unowned]);
   });
+  const owned = (ordinal: number, owners: { kind: string; uid: string }[]): EtcdMember => {
+    const m = member(ordinal);
+    m.metadata.ownerReferences = owners.map(o => ({ apiVersion: 'etcdfn.io/v1alpha1', name: 'demo', ...o }));
+    return m;
+  };
+  const ownerRows: {
+    name: string;
+    owners: { kind: string; uid: string }[];
+    clusterUid?: string;
+    mine: boolean;
+  }[] = [
+    { name: 'owned by this cluster', owners: [{ kind: 'EtcdCluster', uid: 'uid-1' }], mine: true },
+    {
+      name: "owned by the old cluster's UID",
+      owners: [{ kind: 'EtcdCluster', uid: 'uid-old' }],
+      mine: false,
+    },
+    { name: 'no ownerReferences at all', owners: [], mine: true },
+    {
+      name: 'owned only by an object of another kind (its UID is not a cluster UID)',
+      owners: [{ kind: 'ConfigMap', uid: 'uid-old' }],
+      mine: true,
+    },
+    {
+      name: 'a second EtcdCluster owner besides this one',
+      owners: [
+        { kind: 'EtcdCluster', uid: 'uid-old' },
+        { kind: 'EtcdCluster', uid: 'uid-1' },
+      ],
+      mine: true,
+    },
+    {
+      name: 'a cluster with no UID yet cannot tell: every labelled member counts',
+      owners: [{ kind: 'EtcdCluster', uid: 'uid-old' }],
+      clusterUid: '',
+      mine: true,
+    },
+  ];
+  for (const row of ownerRows) {
+    it(`ownerReference: ${row.name} → ${row.mine ? 'counts' : 'left out'}`, () => {
+      const c = cluster({}, locked(3));
+      if (row.clusterUid === '') delete c.metadata.uid;
+      const m = owned(1, row.owners);
+      assert.deepEqual(ownMembers(c, [m]), row.mine ? [m] : []);
+    });
+  }
 });
 
 describe('guard: scale-down checks the members that stay', () => {

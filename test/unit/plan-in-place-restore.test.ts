@@ -8,7 +8,7 @@ import type { EtcdClusterStatus, InPlaceRestoreStatus } from '../../shared/api/e
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { planCluster } from '../../shared/plan/cluster-plan.ts';
 import type { ClusterState } from '../../shared/plan/cluster-state.ts';
-import { planFinalize } from '../../shared/plan/finalize-plan.ts';
+import { needsEtcd, planFinalize } from '../../shared/plan/finalize-plan.ts';
 import { resolveInPlace, restoredToken } from '../../shared/plan/in-place-restore.ts';
 import {
   activeRestore,
@@ -316,7 +316,23 @@ describe('planFinalize during an in-place restore', () => {
       others: [member(1, { deleting: true })],
       tried: [],
     });
-    assert.equal(action.kind, 'remove-finalizer');
+    assert.deepEqual(action, {
+      kind: 'remove-finalizer',
+      reason:
+        "EtcdCluster demo is being restored in place from EtcdSnapshot nightly: demo-0's data is discarded with the old etcd cluster, no removal needed",
+    });
+  });
+
+  it('while Stopping, etcd is not asked: the old etcd cluster is being discarded', () => {
+    const m = member(0, { deleting: true });
+    const finalizing = {
+      member: { ...m, metadata: { ...m.metadata, finalizers: [MEMBER_FINALIZER] } },
+      others: [member(1), member(2)],
+    };
+    const stopping = cluster(request, locked(3, { clusterID: ID, inPlaceRestore: record('Stopping') }));
+    const restoring = cluster(request, locked(3, { clusterID: ID, inPlaceRestore: record('Restoring') }));
+    assert.equal(needsEtcd({ ...finalizing, cluster: stopping }), false);
+    assert.equal(needsEtcd({ ...finalizing, cluster: restoring }), true);
   });
 
   it('a member not on the list is finalized as usual', () => {
