@@ -51,6 +51,9 @@ describe('restoreClaimName: the claim observe must look up', () => {
     ['a snapshotRef stored in S3', { snapshotRef: { name: 'nightly' } }, onS3, undefined],
     ['a snapshotRef not found', { snapshotRef: { name: 'nightly' } }, null, undefined],
   ];
+  it('no source at all (not a restoring cluster): none', () => {
+    assert.equal(restoreClaimName(undefined, undefined), undefined);
+  });
   for (const [what, source, snapshot, claim] of rows) {
     it(`${what}: ${claim ?? 'none'}`, () => {
       assert.equal(restoreClaimName(restoring(source).spec.bootstrap?.restore?.source, snapshot), claim);
