@@ -398,8 +398,8 @@ describe('startFailure: the exact words, signature by signature', () => {
     });
   }
 
-  it('a member with no recorded ID: the message names none', () => {
-    const m = member({}, { hasData: true });
+  it('a member with no status yet: the message names no ID', () => {
+    const m = member();
     const got = startFailure(m, failingPod(m, FULL, container(1, { message: fatal('invalid database') })));
     assert.equal(
       got?.message,
@@ -430,9 +430,23 @@ describe('startFailure: the exact words, signature by signature', () => {
     }
   });
 
-  it('no Pod, or no etcd container status: nothing to say', () => {
+  it('a container status with no state: its last exit still counts', () => {
+    const m = ran();
+    const { state: _state, ...status } = container(1, { message: fatal('invalid database') });
+    assert.equal(startFailure(m, failingPod(m, FULL, status))?.kind, 'data');
+    const { state: _again, ...looping } = container(6, { message: fatal('bad option') });
+    assert.equal(startFailure(m, failingPod(m, FULL, looping))?.kind, 'crash-loop');
+  });
+
+  it('no Pod, no Pod status, or no etcd container status: nothing to say', () => {
     const m = ran();
     assert.equal(startFailure(m, undefined), undefined);
+    const { status: _status, ...bare } = failingPod(
+      m,
+      FULL,
+      container(6, { message: fatal('invalid database') }),
+    );
+    assert.equal(startFailure(m, bare), undefined);
     const p = failingPod(m, FULL, {
       ...container(6, { message: fatal('invalid database') }),
       name: 'sidecar',
@@ -482,6 +496,20 @@ describe('startFailure: an empty data directory only counts for a member that ha
       assert.equal(got?.kind, row.data ? 'data' : undefined, JSON.stringify(got));
     });
   }
+
+  it('the etcd container’s flags count, not the first container’s', () => {
+    const m = member({}, { memberID: ID });
+    const p = failingPod(m, GUARD, container(1, { message: EMPTY }));
+    const sidecar = { name: 'sidecar', image: 'busybox:1.36.1', command: ['sh'] };
+    const withSidecar = { ...p, spec: { containers: [sidecar, ...(p.spec?.containers ?? [])] } };
+    assert.equal(startFailure(m, withSidecar)?.kind, 'data');
+  });
+
+  it('a Pod with no spec is not guarded', () => {
+    const m = member({}, { memberID: ID });
+    const { spec: _spec, ...p } = failingPod(m, GUARD, container(1, { message: EMPTY }));
+    assert.equal(startFailure(m, p), undefined);
+  });
 
   it('a Pod without a name is never taken as guarded', () => {
     const m = member({}, { memberID: ID });
@@ -571,7 +599,7 @@ describe("etcdError: etcd's own words from its last log lines", () => {
       "error verifying flags, --foo is not a flag. See 'etcd --help'.\nmore",
       "error verifying flags, --foo is not a flag. See 'etcd --help'.",
     ],
-    ['else the last line, trimmed', '  first  \n  last words  \n\n', 'last words'],
+    ['else the last line, trimmed', '  first  \n second \n  last words  \n\n', 'last words'],
     ['cut at 300 characters', long, `${'x'.repeat(300)}…`],
     ['300 characters are kept whole', 'y'.repeat(300), 'y'.repeat(300)],
   ];
