@@ -558,6 +558,18 @@ describe('startFailure: when exits become a crash loop', () => {
     });
   }
 
+  it('an exit that left no log says so', () => {
+    const m = ran();
+    const status: V1ContainerStatus = {
+      ...container(5),
+      lastState: { terminated: { exitCode: 1, startedAt: NOW, finishedAt: NOW } },
+    };
+    assert.match(
+      startFailure(m, failingPod(m, GUARD, status))?.message ?? '',
+      /^etcd in Pod demo-1 keeps exiting \(5 restarts, last exit code 1\): no log output; not a data problem/,
+    );
+  });
+
   it("says the restarts, the last exit code and etcd's words", () => {
     const m = ran();
     const got = startFailure(m, failingPod(m, GUARD, container(7, { message: BAD, code: 78 })));
