@@ -333,3 +333,289 @@ describe('the empty-data guard', () => {
     });
   }
 });
+
+describe('startFailure: the exact words, signature by signature', () => {
+  const says = {
+    DataDirEmpty:
+      'its data directory is empty (wiped or a new volume), so etcd refused to start under the member ID',
+    RaftLogLost:
+      'its raft log is behind what the cluster committed with it (data directory wiped or rolled back)',
+    MemberRemoved: 'etcd removed its member ID from the cluster',
+    DataCorrupt: 'etcd found its data corrupt',
+  };
+  const rows: { log: string; reason: keyof typeof says; etcd: string }[] = [
+    {
+      log: fatal('error validating peerURLs {ClusterID:cd67 Members:[]}: member count is unequal'),
+      reason: 'DataDirEmpty',
+      etcd: 'discovery failed: error validating peerURLs {ClusterID:cd67 Members:[]}: member count is unequal',
+    },
+    {
+      log: 'panic: tocommit(1234) is out of range [lastIndex(56)]. Was the raft log corrupted, truncated, or lost?',
+      reason: 'RaftLogLost',
+      etcd: 'tocommit(1234) is out of range [lastIndex(56)]. Was the raft log corrupted, truncated, or lost?',
+    },
+    {
+      log: fatal('member 8e9e05c52164694d has already been removed'),
+      reason: 'MemberRemoved',
+      etcd: 'discovery failed: member 8e9e05c52164694d has already been removed',
+    },
+    {
+      log: fatal('checkInitialHashKV failed'),
+      reason: 'DataCorrupt',
+      etcd: 'discovery failed: checkInitialHashKV failed',
+    },
+    {
+      log: fatal('database file (/var/lib/etcd/member/snap/db index 12) does not match, corrupt'),
+      reason: 'DataCorrupt',
+      etcd: 'discovery failed: database file (/var/lib/etcd/member/snap/db index 12) does not match, corrupt',
+    },
+    { log: fatal('invalid database'), reason: 'DataCorrupt', etcd: 'discovery failed: invalid database' },
+    {
+      log: fatal('walpb: CRC Mismatch'),
+      reason: 'DataCorrupt',
+      etcd: 'discovery failed: walpb: CRC Mismatch',
+    },
+    {
+      log: fatal('failed to recover v3 snapshot'),
+      reason: 'DataCorrupt',
+      etcd: 'discovery failed: failed to recover v3 snapshot',
+    },
+    {
+      log: fatal('failed to find database'),
+      reason: 'DataCorrupt',
+      etcd: 'discovery failed: failed to find database',
+    },
+  ];
+  for (const row of rows) {
+    it(`${row.reason}: ${row.etcd}`, () => {
+      const m = ran();
+      const got = startFailure(m, failingPod(m, FULL, container(1, { message: row.log, code: 2 })));
+      assert.deepEqual(got, {
+        kind: 'data',
+        reason: row.reason,
+        message: `etcd in Pod demo-1 exited (code 2): ${says[row.reason]}; member ID 8e9e05c52164694d cannot be restarted (etcd: ${row.etcd})`,
+      });
+    });
+  }
+
+  it('a member with no status yet: the message names no ID', () => {
+    const m = member();
+    const got = startFailure(m, failingPod(m, FULL, container(1, { message: fatal('invalid database') })));
+    assert.equal(
+      got?.message,
+      'etcd in Pod demo-1 exited (code 1): etcd found its data corrupt; member ID cannot be restarted (etcd: discovery failed: invalid database)',
+    );
+  });
+
+  it('the exit the container is in now counts, not only the last one', () => {
+    const m = ran();
+    const status: V1ContainerStatus = {
+      ...container(0),
+      state: { terminated: { exitCode: 3, message: fatal('invalid database') } },
+    };
+    const got = startFailure(m, failingPod(m, FULL, status));
+    assert.equal(got?.kind === 'data' && got.reason, 'DataCorrupt');
+    assert.match(got?.message ?? '', /exited \(code 3\)/);
+  });
+
+  it('words that are not about data are not taken as such', () => {
+    const m = ran();
+    for (const log of [
+      fatal('tocommit(a) is out of range [lastIndex(b)]'),
+      fatal('member xyz has already been removed'),
+      fatal('failed to recover v2 snapshot'),
+      'database file corrupt',
+    ]) {
+      assert.equal(startFailure(m, failingPod(m, FULL, container(1, { message: log }))), undefined, log);
+    }
+  });
+
+  it('a container status with no state: its last exit still counts', () => {
+    const m = ran();
+    const { state: _state, ...status } = container(1, { message: fatal('invalid database') });
+    assert.equal(startFailure(m, failingPod(m, FULL, status))?.kind, 'data');
+    const { state: _again, ...looping } = container(6, { message: fatal('bad option') });
+    assert.equal(startFailure(m, failingPod(m, FULL, looping))?.kind, 'crash-loop');
+  });
+
+  it('no Pod, no Pod status, or no etcd container status: nothing to say', () => {
+    const m = ran();
+    assert.equal(startFailure(m, undefined), undefined);
+    const { status: _status, ...bare } = failingPod(
+      m,
+      FULL,
+      container(6, { message: fatal('invalid database') }),
+    );
+    assert.equal(startFailure(m, bare), undefined);
+    const p = failingPod(m, FULL, {
+      ...container(6, { message: fatal('invalid database') }),
+      name: 'sidecar',
+    });
+    assert.equal(startFailure(m, p), undefined);
+  });
+});
+
+describe('startFailure: an empty data directory only counts for a member that has run', () => {
+  const EMPTY = fatal('could not retrieve cluster information from the given URLs');
+  // A member that never recorded hasData: only a Pod started with the guard says it has run.
+  const rows: { name: string; flags: string[]; data: boolean }[] = [
+    { name: 'guarded: only itself in --initial-cluster, state existing', flags: GUARD, data: true },
+    {
+      name: 'itself first, but others too: the full initial cluster',
+      flags: [
+        `--initial-cluster=demo-1=${PEER},demo-0=http://demo-0.demo.prod.svc:2380`,
+        '--initial-cluster-state=existing',
+      ],
+      data: false,
+    },
+    {
+      name: 'only another member in --initial-cluster',
+      flags: [
+        '--initial-cluster=demo-0=http://demo-0.demo.prod.svc:2380',
+        '--initial-cluster-state=existing',
+      ],
+      data: false,
+    },
+    {
+      name: 'a name that merely starts like its own',
+      flags: [`--initial-cluster=demo-10=${PEER}`, '--initial-cluster-state=existing'],
+      data: false,
+    },
+    {
+      name: 'only itself but state new (a seed founding the cluster)',
+      flags: [`--initial-cluster=demo-1=${PEER}`, '--initial-cluster-state=new'],
+      data: false,
+    },
+    { name: 'only itself, no state flag', flags: [`--initial-cluster=demo-1=${PEER}`], data: false },
+    { name: 'no --initial-cluster at all', flags: ['--initial-cluster-state=existing'], data: false },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const m = member({}, { memberID: ID });
+      const got = startFailure(m, failingPod(m, row.flags, container(1, { message: EMPTY })));
+      assert.equal(got?.kind, row.data ? 'data' : undefined, JSON.stringify(got));
+    });
+  }
+
+  it('the etcd container’s flags count, not the first container’s', () => {
+    const m = member({}, { memberID: ID });
+    const p = failingPod(m, GUARD, container(1, { message: EMPTY }));
+    const sidecar = { name: 'sidecar', image: 'busybox:1.36.1', command: ['sh'] };
+    const withSidecar = { ...p, spec: { containers: [sidecar, ...(p.spec?.containers ?? [])] } };
+    assert.equal(startFailure(m, withSidecar)?.kind, 'data');
+  });
+
+  it('a Pod with no spec is not guarded', () => {
+    const m = member({}, { memberID: ID });
+    const { spec: _spec, ...p } = failingPod(m, GUARD, container(1, { message: EMPTY }));
+    assert.equal(startFailure(m, p), undefined);
+  });
+
+  it('a Pod without a name is never taken as guarded', () => {
+    const m = member({}, { memberID: ID });
+    const p = failingPod(
+      m,
+      ['--initial-cluster==' + PEER, '--initial-cluster-state=existing'],
+      container(1, { message: EMPTY }),
+    );
+    delete p.metadata?.name;
+    assert.equal(startFailure(m, p), undefined);
+  });
+});
+
+describe('startFailure: when exits become a crash loop', () => {
+  const BAD = fatal('error parsing CompactionRetention: invalid duration');
+  const rows: { name: string; status: V1ContainerStatus; loop: boolean }[] = [
+    {
+      name: 'the last run lasted just under 10 minutes',
+      status: container(5, { message: BAD, ran: 599 }),
+      loop: true,
+    },
+    {
+      name: 'the last run lasted exactly 10 minutes',
+      status: container(5, { message: BAD, ran: 600 }),
+      loop: false,
+    },
+    {
+      name: 'how long it ran is not known',
+      status: {
+        ...container(5),
+        lastState: { terminated: { exitCode: 1, message: BAD, finishedAt: NOW } },
+      },
+      loop: true,
+    },
+    {
+      name: 'exited with code 0 each time',
+      status: container(9, { message: BAD, code: 0 }),
+      loop: false,
+    },
+  ];
+  for (const row of rows) {
+    it(row.name, () => {
+      const m = ran();
+      const got = startFailure(m, failingPod(m, GUARD, row.status));
+      assert.equal(got?.kind, row.loop ? 'crash-loop' : undefined, JSON.stringify(got));
+    });
+  }
+
+  it('an exit that left no log says so', () => {
+    const m = ran();
+    const status: V1ContainerStatus = {
+      ...container(5),
+      lastState: { terminated: { exitCode: 1, startedAt: NOW, finishedAt: NOW } },
+    };
+    assert.match(
+      startFailure(m, failingPod(m, GUARD, status))?.message ?? '',
+      /^etcd in Pod demo-1 keeps exiting \(5 restarts, last exit code 1\): no log output; not a data problem/,
+    );
+  });
+
+  it("says the restarts, the last exit code and etcd's words", () => {
+    const m = ran();
+    const got = startFailure(m, failingPod(m, GUARD, container(7, { message: BAD, code: 78 })));
+    assert.deepEqual(got, {
+      kind: 'crash-loop',
+      message:
+        'etcd in Pod demo-1 keeps exiting (7 restarts, last exit code 78): discovery failed: error parsing CompactionRetention: invalid duration; not a data problem, so the member is not replaced (a new member would fail the same way): fix the cause (a flag or option etcd refuses?); the member keeps the spec it was created with',
+    });
+  });
+});
+
+describe("etcdError: etcd's own words from its last log lines", () => {
+  const long = 'x'.repeat(400);
+  const rows: [string, string, string][] = [
+    ['the last panic line', 'starting\npanic: runtime error\n\ngoroutine 1', 'runtime error'],
+    ['a fatal JSON line: msg and error', '{"level":"fatal","msg":"m","error":"e"}', 'm: e'],
+    ['a fatal JSON line: error alone', '{"level":"fatal","error":"e"}', 'e'],
+    ['a fatal JSON line: msg alone', '{"level":"fatal","msg":"m"}', 'm'],
+    ['a panic JSON line', '{"level":"panic","msg":"p"}\n', 'p'],
+    ['a fatal JSON line with neither: the last line', '{"level":"fatal"}', '{"level":"fatal"}'],
+    [
+      'a warn JSON line is not the error',
+      '{"level":"fatal","msg":"first"}\n{"level":"warn","msg":"w"}',
+      'first',
+    ],
+    ['a cut JSON line is skipped', '{"level":"fatal","msg":"whole"}\n{"level":"fatal","ms', 'whole'],
+    [
+      'a flag parser complaint',
+      'invalid value "x" for flag -quota\nUsage of etcd:\n  --help',
+      'invalid value "x" for flag -quota',
+    ],
+    [
+      'an invalid argument',
+      'invalid argument "y" for "--snapshot-count"\nusage',
+      'invalid argument "y" for "--snapshot-count"',
+    ],
+    [
+      'an error verifying flags',
+      "error verifying flags, --foo is not a flag. See 'etcd --help'.\nmore",
+      "error verifying flags, --foo is not a flag. See 'etcd --help'.",
+    ],
+    ['else the last line, trimmed', '  first  \n second \n  last words  \n\n', 'last words'],
+    ['cut at 300 characters', long, `${'x'.repeat(300)}…`],
+    ['300 characters are kept whole', 'y'.repeat(300), 'y'.repeat(300)],
+  ];
+  for (const [name, text, want] of rows) {
+    it(name, () => assert.equal(etcdError(text), want));
+  }
+});

@@ -5,7 +5,7 @@
 // StrykerJS left alive in shared/plan/member-volume-plan.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
 import { planMember } from '../../shared/plan/member-plan.ts';
 import { ID, NOW, member, pod, pvc, ready, state, type Owner } from './member-world.ts';
@@ -147,5 +147,47 @@ describe('a PVC of the same name that is not the member’s is not evidence of l
       reason: 'PVC data-demo-1 is being deleted; a new one is created once it is gone',
       retry: false,
     });
+  });
+});
+
+describe("etcd's own words and the PVC's evidence together", () => {
+  const exited = (m: EtcdMember, log: string): V1Pod => {
+    const p = pod(m, {
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'False' }],
+        containerStatuses: [
+          {
+            name: 'etcd',
+            image: 'quay.io/coreos/etcd:v3.5.16',
+            imageID: '',
+            ready: false,
+            restartCount: 1,
+            state: { waiting: { reason: 'CrashLoopBackOff' } },
+            lastState: { terminated: { exitCode: 1, message: log } },
+          },
+        ],
+      },
+    });
+    return { ...p, spec: { containers: [{ name: 'etcd', command: ['etcd', '--name=demo-1'] }] } };
+  };
+
+  it("etcd's refusal is the evidence recorded, even on a replaced PVC", () => {
+    const m = ran({ hasData: true });
+    const plan = planMember(
+      state(m, {
+        pod: exited(m, 'could not retrieve cluster information from the given URLs'),
+        pvc: claimOf(m, 'pvc-uid-2'),
+      }),
+    );
+    assert.equal(plan.status.dataLoss?.reason, 'DataDirEmpty');
+    assert.equal(plan.action.kind, 'delete-pod');
+  });
+
+  it('a member with no status yet whose etcd finds its data corrupt: recorded, the message names no ID', () => {
+    const m = member();
+    const plan = planMember(state(m, { pod: exited(m, 'invalid database'), pvc: claimOf(m, RECORDED) }));
+    assert.equal(plan.status.dataLoss?.reason, 'DataCorrupt');
+    assert.match(ready(plan)?.message ?? '', new RegExp(`; ${consequence('')}$`));
   });
 });
