@@ -6,8 +6,8 @@ import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { RESTORED_CONDITION } from './restore-source.ts';
-import type { PingSource } from './schedule-ping.ts';
-import { boundedName, wakePingSource, wokenObject } from './wake.ts';
+import { boundedName, type PingSource } from './ping-source.ts';
+import { wakePingSource, wokenObject } from './wake.ts';
 
 const DATA_KEY = 'etcdCluster';
 /** The end of every cluster wake-up's name; knative/triggers.yaml routes PingSources by it. */

@@ -6,29 +6,23 @@
 // In Knative mode Knative's shared ping adapter sends the events (to the Broker, at `sink`); in
 // standalone mode the event bridge finds these PingSources in the API server and ticks them itself.
 // Pure: run-snapshot's I/O (shared/reconcile/schedule-ping.ts) creates, updates or deletes.
-import { createHash } from 'node:crypto';
 import type { EtcdSnapshotSchedule } from '../api/etcd-snapshot-schedule.ts';
 import { API_VERSION, ETCD_SNAPSHOT_SCHEDULE } from '../api/group.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { CLUSTER_LABEL, MANAGED_BY } from '../names.ts';
+import {
+  boundedName,
+  ownedBy,
+  PING_SOURCE_API_VERSION,
+  PING_SOURCE_KIND,
+  SCHEDULE_PING_LABEL,
+  type PingSource,
+} from './ping-source.ts';
 import { SCHEDULE_LABEL } from './schedule-plan.ts';
 
-export const PING_SOURCE_API_VERSION = 'sources.knative.dev/v1';
-export const PING_SOURCE_KIND = 'PingSource';
-/** Labels every schedule's PingSource carries: the standalone bridge watches by them. */
-export const SCHEDULE_PING_LABEL = 'etcdfn.io/schedule-timing';
-const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-const MAX_NAME = 63;
+export { PING_SOURCE_API_VERSION, PING_SOURCE_KIND, SCHEDULE_PING_LABEL, type PingSource };
 
-export interface PingSource extends KubeObject {
-  spec: {
-    schedule: string;
-    timezone?: string;
-    contentType: string;
-    data: string;
-    sink: { uri: string };
-  };
-}
+const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 
 /** What a schedule's PingSource event carries: the schedule it is for. */
 export interface SchedulePing {
@@ -36,12 +30,7 @@ export interface SchedulePing {
 }
 
 /** `etcdfn-schedule-<name>`, shortened with a hash of the name when that is too long for a label. */
-export function pingSourceName(scheduleName: string): string {
-  const name = `etcdfn-schedule-${scheduleName}`;
-  if (name.length <= MAX_NAME) return name;
-  const hash = createHash('sha256').update(scheduleName).digest('hex').slice(0, 8);
-  return `${name.slice(0, MAX_NAME - 9).replace(/[-.]+$/, '')}-${hash}`;
-}
+export const pingSourceName = (scheduleName: string): string => boundedName('etcdfn-schedule-', scheduleName);
 
 const EVERY = /^@every (?:(\d+)h)?(?:(\d+)m)?$/;
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
@@ -129,9 +118,6 @@ export type PingSourceStep =
   | { kind: 'delete'; name: string; uid?: string }
   /** A PingSource of that name that the schedule does not own: left alone, and said so. */
   | { kind: 'conflict'; message: string };
-
-const ownedBy = (existing: KubeObject, uid: string | undefined): boolean =>
-  !!uid && (existing.metadata.ownerReferences ?? []).some(o => o.uid === uid && o.controller === true);
 
 /** What to do to bring the existing PingSource (if any) to the desired one. */
 export function pingSourceStep(

@@ -3,9 +3,9 @@
 // by a crash), its PingSource `etcdfn-wake-<name>` fires every minute for run-snapshot.
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import type { PingSource } from './schedule-ping.ts';
+import { boundedName, type PingSource } from './ping-source.ts';
 import { isFinished } from './snapshot-plan.ts';
-import { boundedName, wakePingSource, wokenObject } from './wake.ts';
+import { wakePingSource, wokenObject } from './wake.ts';
 
 const DATA_KEY = 'etcdSnapshot';
 

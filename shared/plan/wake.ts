@@ -5,27 +5,17 @@
 // the PingSource is deleted, so an idle system keeps receiving only the tick. The standalone event
 // bridge ticks these PingSources itself (the label it watches, shared with schedules' own timing).
 // Pure: shared/reconcile/wake.ts creates or deletes.
-import { createHash } from 'node:crypto';
 import type { KubeObject } from '../k8s/objects.ts';
 import { CLUSTER_LABEL, MANAGED_BY } from '../names.ts';
 import {
+  ownedBy,
   PING_SOURCE_API_VERSION,
   PING_SOURCE_KIND,
   SCHEDULE_PING_LABEL,
   type PingSource,
-} from './schedule-ping.ts';
+} from './ping-source.ts';
 
 export const WAKE_SCHEDULE = '* * * * *';
-const MAX_NAME = 63;
-
-/** `<prefix><name><suffix>`, the name shortened with a hash of it when the whole is over 63. */
-export function boundedName(prefix: string, name: string, suffix = ''): string {
-  const whole = `${prefix}${name}${suffix}`;
-  if (whole.length <= MAX_NAME) return whole;
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
-  const room = MAX_NAME - prefix.length - suffix.length - 9;
-  return `${prefix}${name.slice(0, room).replace(/[-.]+$/, '')}-${hash}${suffix}`;
-}
 
 export interface WakeOwner extends KubeObject {
   apiVersion: string;
@@ -87,9 +77,7 @@ export function wakeStep(
   existing: PingSource | undefined,
 ): WakeStep {
   if (!existing) return desired ? { kind: 'create', object: desired } : { kind: 'none' };
-  const uid = owner.metadata.uid;
-  const owned = !!uid && (existing.metadata.ownerReferences ?? []).some(o => o.uid === uid && o.controller);
-  if (!owned) {
+  if (!ownedBy(existing, owner.metadata.uid)) {
     return {
       kind: 'conflict',
       message: `PingSource ${existing.metadata.namespace}/${existing.metadata.name} exists and does not belong to ${owner.kind} ${owner.metadata.name}: left alone, so it is looked at again on the resync tick`,

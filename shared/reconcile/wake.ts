@@ -3,7 +3,7 @@
 // is said in the summary, not thrown: the object itself was handled, and the resync tick looks at
 // it again.
 import type { KubeObject } from '../k8s/objects.ts';
-import { PING_SOURCE_API_VERSION, PING_SOURCE_KIND, type PingSource } from '../plan/schedule-ping.ts';
+import { PING_SOURCE_API_VERSION, PING_SOURCE_KIND, type PingSource } from '../plan/ping-source.ts';
 import { wakeStep, type WakeOwner } from '../plan/wake.ts';
 import type { Context } from '../runtime/context.ts';
 

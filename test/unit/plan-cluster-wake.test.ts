@@ -16,7 +16,8 @@ import {
   restoreWaits,
 } from '../../shared/plan/cluster-wake.ts';
 import type { RestoreResolution } from '../../shared/plan/restore-source.ts';
-import { boundedName, wakeStep } from '../../shared/plan/wake.ts';
+import { boundedName } from '../../shared/plan/ping-source.ts';
+import { wakeStep } from '../../shared/plan/wake.ts';
 
 const SINK = 'http://broker.example/etcdfn';
 type Cluster = EtcdCluster & KubeObject;
