@@ -15,7 +15,11 @@ export function clusterHandler(context: () => Context = defaultContext): EventHa
     const ctx = context();
     if (target.kind === 'ignore') return { result: 'done', summary: target.why };
     if (target.kind === 'cluster')
-      return reconcileCluster(ctx, { namespace: target.namespace, name: target.name });
+      return reconcileCluster(
+        ctx,
+        { namespace: target.namespace, name: target.name },
+        { woken: target.woken === true },
+      );
     return resyncAll(ctx);
   };
 }

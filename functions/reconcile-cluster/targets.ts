@@ -5,7 +5,8 @@ import type { OperatorEvent } from '../../shared/events/types.ts';
 import { clusterOfWake } from '../../shared/plan/cluster-wake.ts';
 
 export type ClusterTarget =
-  | { kind: 'cluster'; namespace: string; name: string }
+  /** `woken`: the cluster's own wake-up PingSource sent the event. */
+  | { kind: 'cluster'; namespace: string; name: string; woken?: boolean }
   | { kind: 'all-clusters' }
   | { kind: 'ignore'; why: string };
 
@@ -13,7 +14,7 @@ export function clusterTarget(event: OperatorEvent): ClusterTarget {
   if (event.kind === 'tick') {
     // A cluster's own wake-up (shared/plan/cluster-wake.ts) names it; the resync tick names none.
     const woken = clusterOfWake(event.data);
-    return woken ? { kind: 'cluster', ...woken } : { kind: 'all-clusters' };
+    return woken ? { kind: 'cluster', ...woken, woken: true } : { kind: 'all-clusters' };
   }
   const { apiVersion, kind, namespace, name } = event.ref;
   if (apiVersion !== API_VERSION)

@@ -6,7 +6,6 @@ import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
 import { clusterWakeName, desiredClusterWake, mayHaveWake, restoreWaits } from '../plan/cluster-wake.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { act } from './cluster-act.ts';
@@ -17,9 +16,16 @@ import { ensureWake } from './wake.ts';
 const FUNCTION = 'reconcile-cluster';
 type Cluster = EtcdCluster & KubeObject;
 
-export async function reconcileCluster(ctx: Context, ref: ClusterRef): Promise<HandlerOutcome> {
+/** `woken`: the event was the cluster's own wake-up (its PingSource exists, at least until now). */
+export async function reconcileCluster(
+  ctx: Context,
+  ref: ClusterRef,
+  opts: { woken?: boolean } = {},
+): Promise<HandlerOutcome> {
   const state = await observeCluster(ctx, ref);
   if (!state) return { result: 'done', summary: `EtcdCluster ${ref.namespace}/${ref.name} is gone` };
+  // Judged on the status as observed, before this invocation's own writes replace it.
+  const wakeMayExist = opts.woken === true || mayHaveWake(state.cluster);
   const plan = planCluster(state);
   let cluster = state.cluster as Cluster;
   if (plan.action.kind === 'claim') {
@@ -45,17 +51,19 @@ export async function reconcileCluster(ctx: Context, ref: ClusterRef): Promise<H
       );
   }
   await recordPlanEvents(ctx, cluster, plan, result.ok);
-  const woken = await syncWake(ctx, cluster, state);
+  const woken = await syncWake(ctx, cluster, restoreWaits(state), wakeMayExist);
   if (!result.ok) return result.outcome;
   const summary = woken ? `${result.summary}; ${woken}` : result.summary;
   return { result: 'done', summary, details: { action: plan.action.kind } };
 }
 
-/** A restore that waits on the user gets a wake-up; it goes once it no longer waits. */
-async function syncWake(ctx: Context, cluster: Cluster, state: ClusterState): Promise<string> {
-  const waits = restoreWaits(state);
-  // Only a waiting restore makes one (and says Restored=False): most clusters need no read.
-  if (!waits && !mayHaveWake(cluster)) return '';
+/**
+ * A restore that waits on the user gets a wake-up; it goes once it no longer waits. Only a waiting
+ * restore makes one (and says Restored=False), so most clusters need no read; a wake-up left by a
+ * crash still fires, and its own event (`woken`) has it deleted.
+ */
+async function syncWake(ctx: Context, cluster: Cluster, waits: boolean, mayExist: boolean): Promise<string> {
+  if (!waits && !mayExist) return '';
   const desired = desiredClusterWake(cluster, waits, ctx.settings.scheduleSink);
   return ensureWake(ctx, cluster, clusterWakeName(cluster.metadata.name ?? ''), desired);
 }

@@ -110,6 +110,7 @@ describe('the wake-up event', () => {
         kind: 'cluster',
         namespace: 'prod',
         name: 'restored',
+        woken: true,
       });
     assert.deepEqual(clusterTarget({ ...envelope, kind: 'tick', data: { tick: 'resync' } } as never), {
       kind: 'all-clusters',
