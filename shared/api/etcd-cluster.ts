@@ -78,6 +78,19 @@ export interface EtcdClusterSpec {
   imagePullSecrets?: LocalObjectReference[];
   networkPolicy?: NetworkPolicySpec;
   inPlaceRestore?: InPlaceRestoreRequest;
+  recovery?: RecoverySpec;
+}
+
+/**
+ * What the operator does when quorum is lost. ReportOnly (the default): the QuorumLost condition
+ * says what happened and what the user can do; nothing changes. ForceNewCluster: the most advanced
+ * surviving member restarts with --force-new-cluster and the others rejoin as new learners.
+ * RestoreLatestSnapshot: the newest verified EtcdSnapshot of this cluster is restored in place.
+ */
+export type RecoveryPolicy = 'ReportOnly' | 'ForceNewCluster' | 'RestoreLatestSnapshot';
+
+export interface RecoverySpec {
+  policy?: RecoveryPolicy;
 }
 
 /** The cluster's NetworkPolicy (shared/builders/network-policy.ts). */

@@ -433,8 +433,8 @@ export const RULE_CASES: RuleCases[] = [
   {
     kind: 'EtcdCluster',
     path: '.spec.recovery',
-    match: 'spec.recovery.policy is not implemented yet',
-    valid: [{ self: {} }],
+    match: 'ForceNewCluster and RestoreLatestSnapshot are not',
+    valid: [{ self: {} }, { self: { policy: 'ReportOnly' } }],
     invalid: [{ self: { policy: 'ForceNewCluster' } }, { self: { policy: 'RestoreLatestSnapshot' } }],
   },
   {
