@@ -5,6 +5,7 @@
 // `etcdutl snapshot restore` refuses a file whose trailer does not match; this is the same check.
 import { createHash, type Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { BboltScan, type ScanResult } from '../snapshot-file/bbolt-scan.ts';
 import { createS3Client, endpointVerdict, loadS3Sdk } from './client.ts';
 import type { AllowedEndpoint } from './endpoint-policy.ts';
 import { classifyS3Error, type UploadResult } from './upload.ts';
@@ -55,7 +56,8 @@ export class SnapshotDigest {
 }
 
 export type ReadBackResult =
-  | ({ kind: 'read'; etag?: string } & SnapshotDigestResult)
+  /** `contents`: what etcdutl snapshot status would report, from the same bytes. */
+  | ({ kind: 'read'; etag?: string; contents: ScanResult } & SnapshotDigestResult)
   /** The object is gone, or another object replaced it (its ETag changed). */
   | { kind: 'changed'; message: string }
   | Extract<UploadResult, { kind: 'refused' | 'unavailable' | 'endpoint-refused' }>;
@@ -86,10 +88,18 @@ export async function readBack(
       };
     }
     const digest = new SnapshotDigest();
+    const scan = new BboltScan();
     for await (const chunk of got.Body as Readable) {
-      digest.update(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+      digest.update(bytes);
+      scan.update(bytes);
     }
-    return { kind: 'read', ...(got.ETag && { etag: got.ETag }), ...digest.digest() };
+    return {
+      kind: 'read',
+      ...(got.ETag && { etag: got.ETag }),
+      ...digest.digest(),
+      contents: scan.result(),
+    };
   } catch (err) {
     const classified = classifyS3Error(err, secrets);
     if (classified.kind === 'refused' && (classified.status === 404 || classified.status === 412)) {

@@ -38,13 +38,13 @@ function fnv1a64(bytes: Buffer): bigint {
   return h;
 }
 
-interface Meta {
+export interface Meta {
   pageSize: number;
   root: bigint;
   txid: bigint;
 }
 
-function parseMeta(page: Buffer): Meta | undefined {
+export function parseMeta(page: Buffer): Meta | undefined {
   if (page.length < HEADER + 64 || (page.readUInt16LE(8) & META) === 0) return undefined;
   const m = page.subarray(HEADER);
   if (m.readUInt32LE(0) !== MAGIC || m.readUInt32LE(4) !== 2) return undefined;

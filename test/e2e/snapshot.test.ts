@@ -3,6 +3,7 @@
 // must restore into a new etcd holding the keys written before it; snapshots that cannot succeed
 // must end Failed with a message that says what to fix.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -10,6 +11,7 @@ import { Etcd3 } from 'etcd3';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { etcdBinaries } from '../support/etcd-binaries.ts';
 import { EtcdTestCluster } from '../support/etcd-process.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
@@ -184,6 +186,17 @@ describe('on-demand EtcdSnapshots to S3 (etcd 3.5.16 on the sandbox)', { timeout
     try {
       const file = `${scratch.rootDir}/before-upgrade.db`;
       writeFileSync(file, bytes);
+      // The key count and revision in Verified are what etcd's own tool reports on the stored object.
+      const etcdutl = JSON.parse(
+        execFileSync(etcdBinaries('3.5').etcdutl ?? 'etcdutl', ['snapshot', 'status', file, '-w', 'json'], {
+          encoding: 'utf8',
+        }),
+      ) as { revision: number; totalKey: number };
+      assert.ok(etcdutl.totalKey > KEYS, `etcdutl counts ${etcdutl.totalKey} keys`);
+      assert.match(
+        verified?.message ?? '',
+        new RegExp(`holds ${etcdutl.totalKey} keys at revision ${etcdutl.revision} `),
+      );
       const slot = await scratch.reserve('restored');
       const dataDir = await scratch.restoreSnapshot(file, slot);
       const restored = await scratch.startMember(slot, {
