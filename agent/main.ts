@@ -8,8 +8,9 @@ import { RestoreFailure, failureMessage, restorePaths } from '../shared/restore/
 import { fetchSnapshot, type FetchSource } from '../shared/restore/fetch.ts';
 import { commitRestore } from '../shared/restore/commit.ts';
 import { credentialsIn } from '../shared/s3/location.ts';
-import { failedMessage, SaveFailure, savedMessage } from '../shared/snapshot-file/result.ts';
+import { deleteMessage, failedMessage, SaveFailure, savedMessage } from '../shared/snapshot-file/result.ts';
 import { saveSnapshotFile } from '../shared/snapshot-file/save.ts';
+import { deleteSnapshotFile } from '../shared/snapshot-file/delete.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -137,6 +138,44 @@ program
             ? err
             : new SaveFailure('SaveFailed', err instanceof Error ? err.message : String(err));
         report = failedMessage(failure);
+        console.error(report);
+        process.exitCode = 1;
+      }
+      try {
+        writeFileSync(o.terminationLog, report);
+      } catch {
+        // no termination log: the report is still in the container's log
+      }
+    },
+  );
+
+program
+  .command('snapshot-delete')
+  .description(
+    'remove a snapshot file from a mounted PVC, only if this EtcdSnapshot wrote it and it is unchanged',
+  )
+  .requiredOption('--dir <dir>', 'the directory on the mounted claim')
+  .requiredOption('--file <name>')
+  .requiredOption('--recorded-path <path>', 'the path relative to the claim, as the status records it')
+  .requiredOption('--owner-uid <uid>')
+  .requiredOption('--sha256 <hex>', 'the checksum the status records')
+  .option('--termination-log <file>', '', '/dev/termination-log')
+  .action(
+    async (o: {
+      dir: string;
+      file: string;
+      recordedPath: string;
+      ownerUid: string;
+      sha256: string;
+      terminationLog: string;
+    }) => {
+      let report: string;
+      try {
+        const deleted = await deleteSnapshotFile(o);
+        report = deleteMessage(deleted);
+        console.log(deleted.message);
+      } catch (err) {
+        report = `the delete step failed: ${err instanceof Error ? err.message : String(err)}`.slice(0, 3900);
         console.error(report);
         process.exitCode = 1;
       }

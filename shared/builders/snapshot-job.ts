@@ -5,7 +5,12 @@
 import type { V1Job } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import { CLUSTER_LABEL } from '../names.ts';
-import { SAVE_CONTAINER, SNAPSHOT_MOUNT, snapshotFileName } from '../snapshot-file/result.ts';
+import {
+  DELETE_CONTAINER,
+  SAVE_CONTAINER,
+  SNAPSHOT_MOUNT,
+  snapshotFileName,
+} from '../snapshot-file/result.ts';
 import { controllerRef } from './owner.ts';
 import { containerSecurityContext, podSecurityContext } from './pod.ts';
 import { AGENT_COMMAND } from './restore-pod.ts';
@@ -87,6 +92,75 @@ export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V
               terminationMessagePolicy: 'FallbackToLogsOnError',
               securityContext: containerSecurityContext(),
               resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+            },
+          ],
+          volumes: [{ name: 'snapshots', persistentVolumeClaim: { claimName: pvc.claimName } }],
+        },
+      },
+    },
+  };
+}
+
+/** The Job that removes a snapshot's file for retention: `<name>-<uid8>-rm`, one per snapshot. */
+export function snapshotDeleteJobName(snapshot: Pick<EtcdSnapshot, 'metadata'>): string {
+  const uid8 = (snapshot.metadata.uid ?? '').slice(0, 8);
+  const base = (snapshot.metadata.name ?? '').slice(0, 63 - uid8.length - 4);
+  return `${base.replace(/[.-]+$/, '')}-${uid8}-rm`;
+}
+
+/**
+ * The Job that removes a snapshot's file (`snapshot-delete`, shared/snapshot-file/delete.ts): only
+ * the file whose owner file names this snapshot and whose SHA-256 is `sha256`. Owned by the
+ * EtcdSnapshot, so it goes when the snapshot does.
+ */
+export function snapshotDeleteJob(
+  snapshot: EtcdSnapshot,
+  opts: { operatorImage: string; sha256: string; activeDeadlineSeconds: number },
+): V1Job {
+  const pvc = snapshot.spec.destination.pvc;
+  if (!pvc) throw new Error(`EtcdSnapshot ${snapshot.metadata.name} has no destination.pvc`);
+  const owner = { name: snapshot.metadata.name ?? '', uid: snapshot.metadata.uid ?? '' };
+  const subPath = (pvc.subPath ?? '').replace(/\/+$/, '');
+  const file = snapshotFileName(owner);
+  const labels = { [CLUSTER_LABEL]: snapshot.spec.clusterRef.name, [SNAPSHOT_UID_LABEL]: owner.uid };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: snapshotDeleteJobName(snapshot),
+      namespace: snapshot.metadata.namespace,
+      labels,
+      ownerReferences: [controllerRef(snapshot)],
+    },
+    spec: {
+      backoffLimit: 0,
+      activeDeadlineSeconds: opts.activeDeadlineSeconds,
+      ttlSecondsAfterFinished: JOB_TTL_SECONDS,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          automountServiceAccountToken: false,
+          securityContext: podSecurityContext(),
+          containers: [
+            {
+              name: DELETE_CONTAINER,
+              image: opts.operatorImage,
+              command: [AGENT_COMMAND],
+              args: [
+                'snapshot-delete',
+                `--dir=${subPath ? `${SNAPSHOT_MOUNT}/${subPath}` : SNAPSHOT_MOUNT}`,
+                `--file=${file}`,
+                `--recorded-path=${subPath ? `${subPath}/${file}` : file}`,
+                `--owner-uid=${owner.uid}`,
+                `--sha256=${opts.sha256}`,
+                `--termination-log=${TERMINATION_LOG}`,
+              ],
+              volumeMounts: [{ name: 'snapshots', mountPath: SNAPSHOT_MOUNT }],
+              terminationMessagePath: TERMINATION_LOG,
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+              securityContext: containerSecurityContext(),
+              resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
             },
           ],
           volumes: [{ name: 'snapshots', persistentVolumeClaim: { claimName: pvc.claimName } }],

@@ -18,7 +18,8 @@
 // as successes. Retention (also while suspended): of the verified snapshots the newest keepLast stay
 // (so the newest verified one always stays), older ones are deleted together with their S3 object,
 // but only an object whose recorded URI is the snapshot's key and whose ETag was recorded: the
-// deletion checks both against the store. A Failed snapshot is deleted once a later run has
+// deletion checks both against the store; on a PVC, a Job removes the file only if its owner file
+// names the snapshot and its SHA-256 is the recorded one. A Failed snapshot is deleted once a later run has
 // succeeded (its object, if verification failed, is kept); of the failures since the last success
 // the newest FAILED_KEPT stay, so a person can read why, without a broken schedule piling up one
 // object a minute. Unfinished snapshots, and Complete ones without a Verified condition (made before
@@ -33,6 +34,7 @@ import type { EventContent } from '../builders/k8s-event.ts';
 import { findCondition, setCondition, toKubeTime } from '../conditions.ts';
 import { CLUSTER_LABEL, MANAGED_BY } from '../names.ts';
 import { ownerOf, snapshotTarget } from '../s3/location.ts';
+import { pvcUri, snapshotFilePath } from '../snapshot-file/result.ts';
 import { isFinished, SNAPSHOT_VERIFIED } from './snapshot-plan.ts';
 
 export const SCHEDULE_LABEL = 'etcdfn.io/schedule';
@@ -77,6 +79,11 @@ export interface ScheduleDeletion {
   s3Object: boolean;
   /** The ETag status recorded for the object; the store's must match. */
   etag?: string;
+  /**
+   * A verified snapshot on a PVC: remove its file first, by a Job that checks the owner file and
+   * this SHA-256 (the one status records) before it deletes anything.
+   */
+  pvcFileSha256?: string;
   why: string;
 }
 
@@ -299,11 +306,13 @@ export function planSchedule(state: ScheduleState): SchedulePlan {
   // complete[0], the newest verified snapshot, is never in this slice: keepLast is at least 1.
   for (const s of complete.slice(Math.max(1, keepLast))) {
     const etag = ownedObjectEtag(s);
+    const fileSha256 = ownedFileSha256(s);
     deletions.push({
       name: s.metadata.name ?? '',
       uid: s.metadata.uid ?? '',
       s3Object: etag !== undefined,
       ...(etag !== undefined && { etag }),
+      ...(fileSha256 !== undefined && { pvcFileSha256: fileSha256 }),
       why: `beyond retention.keepLast ${keepLast}`,
     });
   }
@@ -397,6 +406,20 @@ function ownedObjectEtag(snapshot: EtcdSnapshot): string | undefined {
   const artifact = snapshot.status?.artifact;
   if (!s3 || !artifact?.etag || !snapshot.metadata.uid) return undefined;
   return artifact.uri === snapshotTarget(s3, ownerOf(snapshot)).uri ? artifact.etag : undefined;
+}
+
+/**
+ * The recorded SHA-256 of the file a snapshot wrote on a PVC, when status records it at the
+ * snapshot's own path; undefined when there is no file retention may remove.
+ */
+function ownedFileSha256(snapshot: EtcdSnapshot): string | undefined {
+  const pvc = snapshot.spec.destination.pvc;
+  const artifact = snapshot.status?.artifact;
+  const uid = snapshot.metadata.uid;
+  if (!pvc || !uid || !artifact?.checksum) return undefined;
+  const path = snapshotFilePath(pvc.subPath, { name: snapshot.metadata.name ?? '', uid });
+  if (artifact.uri !== pvcUri(pvc.claimName, path)) return undefined;
+  return /^sha256:([0-9a-f]{64})$/.exec(artifact.checksum)?.[1];
 }
 
 /** The EtcdSnapshot of the run at `time`: owned by the schedule, labelled, spec from the schedule. */

@@ -24,6 +24,7 @@ import {
   type ScheduleDeletion,
   type ScheduleState,
 } from '../plan/schedule-plan.ts';
+import { pruneFile } from './snapshot-prune.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { deleteOwnedObject } from '../s3/delete.ts';
@@ -87,6 +88,7 @@ export async function reconcileSchedule(ctx: Context, ref: ScheduleRef): Promise
 
   if (plan.deletions.length > 0) {
     const problems: string[] = [];
+    const pending: string[] = [];
     const pruned: EventContent[] = [];
     const secrets = secretReader(ctx);
     for (const deletion of plan.deletions) {
@@ -94,6 +96,7 @@ export async function reconcileSchedule(ctx: Context, ref: ScheduleRef): Promise
       if (!snapshot) continue;
       const pruneResult = await prune(ctx, snapshot, deletion, secrets);
       if (pruneResult.problem) problems.push(pruneResult.problem);
+      else if (pruneResult.pending) pending.push(pruneResult.pending);
       else {
         pruned.push({
           type: 'Normal',
@@ -105,7 +108,8 @@ export async function reconcileSchedule(ctx: Context, ref: ScheduleRef): Promise
     await emitEvents(ctx, schedule, pruned, INSTANCE);
     const problem = problems.length > 0 ? problems.join('; ') : undefined;
     const result = planRetentionResult(schedule, problem, ctx.now());
-    if (result.statusChanged) {
+    // Files still being removed: Retention is not applied yet, and not failed either.
+    if (result.statusChanged && (problem || pending.length === 0)) {
       const written = await ctx.kube.replaceStatus<Schedule>({ ...schedule, status: result.status });
       if (written.kind === 'written' && problem) {
         await emitEvents(
@@ -117,6 +121,7 @@ export async function reconcileSchedule(ctx: Context, ref: ScheduleRef): Promise
       }
     }
     done.push(problem ? `retention stopped: ${problem}` : `pruned ${pruned.length}`);
+    if (pending.length > 0) done.push(`waiting: ${pending.join('; ')}`);
   }
   return { result: 'done', summary: done.join('; ') };
 }
@@ -174,6 +179,8 @@ interface PruneResult {
   object?: string;
   /** Why the object was left in the store. */
   kept?: string;
+  /** A Job is removing the snapshot's file; the EtcdSnapshot stays until it reports. */
+  pending?: string;
 }
 
 async function prune(
@@ -185,6 +192,16 @@ async function prune(
   const ns = snapshot.metadata.namespace ?? '';
   const s3 = snapshot.spec.destination.s3;
   const result: PruneResult = {};
+  if (deletion.pvcFileSha256 && snapshot.spec.destination.pvc) {
+    const file = await pruneFile(ctx, snapshot, deletion.pvcFileSha256);
+    if (file.kind === 'pending') return { pending: file.message };
+    if (file.kind === 'problem') return { problem: file.message };
+    if (file.deleted) {
+      await crashPoint('schedule:file-pruned');
+      result.object = file.deleted;
+    }
+    if (file.kept) result.kept = file.kept;
+  }
   if (deletion.s3Object && s3) {
     const target = snapshotTarget(s3, ownerOf(snapshot));
     const credentials = credentialsIn(await secrets(ns, target.secretName));

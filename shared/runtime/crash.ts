@@ -48,6 +48,7 @@ export const SNAPSHOT_CRASH_POINTS = [
   'schedule:claimed',
   'schedule:snapshot-created',
   'schedule:object-pruned',
+  'schedule:file-pruned',
 ] as const;
 
 /** The in-place restore's own crash points (reconcile-cluster); crashed through by test/e2e/restore-in-place-crash.test.ts. */

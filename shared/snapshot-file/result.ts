@@ -117,3 +117,34 @@ export function parseStepReport(text: string | undefined): StepReport {
     message: tail ? `the snapshot step failed: ${tail}` : 'the snapshot step failed without a message',
   };
 }
+
+// The `snapshot-delete` step (shared/snapshot-file/delete.ts): a schedule's retention removing a file.
+export const DELETE_CONTAINER = 'delete';
+
+export type DeleteReport =
+  | { kind: 'deleted'; message: string }
+  /** Neither the file nor its owner file is there (deleted already, or never written). */
+  | { kind: 'gone'; message: string }
+  /** Left in place: not this snapshot's, or changed since it was written. */
+  | { kind: 'kept'; message: string };
+
+const PREFIX = 'Delete: ';
+
+export function deleteMessage(report: DeleteReport): string {
+  return PREFIX + JSON.stringify(report).slice(0, 3900);
+}
+
+/** The step's termination message read back; undefined when it is not a report (a crash's log tail). */
+export function parseDeleteReport(text: string | undefined): DeleteReport | undefined {
+  const trimmed = (text ?? '').trim();
+  if (!trimmed.startsWith(PREFIX)) return undefined;
+  try {
+    const r = JSON.parse(trimmed.slice(PREFIX.length)) as Partial<DeleteReport>;
+    if ((r.kind === 'deleted' || r.kind === 'gone' || r.kind === 'kept') && typeof r.message === 'string') {
+      return r as DeleteReport;
+    }
+  } catch {
+    // not a report
+  }
+  return undefined;
+}

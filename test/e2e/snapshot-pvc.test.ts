@@ -4,7 +4,7 @@
 // claim's directory itself: its SHA-256 must be the one the status records, and it must restore.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
@@ -227,6 +227,82 @@ describe(
       assert.equal(done.status?.artifact, undefined);
       const jobs = await kube.list('batch/v1', 'Job', NS);
       assert.ok(!jobs.some(j => j.metadata.ownerReferences?.some(o => o.uid === done.metadata.uid)));
+    });
+
+    it('a schedule to a PVC: each run is verified on the claim; retention removes the older file by a Job, and only its own', async () => {
+      const claim = await kube.get<KubeObject>({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        namespace: NS,
+        name: CLAIM,
+      });
+      assert.equal(claim.kind, 'found');
+      const claimUid = claim.kind === 'found' ? claim.object.metadata.uid : '';
+      const dir = join(sandbox.dir, 'kubelet', 'pvcs', NS, `${CLAIM}-${claimUid}`, 'etcd', 'sched');
+      // A file someone else put where the schedule writes: retention must never touch it.
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'minutely-000000000000-aaaaaaaa.db'), 'not ours');
+      writeFileSync(join(dir, 'minutely-000000000000-aaaaaaaa.db.etcdfn-owner'), 'aaaaaaaa-other\n');
+      const created = await kube.create({
+        apiVersion: API_VERSION,
+        kind: 'EtcdSnapshotSchedule',
+        metadata: { name: 'minutely', namespace: NS },
+        spec: {
+          clusterRef: { name: CLUSTER },
+          schedule: '* * * * *',
+          retention: { keepLast: 1 },
+          destination: { pvc: { claimName: CLAIM, subPath: 'etcd/sched' } },
+        },
+      });
+      assert.equal(created.kind, 'created', JSON.stringify(created));
+      const scheduleUid =
+        created.kind === 'created' ? (created.object.metadata as KubeObject['metadata']).uid : '';
+      const owned = async () =>
+        (await kube.list<Snapshot>(API_VERSION, 'EtcdSnapshot', NS)).filter(s =>
+          s.metadata.ownerReferences?.some(o => o.uid === scheduleUid),
+        );
+      const verified = (s: Snapshot) =>
+        s.status?.phase === 'Complete' && condition(s, 'Verified')?.status === 'True';
+      // The first verified run, then a later one: by then retention (keepLast 1) removes the first.
+      const first = await waitFor(
+        'the first scheduled run Complete and Verified on the claim',
+        async () => (await owned()).find(verified) ?? false,
+        { timeoutMs: 200_000, intervalMs: 1000 },
+        describeWorld('minutely'),
+      );
+      const firstFile = join(dir, `${first.metadata.name}-${(first.metadata.uid ?? '').slice(0, 8)}.db`);
+      assert.equal(`sha256:${sha256(readFileSync(firstFile))}`, first.status?.artifact?.checksum);
+      const second = await waitFor(
+        'a later run verified, and the first run pruned (its EtcdSnapshot and its file)',
+        async () => {
+          const all = await owned();
+          const later = all.find(s => verified(s) && s.metadata.uid !== first.metadata.uid);
+          const firstLeft = all.some(s => s.metadata.uid === first.metadata.uid);
+          return later && !firstLeft && !existsSync(firstFile) ? later : false;
+        },
+        { timeoutMs: 200_000, intervalMs: 1000 },
+        describeWorld('minutely'),
+      );
+      // No more runs while the test looks at the claim.
+      const current = await kube.get<KubeObject & { spec: Record<string, unknown> }>({
+        apiVersion: API_VERSION,
+        kind: 'EtcdSnapshotSchedule',
+        namespace: NS,
+        name: 'minutely',
+      });
+      if (current.kind === 'found') {
+        await kube.replace({ ...current.object, spec: { ...current.object.spec, suspend: true } });
+      }
+      const secondFile = join(dir, `${second.metadata.name}-${(second.metadata.uid ?? '').slice(0, 8)}.db`);
+      assert.equal(`sha256:${sha256(readFileSync(secondFile))}`, second.status?.artifact?.checksum);
+      assert.equal(existsSync(`${firstFile}.etcdfn-owner`), false, 'the owner file went with it');
+      assert.equal(readFileSync(join(dir, 'minutely-000000000000-aaaaaaaa.db'), 'utf8'), 'not ours');
+      const events = await kube.list<EventLike>('v1', 'Event', NS);
+      const pruned = events.find(e => e.involvedObject?.name === 'minutely' && e.reason === 'SnapshotPruned');
+      assert.match(
+        pruned?.message ?? '',
+        new RegExp(`deleted EtcdSnapshot ${first.metadata.name} and pvc://${CLAIM}: deleted etcd/sched/`),
+      );
     });
 
     it('deletionPolicy Delete with a PVC destination is refused by the API server', async () => {

@@ -393,16 +393,6 @@ const pvcRetainRule: Omit<RuleCases, 'kind' | 'path'> = {
   invalid: [{ self: { destination: { pvc: pvc() }, deletionPolicy: 'Delete' } }],
 };
 
-/** Schedules to a PVC are refused until they are built. */
-const pvcNotBuiltRule: Omit<RuleCases, 'kind' | 'path'> = {
-  match: 'destination.pvc is not built yet',
-  valid: [{ self: { destination: { s3: s3() } } }],
-  invalid: [
-    { self: { destination: { pvc: pvc() } } },
-    { self: { destination: { pvc: pvc({ subPath: 'etcd' }) } } },
-  ],
-};
-
 function at(kind: string, path: string, rules: Omit<RuleCases, 'kind' | 'path'>[]): RuleCases[] {
   return rules.map(r => ({ kind, path, ...r }));
 }
@@ -630,5 +620,4 @@ export const RULE_CASES: RuleCases[] = [
     invalid: ['', '/UTC', 'Europe//Berlin', 'UTC ', '+01:00'].map(self => ({ self })),
   },
   ...locationRules('EtcdSnapshotSchedule', '.spec.destination'),
-  { kind: 'EtcdSnapshotSchedule', path: '.spec', ...pvcNotBuiltRule },
 ];

@@ -1010,6 +1010,37 @@ describe('planSchedule: retention deletes only objects its snapshots wrote and r
       assert.equal(d.name, 'nightly-202611100300');
       assert.equal(d.s3Object, false);
       assert.equal(d.etag, undefined);
+      assert.equal(d.pvcFileSha256, undefined);
+    });
+  }
+
+  /** On a PVC: recorded at its own path `<subPath>/<name>-<uid8>.db` with a SHA-256 checksum. */
+  const onPvc = (s: EtcdSnapshot, uri?: string, checksum = `sha256:${'ab'.repeat(32)}`) => {
+    s.spec.destination = { pvc: { claimName: 'backups', subPath: 'etcd/' } };
+    const own = `pvc://backups/etcd/${s.metadata.name}-${(s.metadata.uid ?? '').slice(0, 8)}.db`;
+    s.status!.artifact = { uri: uri ?? own, sizeBytes: 4128, checksum };
+  };
+  it('a snapshot on a PVC at its own path: its file is removed (by a Job) with the recorded SHA-256', () => {
+    const d = oldest(s => onPvc(s));
+    assert.equal(d.name, 'nightly-202611100300');
+    assert.equal(d.s3Object, false);
+    assert.equal(d.pvcFileSha256, 'ab'.repeat(32));
+  });
+  const pvcRows: [string, (s: EtcdSnapshot) => void][] = [
+    ['recorded at another path', s => onPvc(s, 'pvc://backups/etcd/someone-else.db')],
+    [
+      'recorded on another claim',
+      s => onPvc(s, `pvc://other/etcd/${s.metadata.name}-${(s.metadata.uid ?? '').slice(0, 8)}.db`),
+    ],
+    ['with no SHA-256 recorded', s => onPvc(s, undefined, '')],
+    ['with a checksum that is not SHA-256', s => onPvc(s, undefined, 'md5:0123')],
+  ];
+  for (const [what, change] of pvcRows) {
+    it(`a snapshot on a PVC ${what}: its EtcdSnapshot goes, its file is never touched`, () => {
+      const d = oldest(change);
+      assert.equal(d.name, 'nightly-202611100300');
+      assert.equal(d.s3Object, false);
+      assert.equal(d.pvcFileSha256, undefined);
     });
   }
 });
