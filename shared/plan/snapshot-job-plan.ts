@@ -8,7 +8,12 @@ import type { TakeOutcome } from './snapshot-plan.ts';
 /** The Job of the attempt in progress, as observed. */
 export type AttemptJob =
   | { name: string; state: 'absent' }
-  | { name: string; state: 'running' }
+  | {
+      name: string;
+      state: 'running';
+      /** The Job's Pod is not scheduled (PodScheduled False): since when, and the scheduler's words. */
+      unscheduled?: { since: string; message: string };
+    }
   | {
       name: string;
       state: 'finished';
@@ -82,4 +87,47 @@ export function jobOutcome(
       if (job.jobReason === 'DeadlineExceeded') return { kind: 'timed-out', message: report.message };
       return { kind: 'error', message: `Job ${job.name}: ${report.message}` };
   }
+}
+
+/** A Pod the scheduler has not placed gets this long before the attempt is given up. */
+export const UNSCHEDULED_GRACE_MS = 60_000;
+
+/** The scheduler's verdict on a Job's Pod, when it has not placed it. */
+export function unscheduledSince(pod: {
+  metadata?: { creationTimestamp?: Date | string };
+  status?: {
+    conditions?: { type: string; status: string; message?: string; lastTransitionTime?: Date | string }[];
+  };
+}): { since: string; message: string } | undefined {
+  const c = pod.status?.conditions?.find(x => x.type === 'PodScheduled');
+  if (c?.status !== 'False') return undefined;
+  const when = c.lastTransitionTime ?? pod.metadata?.creationTimestamp;
+  const since = when === undefined ? undefined : new Date(when);
+  if (!since || Number.isNaN(since.getTime())) return undefined;
+  return { since: since.toISOString(), message: c.message ?? 'not scheduled' };
+}
+
+/**
+ * A running attempt whose Pod has not been scheduled for UNSCHEDULED_GRACE_MS: final, with what
+ * the scheduler says. An unbound or unmountable claim is the usual cause (ClaimNotMountable).
+ */
+export function unscheduledOutcome(
+  snapshot: EtcdSnapshot,
+  job: Extract<AttemptJob, { state: 'running' }>,
+  now: Date,
+): TakeOutcome | undefined {
+  if (!job.unscheduled) return undefined;
+  const waited = now.getTime() - new Date(job.unscheduled.since).getTime();
+  if (waited < UNSCHEDULED_GRACE_MS) return undefined;
+  const claim = snapshot.spec.destination.pvc?.claimName ?? '';
+  const aboutVolumes = /persistentvolumeclaim|volume/i.test(job.unscheduled.message);
+  return {
+    kind: 'volume-refused',
+    reason: aboutVolumes ? 'ClaimNotMountable' : 'JobPodUnschedulable',
+    message:
+      `the Pod of Job ${job.name} was not scheduled for ${Math.round(waited / 1000)} s: ${job.unscheduled.message}` +
+      (aboutVolumes
+        ? `; PersistentVolumeClaim ${claim} must be Bound and mountable next to the members (kubectl describe pvc ${claim})`
+        : ''),
+  };
 }

@@ -30,7 +30,7 @@ import type { EndpointVerdict } from '../s3/endpoint-policy.ts';
 import { CREDENTIAL_KEYS, ownerOf, snapshotTarget, type S3Target } from '../s3/location.ts';
 import { pvcUri, snapshotFilePath } from '../snapshot-file/result.ts';
 import { memberUrls } from './members.ts';
-import { jobOutcome, type AttemptJob } from './snapshot-job-plan.ts';
+import { jobOutcome, unscheduledOutcome, type AttemptJob } from './snapshot-job-plan.ts';
 
 export const SNAPSHOT_READY = 'Ready';
 export const SNAPSHOT_VERIFIED = 'Verified';
@@ -157,6 +157,20 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
           job: job.name,
           outcome,
           reason: `EtcdSnapshot ${name}: Job ${job.name} finished`,
+        },
+        status,
+        statusChanged: false,
+        events: [],
+      };
+    }
+    const stuck = job?.state === 'running' ? unscheduledOutcome(snapshot, job, now) : undefined;
+    if (stuck && job) {
+      return {
+        step: {
+          kind: 'record-job',
+          job: job.name,
+          outcome: stuck,
+          reason: `EtcdSnapshot ${name}: the Pod of Job ${job.name} cannot be scheduled`,
         },
         status,
         statusChanged: false,

@@ -4,7 +4,7 @@ import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-n
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import { snapshotJob, snapshotJobName } from '../builders/snapshot-job.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import type { AttemptJob } from '../plan/snapshot-job-plan.ts';
+import { unscheduledSince, type AttemptJob } from '../plan/snapshot-job-plan.ts';
 import type { SnapshotSource } from '../plan/snapshot-plan.ts';
 import type { Context } from '../runtime/context.ts';
 import { SAVE_CONTAINER } from '../snapshot-file/result.ts';
@@ -40,10 +40,14 @@ export async function observeAttemptJob(ctx: Context, snapshot: Snapshot): Promi
   const done = (job.status?.conditions ?? []).find(
     c => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
   );
-  if (!done) return { name, state: 'running' };
-  const pods = await ctx.kube.list<V1Pod & KubeObject>('v1', 'Pod', namespace, `${JOB_NAME_LABEL}=${name}`);
+  const pods = (
+    await ctx.kube.list<V1Pod & KubeObject>('v1', 'Pod', namespace, `${JOB_NAME_LABEL}=${name}`)
+  ).filter(p => p.metadata.ownerReferences?.some(o => o.uid === job.metadata.uid));
+  if (!done) {
+    const unscheduled = pods.map(unscheduledSince).find(u => u !== undefined);
+    return { name, state: 'running', ...(unscheduled && { unscheduled }) };
+  }
   const reports = pods
-    .filter(p => p.metadata.ownerReferences?.some(o => o.uid === job.metadata.uid))
     .map(p => p.status?.containerStatuses?.find(c => c.name === SAVE_CONTAINER)?.state?.terminated)
     .filter(t => t !== undefined)
     .sort((a, b) => String(a.finishedAt ?? '').localeCompare(String(b.finishedAt ?? '')));

@@ -305,6 +305,45 @@ describe(
       );
     });
 
+    it('a claim the Job Pod cannot mount (its StorageClass does not exist, so it stays Pending) ends Failed ClaimNotMountable, and the Job goes', async () => {
+      const claim = await kube.create({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'unbound', namespace: NS },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: 'no-such-class',
+          resources: { requests: { storage: '1Gi' } },
+        },
+      });
+      assert.equal(claim.kind, 'created');
+      const created = await kube.create({
+        apiVersion: API_VERSION,
+        kind: 'EtcdSnapshot',
+        metadata: { name: 'to-unbound', namespace: NS },
+        spec: { clusterRef: { name: CLUSTER }, destination: { pvc: { claimName: 'unbound' } } },
+      });
+      assert.equal(created.kind, 'created');
+      const done = await finished('to-unbound');
+      assert.equal(done.status?.phase, 'Failed', JSON.stringify(done.status));
+      const ready = condition(done, 'Ready');
+      assert.equal(ready?.reason, 'ClaimNotMountable', JSON.stringify(ready));
+      assert.match(
+        ready?.message ?? '',
+        /^the Pod of Job to-unbound-[0-9a-f]{8}-[0-9a-z]+ was not scheduled for \d+ s: 0\/1 nodes are available: pod has unbound immediate PersistentVolumeClaims\.; PersistentVolumeClaim unbound must be Bound and mountable next to the members \(kubectl describe pvc unbound\); then create a new EtcdSnapshot$/,
+      );
+      assert.equal(done.status?.artifact, undefined);
+      await waitFor(
+        'the Job of the attempt deleted',
+        async () =>
+          !(await kube.list('batch/v1', 'Job', NS)).some(j =>
+            j.metadata.ownerReferences?.some(o => o.uid === done.metadata.uid),
+          ),
+        { timeoutMs: 60_000, intervalMs: 500 },
+        describeWorld('to-unbound'),
+      );
+    });
+
     it('deletionPolicy Delete with a PVC destination is refused by the API server', async () => {
       const created = await kube.create({
         apiVersion: API_VERSION,

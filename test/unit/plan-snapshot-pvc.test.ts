@@ -6,7 +6,12 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-snapshot.ts';
 import { snapshotJob, snapshotJobName } from '../../shared/builders/snapshot-job.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { jobOutcome, type AttemptJob } from '../../shared/plan/snapshot-job-plan.ts';
+import {
+  jobOutcome,
+  UNSCHEDULED_GRACE_MS,
+  unscheduledSince,
+  type AttemptJob,
+} from '../../shared/plan/snapshot-job-plan.ts';
 import {
   planOutcome,
   planSnapshot,
@@ -80,6 +85,65 @@ describe('planSnapshot: destination.pvc while Started', () => {
     const plan = planSnapshot(state({ job: { name: JOB, state: 'running' } }));
     assert.equal(plan.step.kind, 'nothing');
     assert.equal(plan.statusChanged, false);
+  });
+
+  const UNBOUND = '0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims.';
+  const unscheduled = (sinceMs: number, message = UNBOUND): AttemptJob => ({
+    name: JOB,
+    state: 'running',
+    unscheduled: { since: new Date(NOW.getTime() - sinceMs).toISOString(), message },
+  });
+  it('its Pod unscheduled for less than the grace → nothing yet', () => {
+    const plan = planSnapshot(state({ job: unscheduled(UNSCHEDULED_GRACE_MS - 1) }));
+    assert.equal(plan.step.kind, 'nothing');
+  });
+  it('its Pod unscheduled past the grace, for a claim → record-job ClaimNotMountable, Failed, naming the claim', () => {
+    const plan = planSnapshot(state({ job: unscheduled(UNSCHEDULED_GRACE_MS) }));
+    assert.equal(plan.step.kind, 'record-job');
+    if (plan.step.kind !== 'record-job') return;
+    assert.equal(plan.step.job, JOB);
+    assert.deepEqual(plan.step.outcome, {
+      kind: 'volume-refused',
+      reason: 'ClaimNotMountable',
+      message: `the Pod of Job ${JOB} was not scheduled for 60 s: ${UNBOUND}; PersistentVolumeClaim backups must be Bound and mountable next to the members (kubectl describe pvc backups)`,
+    });
+    const after = planOutcome(snapshot(started), plan.step.outcome, NOW);
+    assert.equal(after.status.phase, 'Failed');
+    const ready = findCondition(after.status.conditions, 'Ready');
+    assert.equal(ready?.reason, 'ClaimNotMountable');
+    assert.match(ready?.message ?? '', /; then create a new EtcdSnapshot$/);
+  });
+  it("its Pod unscheduled for another reason → JobPodUnschedulable with the scheduler's words", () => {
+    const plan = planSnapshot(
+      state({ job: unscheduled(120_000, '0/1 nodes are available: 1 Insufficient cpu.') }),
+    );
+    assert.equal(plan.step.kind, 'record-job');
+    if (plan.step.kind !== 'record-job') return;
+    assert.equal(plan.step.outcome.kind, 'volume-refused');
+    if (plan.step.outcome.kind !== 'volume-refused') return;
+    assert.equal(plan.step.outcome.reason, 'JobPodUnschedulable');
+    assert.equal(
+      plan.step.outcome.message,
+      `the Pod of Job ${JOB} was not scheduled for 120 s: 0/1 nodes are available: 1 Insufficient cpu.`,
+    );
+  });
+  it('what the scheduler says about a Pod: only PodScheduled False counts, since its transition', () => {
+    const at = '2026-11-22T10:00:30Z';
+    const cond = (status: string, extra: Record<string, string> = {}) => ({
+      metadata: { creationTimestamp: CREATED },
+      status: { conditions: [{ type: 'PodScheduled', status, ...extra }] },
+    });
+    assert.equal(unscheduledSince(cond('True')), undefined);
+    assert.equal(unscheduledSince({ status: {} }), undefined);
+    assert.deepEqual(unscheduledSince(cond('False', { lastTransitionTime: at, message: 'm' })), {
+      since: '2026-11-22T10:00:30.000Z',
+      message: 'm',
+    });
+    assert.deepEqual(unscheduledSince(cond('False')), {
+      since: CREATED.toISOString(),
+      message: 'not scheduled',
+    });
+    assert.equal(unscheduledSince({ status: cond('False').status }), undefined);
   });
 
   it('the Job was not observed → nothing', () => {

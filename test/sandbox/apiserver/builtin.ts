@@ -385,6 +385,16 @@ export function builtinDefs(opts: BuiltinOptions): ResourceDef[] {
       printer: PRINTERS.jobs,
       fieldSelectors: { 'status.successful': o => String((o.status as Any)?.succeeded ?? 0) },
     }),
+    // Served for the PVC controller (test/sandbox/kubelet/pvcs.ts): a claim naming a class that
+    // does not exist stays Pending, as with no provisioner for it.
+    makeDef({
+      group: 'storage.k8s.io',
+      version: 'v1',
+      resource: 'storageclasses',
+      kind: 'StorageClass',
+      namespaced: false,
+      shortNames: ['sc'],
+    }),
     makeDef({
       group: 'coordination.k8s.io',
       version: 'v1',

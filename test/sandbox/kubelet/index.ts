@@ -34,7 +34,7 @@ import {
 import { PodWorker } from './pod-worker.ts';
 import type { NodeContext } from './pod-worker.ts';
 import { PvcController } from './pvcs.ts';
-import type { Endpoints, Job, Logger, Pod, Pvc, Service } from './types.ts';
+import type { Endpoints, Job, KObj, Logger, Pod, Pvc, Service } from './types.ts';
 import { pvcDir } from './volumes.ts';
 
 export type { KubeletOptions } from './options.ts';
@@ -99,6 +99,7 @@ class ProcessKubelet implements Kubelet, Faults {
   private readonly pvcs: Informer<Pvc>;
   private readonly jobs: Informer<Job>;
   private readonly pdbs: Informer<Pdb>;
+  private readonly storageClasses: Informer<KObj>;
   private readonly node: NodeContext;
   private dns: Dns | undefined;
   private controllers: { stop(): void }[] = [];
@@ -122,6 +123,7 @@ class ProcessKubelet implements Kubelet, Faults {
     this.pvcs = new Informer<Pvc>(this.api, '/api/v1/persistentvolumeclaims', this.log);
     this.jobs = new Informer<Job>(this.api, '/apis/batch/v1/jobs', this.log);
     this.pdbs = new Informer<Pdb>(this.api, '/apis/policy/v1/poddisruptionbudgets', this.log);
+    this.storageClasses = new Informer<KObj>(this.api, '/apis/storage.k8s.io/v1/storageclasses', this.log);
     this.node = this.nodeContext();
   }
 
@@ -169,7 +171,14 @@ class ProcessKubelet implements Kubelet, Faults {
     await this.setUpDns();
     const ctl = this.opts.controllers ?? {};
     if (ctl.pvcs !== false)
-      this.controllers.push(new PvcController(this.api, this.pvcs, this.pods, this.dataDir, this.log));
+      this.controllers.push(
+        new PvcController(
+          this.api,
+          { pvcs: this.pvcs, pods: this.pods, classes: this.storageClasses },
+          this.dataDir,
+          this.log,
+        ),
+      );
     if (ctl.endpoints !== false) {
       this.controllers.push(
         new EndpointsController(this.api, this.services, this.endpoints, this.pods, this.log),
@@ -182,11 +191,15 @@ class ProcessKubelet implements Kubelet, Faults {
     }
     const disruption = ctl.disruption !== false;
     if (disruption) this.controllers.push(new DisruptionController(this.api, this.pdbs, this.pods, this.log));
-    this.controllers.push(...[this.pods, this.services, this.endpoints, this.pvcs, this.jobs, this.pdbs]);
+    this.controllers.push(
+      ...[this.pods, this.services, this.endpoints, this.pvcs, this.jobs, this.pdbs, this.storageClasses],
+    );
     this.pods.on({ upsert: pod => this.onPod(pod), deleted: pod => this.onPodDeleted(pod) });
     const refresh = { upsert: () => this.dns?.refresh(), deleted: () => this.dns?.refresh() };
     this.services.on(refresh);
     this.endpoints.on(refresh);
+    // Classes first: a claim is judged against them.
+    await this.storageClasses.start();
     await Promise.all([
       this.pvcs.start(),
       this.services.start(),

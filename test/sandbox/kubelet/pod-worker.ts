@@ -12,7 +12,7 @@ import type { Phase } from './status.ts';
 import type { Logger, Pod, PodStatusJson, Pvc } from './types.ts';
 import { nowIso } from './types.ts';
 import { sleep } from './util.ts';
-import { VolumeNotReady, setUpVolumes, tearDownVolumes } from './volumes.ts';
+import { ClaimNotBound, VolumeNotReady, setUpVolumes, tearDownVolumes } from './volumes.ts';
 import type { VolumeInfo } from './volumes.ts';
 
 export const VOLUMES_ANNOTATION = 'sandbox.etcdfn.io/volumes';
@@ -49,6 +49,8 @@ export class PodWorker {
   private cleaned = false;
   private volumes = new Map<string, VolumeInfo>();
   private volumeMessage: string | undefined;
+  /** Set while a claim of the Pod is unbound: the Pod is reported unscheduled. */
+  private unschedulable: { message: string; since: string } | undefined;
   private notBefore = 0;
   private writeTimer: NodeJS.Timeout | undefined;
   private writing: Promise<void> | undefined;
@@ -206,12 +208,17 @@ export class PodWorker {
           pvc: (ns, name) => this.node.pvc(ns, name),
         });
         this.volumeMessage = undefined;
+        this.unschedulable = undefined;
         await this.annotateVolumes();
         return true;
       } catch (err) {
         if (!(err instanceof VolumeNotReady)) throw err;
         if (this.volumeMessage !== err.message) {
           this.volumeMessage = err.message;
+          this.unschedulable =
+            err instanceof ClaimNotBound
+              ? { message: err.message, since: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') }
+              : undefined;
           this.node.log(`pod ${this.describe()}: waiting for volumes: ${err.message}`);
           this.changed();
         }
@@ -315,6 +322,22 @@ export class PodWorker {
   // ---- status ----
 
   status(): PodStatusJson {
+    if (this.unschedulable) {
+      return {
+        phase: 'Pending',
+        conditions: [
+          {
+            type: 'PodScheduled',
+            status: 'False',
+            reason: 'Unschedulable',
+            message: this.unschedulable.message,
+            lastProbeTime: null,
+            lastTransitionTime: this.unschedulable.since,
+          },
+        ],
+        qosClass: qosClass(this.pod.spec),
+      };
+    }
     const init = this.init.map(c => c.status());
     const main = this.main.map(c => c.status());
     if (this.volumeMessage) {

@@ -1,12 +1,15 @@
-// PersistentVolumeClaims: every claim is bound at once (status.phase Bound, capacity = requested
-// storage, whatever its storageClassName) and backed by a directory <dataDir>/pvcs/<ns>/<name>-<uid>
-// that outlives Pods. When the claim is deleted (the API server's pvc-protection keeps it while a
-// Pod uses it) the directory is removed.
+// PersistentVolumeClaims: a claim is bound at once (status.phase Bound, capacity = requested
+// storage) when it names no storageClassName, or '' (as if the cluster had a default class and
+// static volumes), or a StorageClass that exists; a claim naming a class that does not exist stays
+// Pending with a ProvisioningFailed Event, as with no provisioner, and binds when the class appears.
+// A bound claim is backed by a directory <dataDir>/pvcs/<ns>/<name>-<uid> that outlives Pods. When
+// the claim is deleted (the API server's pvc-protection keeps it while a Pod uses it) the directory
+// is removed.
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Api } from './api.ts';
 import { errorText, isNotFound, mergePatch } from './api.ts';
 import type { Informer } from './informer.ts';
-import type { Logger, Pod, Pvc } from './types.ts';
+import type { KObj, Logger, Pod, Pvc } from './types.ts';
 import { pvcDir } from './volumes.ts';
 
 export class PvcController {
@@ -16,13 +19,32 @@ export class PvcController {
   private readonly pods: Informer<Pod>;
   private readonly dataDir: string;
   private readonly log: Logger;
-  constructor(api: Api, pvcs: Informer<Pvc>, pods: Informer<Pod>, dataDir: string, log: Logger) {
+  private readonly pvcs: Informer<Pvc>;
+  private readonly classes: Informer<KObj>;
+  private readonly reported = new Set<string>();
+  constructor(
+    api: Api,
+    informers: { pvcs: Informer<Pvc>; pods: Informer<Pod>; classes: Informer<KObj> },
+    dataDir: string,
+    log: Logger,
+  ) {
+    const { pvcs, pods, classes } = informers;
     this.api = api;
     this.pods = pods;
+    this.pvcs = pvcs;
+    this.classes = classes;
     this.dataDir = dataDir;
     this.log = log;
     pvcs.on({ upsert: pvc => void this.bind(pvc), deleted: pvc => this.remove(pvc) });
     pods.on({ deleted: () => this.retryRemovals(), upsert: () => this.retryRemovals() });
+    classes.on({ upsert: () => this.pvcs.list().forEach(pvc => void this.bind(pvc)) });
+  }
+
+  /** The class a claim waits for, when it names one that does not exist. */
+  private missingClass(pvc: Pvc): string | undefined {
+    const name = pvc.spec?.storageClassName;
+    if (!name) return undefined;
+    return this.classes.get(undefined, name) ? undefined : name;
   }
 
   stop(): void {
@@ -31,6 +53,11 @@ export class PvcController {
 
   private async bind(pvc: Pvc): Promise<void> {
     if (pvc.metadata.deletionTimestamp || pvc.status?.phase === 'Bound') return;
+    const missing = this.missingClass(pvc);
+    if (missing) {
+      await this.reportPending(pvc, missing);
+      return;
+    }
     mkdirSync(pvcDir(this.dataDir, pvc), { recursive: true });
     const storage = pvc.spec?.resources?.requests?.storage;
     const status = {
@@ -46,6 +73,40 @@ export class PvcController {
     } catch (err) {
       if (!isNotFound(err))
         this.log(`pvc ${pvc.metadata.namespace}/${pvc.metadata.name}: bind failed: ${errorText(err)}`);
+    }
+  }
+
+  private async reportPending(pvc: Pvc, className: string): Promise<void> {
+    if (this.reported.has(pvc.metadata.uid)) return;
+    this.reported.add(pvc.metadata.uid);
+    const ns = pvc.metadata.namespace!;
+    try {
+      await this.api.core.patchNamespacedPersistentVolumeClaimStatus(
+        { name: pvc.metadata.name, namespace: ns, body: { status: { phase: 'Pending' } } },
+        mergePatch,
+      );
+      await this.api.core.createNamespacedEvent({
+        namespace: ns,
+        body: {
+          metadata: { generateName: `${pvc.metadata.name}.`, namespace: ns },
+          involvedObject: {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            name: pvc.metadata.name,
+            namespace: ns,
+            uid: pvc.metadata.uid,
+          },
+          reason: 'ProvisioningFailed',
+          message: `storageclass.storage.k8s.io "${className}" not found`,
+          type: 'Warning',
+          source: { component: 'persistentvolume-controller' },
+          count: 1,
+          firstTimestamp: new Date(),
+          lastTimestamp: new Date(),
+        },
+      });
+    } catch (err) {
+      if (!isNotFound(err)) this.log(`pvc ${ns}/${pvc.metadata.name}: ${errorText(err)}`);
     }
   }
 

@@ -18,6 +18,12 @@ import type { Pod, Pvc } from './types.ts';
 /** A volume that cannot be set up yet (missing claim, Secret, ...): the Pod waits in ContainerCreating. */
 export class VolumeNotReady extends Error {}
 
+/**
+ * The claim is not bound: a real scheduler would not place the Pod at all (PodScheduled False,
+ * Unschedulable, with this message); the sandbox's one node holds it Pending the same way.
+ */
+export class ClaimNotBound extends VolumeNotReady {}
+
 export interface VolumeInfo {
   type: string;
   hostPath: string;
@@ -120,6 +126,8 @@ async function setUp(ctx: VolumeContext, volume: V1Volume): Promise<VolumeInfo> 
     if (!pvc) throw new VolumeNotReady(`persistentvolumeclaim "${claim}" not found`);
     if (pvc.metadata.deletionTimestamp)
       throw new VolumeNotReady(`persistentvolumeclaim "${claim}" is being deleted`);
+    if (pvc.status?.phase !== 'Bound')
+      throw new ClaimNotBound('0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims.');
     const dir = pvcDir(ctx.dataDir, pvc);
     mkdirSync(dir, { recursive: true });
     return { type: 'persistentVolumeClaim', hostPath: dir };
