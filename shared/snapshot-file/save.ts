@@ -35,13 +35,13 @@ function volumeFailure(err: unknown, dir: string): never {
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     throw new SaveFailure(
       'VolumeFull',
-      `the volume has no space left for the snapshot in ${dir}; grow the PVC or free space, then create a new EtcdSnapshot`,
+      `the volume has no space left for the snapshot in ${dir}; grow the PVC or free space`,
     );
   }
   if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
     throw new SaveFailure(
       'VolumeReadOnly',
-      `cannot write to ${dir} (${code}): the volume is read-only or not writable by the Job's user; then create a new EtcdSnapshot`,
+      `cannot write to ${dir} (${code}): the volume is read-only or not writable by the Job's user`,
     );
   }
   throw err;

@@ -12,6 +12,7 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
+import { DiskFaults } from '../sandbox/kubelet/disk-faults.ts';
 import { etcdBinaries } from '../support/etcd-binaries.ts';
 import { EtcdTestCluster } from '../support/etcd-process.ts';
 import { sha256 } from '../support/s3rver.ts';
@@ -343,6 +344,74 @@ describe(
         describeWorld('to-unbound'),
       );
     });
+
+    for (const [fault, reason, words] of [
+      [
+        'full',
+        'VolumeFull',
+        /^the volume has no space left for the snapshot in \S+; grow the PVC or free space; then create a new EtcdSnapshot$/,
+      ],
+      [
+        'read-only',
+        'VolumeReadOnly',
+        /^cannot write to \S+ \(EROFS\): the volume is read-only or not writable by the Job's user; then create a new EtcdSnapshot$/,
+      ],
+    ] as const) {
+      it(`a claim whose disk is ${fault} ends Failed ${reason}, and leaves no partial file`, async t => {
+        if (!DiskFaults.supported()) {
+          t.skip('this machine does not let the sandbox mount');
+          return;
+        }
+        const name = `disk-${fault}`;
+        const claim = await kube.create({
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name, namespace: NS },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        });
+        assert.equal(claim.kind, 'created');
+        await waitFor('the claim bound', async () => {
+          const read = await kube.get<KubeObject & { status?: { phase?: string } }>({
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            namespace: NS,
+            name,
+          });
+          return read.kind === 'found' && read.object.status?.phase === 'Bound';
+        });
+        // The etcd/ directory exists before the disk turns read-only (only the file is refused).
+        const { path } =
+          fault === 'full'
+            ? await sandbox.faults.fillPvc({ namespace: NS, claim: name, bytes: 16 * 1024 })
+            : await (async () => {
+                const dirOf = await sandbox.faults.wipePvc({ namespace: NS, claim: name });
+                mkdirSync(join(dirOf.path, 'etcd'), { recursive: true });
+                return sandbox.faults.readOnlyPvc({ namespace: NS, claim: name });
+              })();
+        try {
+          const created = await kube.create({
+            apiVersion: API_VERSION,
+            kind: 'EtcdSnapshot',
+            metadata: { name: `to-${name}`, namespace: NS },
+            spec: {
+              clusterRef: { name: CLUSTER },
+              destination: { pvc: { claimName: name, subPath: 'etcd' } },
+            },
+          });
+          assert.equal(created.kind, 'created');
+          const done = await finished(`to-${name}`);
+          assert.equal(done.status?.phase, 'Failed', JSON.stringify(done.status));
+          const ready = condition(done, 'Ready');
+          assert.equal(ready?.reason, reason, JSON.stringify(ready));
+          assert.match(ready?.message ?? '', words);
+          assert.equal(done.status?.artifact, undefined);
+          const left = existsSync(join(path, 'etcd')) ? readdirSync(join(path, 'etcd')) : [];
+          assert.ok(!left.some(f => f.endsWith('.db') || f.endsWith('.partial')), left.join());
+        } finally {
+          await sandbox.faults.releasePvc({ namespace: NS, claim: name });
+        }
+      });
+    }
 
     it('deletionPolicy Delete with a PVC destination is refused by the API server', async () => {
       const created = await kube.create({

@@ -2,9 +2,10 @@
 // StorageClass that does not exist stays Pending with a ProvisioningFailed Event, as a cluster with
 // no provisioner for it does; a Pod using it is not scheduled (PodScheduled False, Unschedulable,
 // the scheduler's message, no container statuses); once the class is created the claim binds and
-// the Pod runs. Claims with no class, or '', bind at once as before.
+// the Pod runs. Claims with no class, or '', bind at once as before. Disk faults on a claim: a
+// small disk (ENOSPC past its size, what it held kept), a read-only file system (EROFS), released.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +15,7 @@ import type { ApiServer } from '../sandbox/apiserver/index.ts';
 import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
 import { startKubelet } from '../sandbox/kubelet/index.ts';
 import type { Kubelet } from '../sandbox/kubelet/index.ts';
+import { DiskFaults } from '../sandbox/kubelet/disk-faults.ts';
 import { waitFor } from '../sandbox/kubelet/wait.ts';
 
 const NS = 'default';
@@ -119,5 +121,29 @@ describe('sandbox: claims and StorageClasses', () => {
       },
       WAIT_MS,
     );
+  });
+
+  it('disk faults: a small disk refuses writes past its size and keeps what it held; a read-only one refuses all; release undoes both', async t => {
+    if (!DiskFaults.supported()) {
+      t.skip('this machine does not let the sandbox mount');
+      return;
+    }
+    const { path } = await kubelet.faults.fillPvc({ claim: 'plain', bytes: 64 * 1024 });
+    try {
+      assert.ok(existsSync(path));
+      writeFileSync(join(path, 'kept'), 'before');
+      assert.throws(() => writeFileSync(join(path, 'big'), Buffer.alloc(256 * 1024)), /ENOSPC/);
+      await kubelet.faults.releasePvc({ claim: 'plain' });
+      assert.equal(readFileSync(join(path, 'kept'), 'utf8'), 'before', 'what the small disk held is kept');
+      writeFileSync(join(path, 'big'), Buffer.alloc(256 * 1024));
+
+      await kubelet.faults.readOnlyPvc({ claim: 'plain' });
+      assert.throws(() => writeFileSync(join(path, 'more'), 'x'), /EROFS/);
+      assert.equal(readFileSync(join(path, 'kept'), 'utf8'), 'before');
+      await kubelet.faults.releasePvc({ claim: 'plain' });
+      writeFileSync(join(path, 'more'), 'x');
+    } finally {
+      await kubelet.faults.releasePvc({ claim: 'plain' });
+    }
   });
 });

@@ -4,6 +4,9 @@
 //
 //   POST /kill        {"namespace","pod","container"?,"signal"?}  → {"killed":[{"container","pid"}]}
 //   POST /wipe-pvc    {"namespace","claim"}                       → {"path"}
+//   POST /fill-pvc    {"namespace","claim","bytes"}               → {"path"}
+//   POST /read-only-pvc {"namespace","claim"}                     → {"path"}
+//   POST /release-pvc {"namespace","claim"}                       → {"path"}
 //   POST /freeze, POST /unfreeze
 //   POST /delay-start {"namespace","pod","seconds"}
 //   GET  /state                                                   → NodeState
@@ -14,7 +17,15 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { DelayRequest, Faults, KillRequest, KillResult, NodeState, WipeRequest } from './faults.ts';
+import type {
+  DelayRequest,
+  DiskFaultRequest,
+  Faults,
+  KillRequest,
+  KillResult,
+  NodeState,
+  WipeRequest,
+} from './faults.ts';
 import { FaultError } from './faults.ts';
 
 export type LogReader = (namespace: string, pod: string, container: string, previous: boolean) => string;
@@ -40,6 +51,12 @@ async function route(faults: Faults, logs: LogReader, req: IncomingMessage): Pro
       return faults.kill((await body(req)) as unknown as KillRequest);
     case 'POST /wipe-pvc':
       return faults.wipePvc((await body(req)) as unknown as WipeRequest);
+    case 'POST /fill-pvc':
+      return faults.fillPvc((await body(req)) as unknown as DiskFaultRequest);
+    case 'POST /read-only-pvc':
+      return faults.readOnlyPvc((await body(req)) as unknown as DiskFaultRequest);
+    case 'POST /release-pvc':
+      return faults.releasePvc((await body(req)) as unknown as DiskFaultRequest);
     case 'POST /freeze':
       await faults.freeze();
       return { frozen: true };
@@ -133,6 +150,18 @@ export class FaultClient implements Faults {
 
   wipePvc(req: WipeRequest): Promise<{ path: string }> {
     return this.call('POST', '/wipe-pvc', req);
+  }
+
+  fillPvc(req: DiskFaultRequest): Promise<{ path: string }> {
+    return this.call('POST', '/fill-pvc', req);
+  }
+
+  readOnlyPvc(req: DiskFaultRequest): Promise<{ path: string }> {
+    return this.call('POST', '/read-only-pvc', req);
+  }
+
+  releasePvc(req: DiskFaultRequest): Promise<{ path: string }> {
+    return this.call('POST', '/release-pvc', req);
   }
 
   async freeze(): Promise<void> {

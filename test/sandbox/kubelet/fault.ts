@@ -3,6 +3,9 @@
 //   node --import tsx test/sandbox/kubelet/fault.ts [--url URL | --data-dir DIR] <command> ...
 //     kill <ns/pod> [container] [--signal SIGTERM]   signal a Pod's processes (default SIGKILL)
 //     wipe-pvc <ns/claim>                             delete everything in a PVC's directory
+//     fill-pvc <ns/claim> <bytes>                     the PVC's disk becomes that small (ENOSPC past it)
+//     read-only-pvc <ns/claim>                        the PVC's file system turns read-only (EROFS)
+//     release-pvc <ns/claim>                          undo fill-pvc / read-only-pvc
 //     freeze | unfreeze                               stop / resume the node
 //     delay <ns/pod> <seconds>                        delay the (next) start of a Pod's containers
 //     state                                           Pods, IPs, PIDs, restart counts (JSON)
@@ -53,6 +56,21 @@ program
 program.command('wipe-pvc <claim>').action(async (claim: string) => {
   const { namespace, name } = ref(claim);
   print(await client().wipePvc({ namespace, claim: name }));
+});
+program
+  .command('fill-pvc <claim> <bytes>')
+  .description("the claim's disk becomes that small (writes past it fail with ENOSPC)")
+  .action(async (claim: string, bytes: string) => {
+    const { namespace, name } = ref(claim);
+    print(await client().fillPvc({ namespace, claim: name, bytes: Number(bytes) }));
+  });
+program.command('read-only-pvc <claim>').action(async (claim: string) => {
+  const { namespace, name } = ref(claim);
+  print(await client().readOnlyPvc({ namespace, claim: name }));
+});
+program.command('release-pvc <claim>').action(async (claim: string) => {
+  const { namespace, name } = ref(claim);
+  print(await client().releasePvc({ namespace, claim: name }));
 });
 program.command('freeze').action(async () =>
   print(

@@ -23,6 +23,13 @@ export interface WipeRequest {
   claim: string;
 }
 
+export interface DiskFaultRequest {
+  namespace?: string;
+  claim: string;
+  /** fill-pvc: the size of the small disk, in bytes. */
+  bytes?: number;
+}
+
 export interface DelayRequest extends PodRef {
   seconds: number;
 }
@@ -59,6 +66,12 @@ export interface Faults {
   kill(req: KillRequest): Promise<KillResult>;
   /** Deletes everything in a PVC's directory (the disk lost its data); returns the directory. */
   wipePvc(req: WipeRequest): Promise<{ path: string }>;
+  /** The claim's disk becomes `bytes` small (writes past it: ENOSPC), keeping what it held. */
+  fillPvc(req: DiskFaultRequest): Promise<{ path: string }>;
+  /** The claim's file system turns read-only (writes: EROFS). */
+  readOnlyPvc(req: DiskFaultRequest): Promise<{ path: string }>;
+  /** Undoes fill-pvc or read-only-pvc on the claim. */
+  releasePvc(req: DiskFaultRequest): Promise<{ path: string }>;
   /** The node stops acting: processes SIGSTOPped, no status updates, no restarts, Pods stay Terminating. */
   freeze(): Promise<void>;
   /** Resumes a frozen node: processes SIGCONTed, pending work (status, deletions) carried out. */

@@ -16,9 +16,18 @@ import { DisruptionController, type Pdb } from './disruption.ts';
 import { Dns } from './dns.ts';
 import { nameServerCandidates, startNameServer, type NameServer } from './dns-server.ts';
 import { EndpointsController } from './endpoints.ts';
-import type { Faults, KillRequest, NodeState, WipeRequest, DelayRequest, KillResult } from './faults.ts';
+import type {
+  DelayRequest,
+  DiskFaultRequest,
+  Faults,
+  KillRequest,
+  KillResult,
+  NodeState,
+  WipeRequest,
+} from './faults.ts';
 import { FaultError } from './faults.ts';
 import { Informer } from './informer.ts';
+import { DiskFaults } from './disk-faults.ts';
 import { PodIpAllocator, randomBase } from './ipam.ts';
 import { JobController } from './jobs.ts';
 import { apiSourceReader, registerNode } from './node.ts';
@@ -100,6 +109,7 @@ class ProcessKubelet implements Kubelet, Faults {
   private readonly jobs: Informer<Job>;
   private readonly pdbs: Informer<Pdb>;
   private readonly storageClasses: Informer<KObj>;
+  private readonly disks = new DiskFaults();
   private readonly node: NodeContext;
   private dns: Dns | undefined;
   private controllers: { stop(): void }[] = [];
@@ -355,6 +365,7 @@ class ProcessKubelet implements Kubelet, Faults {
     await Promise.all([...this.workers.values()].map(w => w.shutdown(grace)));
     this.workers.clear();
     await this.nameServer?.close();
+    this.disks.releaseAll();
     this.log(`kubelet ${this.nodeName} stopped`);
   }
 
@@ -382,6 +393,39 @@ class ProcessKubelet implements Kubelet, Faults {
     mkdirSync(dir, { recursive: true });
     for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
     this.log(`fault: wiped the data of pvc ${ns}/${req.claim} (${dir})`);
+    return { path: dir };
+  }
+
+  private claimDir(req: DiskFaultRequest): string {
+    const ns = req.namespace ?? 'default';
+    const pvc = this.pvcs.get(ns, req.claim);
+    if (!pvc) throw new FaultError(`persistentvolumeclaim ${ns}/${req.claim} not found`, 404);
+    const dir = pvcDir(this.dataDir, pvc);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
+  async fillPvc(req: DiskFaultRequest): Promise<{ path: string }> {
+    const dir = this.claimDir(req);
+    if (!req.bytes || req.bytes <= 0) throw new FaultError('fill-pvc needs bytes > 0', 400);
+    this.disks.fill(dir, req.bytes);
+    this.log(
+      `fault: pvc ${req.namespace ?? 'default'}/${req.claim} is now a ${req.bytes}-byte disk (${dir})`,
+    );
+    return { path: dir };
+  }
+
+  async readOnlyPvc(req: DiskFaultRequest): Promise<{ path: string }> {
+    const dir = this.claimDir(req);
+    this.disks.readOnly(dir);
+    this.log(`fault: pvc ${req.namespace ?? 'default'}/${req.claim} is read-only (${dir})`);
+    return { path: dir };
+  }
+
+  async releasePvc(req: DiskFaultRequest): Promise<{ path: string }> {
+    const dir = this.claimDir(req);
+    this.disks.release(dir);
+    this.log(`fault: pvc ${req.namespace ?? 'default'}/${req.claim} disk fault released (${dir})`);
     return { path: dir };
   }
 
