@@ -42,6 +42,8 @@ const VALUE_SETS: Record<string, Obj> = {
     extraEnv: [{ name: 'ETCDFN_UNHEALTHY_WAIT_MS', value: '9000' }],
     knative: { functions: { reconcileCluster: { minScale: 1, maxScale: 5, timeoutSeconds: 120 } } },
   },
+  'knative with a PodMonitor': { metrics: { podMonitor: { enabled: true, labels: { release: 'prom' } } } },
+  'standalone with a PodMonitor': { mode: 'standalone', metrics: { podMonitor: { enabled: true } } },
 };
 
 const workloads = (list: Obj[]) => list.filter(o => o.kind === 'Service' || o.kind === 'Deployment');
@@ -132,6 +134,53 @@ for (const major of HELM_MAJORS) {
         assert.equal(tuned.metadata.annotations['autoscaling.knative.dev/max-scale'], '5');
         assert.equal(tuned.spec.timeoutSeconds, 120);
         assert.equal(find(objects, 'Service', 'run-snapshot').spec.template.spec.timeoutSeconds, 600);
+      });
+    });
+
+    describe('PodMonitor (metrics.podMonitor.enabled)', () => {
+      const matches = (selector: Obj, labels: Record<string, string>) =>
+        Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v) &&
+        ((selector.matchExpressions ?? []) as Obj[]).every(e =>
+          (e.values as string[]).includes(labels[e.key]),
+        );
+
+      it('is not rendered unless asked for', () => {
+        assert.ok(!helmTemplate(major, {}).some(o => o.kind === 'PodMonitor'));
+      });
+      it("knative: selects each function's Pods (the revision template's labels plus Knative's service label) on user-port /metrics", () => {
+        const objects = helmTemplate(major, VALUE_SETS['knative with a PodMonitor']);
+        const monitor = find(objects, 'PodMonitor', 'etcdfn');
+        assert.equal(monitor.metadata.labels.release, 'prom');
+        assert.deepEqual(monitor.spec.namespaceSelector, { matchNames: ['etcd-operator'] });
+        for (const name of FUNCTIONS) {
+          const podLabels = {
+            ...find(objects, 'Service', name).spec.template.metadata.labels,
+            'serving.knative.dev/service': name,
+          };
+          assert.ok(matches(monitor.spec.selector, podLabels), name);
+        }
+        const deadLetter = { ...find(objects, 'Service', 'dead-letter').spec.template.metadata.labels };
+        assert.ok(
+          !matches(monitor.spec.selector, { ...deadLetter, 'serving.knative.dev/service': 'dead-letter' }),
+        );
+        assert.deepEqual(monitor.spec.podMetricsEndpoints, [
+          { port: 'user-port', path: '/metrics', interval: '30s' },
+        ]);
+      });
+      it("standalone: selects the Deployment's Pods and scrapes each function through the bridge's health port", () => {
+        const objects = helmTemplate(major, VALUE_SETS['standalone with a PodMonitor']);
+        const monitor = find(objects, 'PodMonitor', 'etcdfn');
+        const template = find(objects, 'Deployment', 'etcdfn').spec.template;
+        assert.ok(matches(monitor.spec.selector, template.metadata.labels));
+        const ports = (template.spec.containers as Obj[])
+          .flatMap(c => (c.ports ?? []) as Obj[])
+          .map(p => p.name);
+        const endpoints = monitor.spec.podMetricsEndpoints as Obj[];
+        assert.deepEqual(
+          endpoints.map(e => e.path),
+          FUNCTIONS.map(f => `/functions/${f}/metrics`),
+        );
+        for (const e of endpoints) assert.ok(ports.includes(e.port), `${e.port} is a port of the Pod`);
       });
     });
 

@@ -18,6 +18,7 @@ import { ConfigMap, Namespace, ServiceAccount } from 'kubernetes-models/v1';
 import { Broker, Trigger } from '@kubernetes-models/knative/eventing.knative.dev/v1';
 import { Service } from '@kubernetes-models/knative/serving.knative.dev/v1';
 import { ApiServerSource, PingSource } from '@kubernetes-models/knative/sources.knative.dev/v1';
+import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const CHART_DIR = join(ROOT, 'charts', 'etcdfn');
@@ -106,6 +107,7 @@ const MODELS: Record<string, ModelClass> = {
   'eventing.knative.dev/v1/Trigger': Trigger,
   'sources.knative.dev/v1/ApiServerSource': ApiServerSource,
   'sources.knative.dev/v1/PingSource': PingSource,
+  'monitoring.coreos.com/v1/PodMonitor': PodMonitor,
 } as unknown as Record<string, ModelClass>;
 
 /**
