@@ -14,6 +14,7 @@ import { runPause } from './pause.ts';
 import { runRestore, type Confirm, type RestoreOptions } from './restore.ts';
 import { runResume } from './resume.ts';
 import { runSnapshot, type SnapshotOptions } from './snapshot.ts';
+import { runSnapshotSave, type SnapshotSaveOptions } from './snapshot-save.ts';
 import { runStatus } from './status.ts';
 import { createInterface } from 'node:readline/promises';
 import { errorMessage } from '../shared/k8s/errors.ts';
@@ -127,19 +128,42 @@ export function buildProgram(): Command {
       print(await runMoveLeader(openCli(globals(command)), cluster, member));
     });
 
-  program
+  const snapshotCommand = program
     .command('snapshot')
-    .description('take a snapshot to S3 (creates an EtcdSnapshot named <cluster>-xxxxx)')
+    .description(
+      'take a snapshot to S3 (creates an EtcdSnapshot named <cluster>-xxxxx); `snapshot save` copies one to a local file',
+    )
     .argument('<cluster>')
-    .requiredOption('--s3-endpoint <url>', 'S3 endpoint, e.g. https://s3.eu-west-1.amazonaws.com')
-    .requiredOption('--bucket <bucket>', 'the bucket (must exist)')
+    .option('--s3-endpoint <url>', '(required) S3 endpoint, e.g. https://s3.eu-west-1.amazonaws.com')
+    .option('--bucket <bucket>', '(required) the bucket (must exist)')
     .option('--key <prefix>', 'object key prefix; end it with / for a folder')
-    .requiredOption('--secret <name>', 'Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY')
+    .option('--secret <name>', '(required) Secret with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY')
     .option('--region <region>', 'S3 region (default us-east-1)')
     .option('--wait', 'wait until Complete or Failed; exit 1 on Failed')
     .addOption(timeoutOption())
     .action(async (cluster: string, opts: SnapshotOptions, command: Command) => {
+      // Checked here, not by commander: it would ask `snapshot save` for them too.
+      for (const [flag, value] of [
+        ['--s3-endpoint <url>', opts.s3Endpoint],
+        ['--bucket <bucket>', opts.bucket],
+        ['--secret <name>', opts.secret],
+      ] as const) {
+        if (!value) command.error(`error: required option '${flag}' not specified`);
+      }
       process.exitCode = await runSnapshot(openCli(globals(command)), cluster, opts, print);
+    });
+  snapshotCommand
+    .command('save')
+    .description(
+      "stream a snapshot from a member to a local file, check etcd's integrity hash, report keys and revision",
+    )
+    .argument('<cluster>')
+    .argument('<file>', 'a new file (never overwritten)')
+    .option('--member <name>', 'the member to stream from (default: the first that serves)')
+    .addOption(outputOption())
+    .action(async (cluster: string, file: string, opts: SnapshotSaveOptions, command: Command) => {
+      const say = (line: string): void => void process.stderr.write(`${line}\n`);
+      print(await runSnapshotSave(openCli(globals(command)), cluster, file, opts, say));
     });
 
   program

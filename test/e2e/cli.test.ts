@@ -2,8 +2,9 @@
 // against the sandbox's kubeconfig. What a user sees: the status screen, etcd's own view agreeing
 // with it, a snapshot that ends Complete, pause and resume that keep the cluster and its data.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +14,7 @@ import type { HealthView } from '../../cli/health.ts';
 import type { StatusView } from '../../cli/status.ts';
 import { parse } from 'yaml';
 import { KubeObjects } from '../../shared/k8s/objects.ts';
+import { etcdBinaries } from '../support/etcd-binaries.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { beforeCreation, converged as convergedAfter, mark, type Mark } from '../support/converge.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
@@ -177,6 +179,58 @@ describe('kubectl etcdfn on the sandbox', { timeout: 900_000 }, () => {
     assert.match(text, new RegExp(`uri: +s3://backups/cli/[a-z0-9-]+/${NAME}/${name}-[0-9a-z-]{8}\\.db`));
     assert.match(text, /checksum: sha256:[0-9a-f]{64}/);
     assert.match(await ok('status', NAME), new RegExp(`Latest snapshot: ${name}\\s+Complete`));
+  });
+
+  it('snapshot save copies a snapshot to a local file: checked, counted as etcdutl counts, never over a file', async () => {
+    await withEtcd(c =>
+      Promise.all(Array.from({ length: 50 }, (_, i) => c.put(`cli/save/${i}`).value('v').exec())),
+    );
+    const file = join(home, 'saved.db');
+    const run = await etcdfn('snapshot', 'save', NAME, file, '-o', 'json');
+    assert.equal(run.code, 0, run.stderr);
+    const saved = JSON.parse(run.stdout) as {
+      file: string;
+      member: string;
+      sizeBytes: number;
+      sha256: string;
+      totalKey: number;
+      dbRevision: number;
+    };
+    assert.match(
+      run.stderr,
+      new RegExp(`^streaming a snapshot of ${NAME} from ${NAME}-\\d+ \\(revision \\d+\\) to `),
+    );
+    const bytes = readFileSync(file);
+    assert.equal(bytes.length, saved.sizeBytes);
+    assert.equal(createHash('sha256').update(bytes).digest('hex'), saved.sha256);
+    const etcdutl = JSON.parse(
+      execFileSync(etcdBinaries('3.5').etcdutl ?? 'etcdutl', ['snapshot', 'status', file, '-w', 'json'], {
+        encoding: 'utf8',
+      }),
+    ) as { revision: number; totalKey: number };
+    assert.equal(saved.totalKey, etcdutl.totalKey);
+    assert.equal(saved.dbRevision, etcdutl.revision);
+    assert.ok(saved.totalKey >= 50);
+    assert.deepEqual(
+      readdirSync(home).filter(f => f.startsWith('saved.db')),
+      ['saved.db'],
+      'no partial file left',
+    );
+
+    const again = await etcdfn('snapshot', 'save', NAME, file);
+    assert.equal(again.code, 1);
+    assert.equal(again.stderr, `error: ${file} exists; it is never overwritten: choose another file name\n`);
+    assert.ok(readFileSync(file).equals(bytes), 'the file is untouched');
+    const text = await ok('snapshot', 'save', NAME, join(home, 'second.db'), '--member', `${NAME}-0`);
+    assert.match(
+      text,
+      new RegExp(
+        `^saved .*second\\.db: .* from ${NAME}-0\\n  sha256: +[0-9a-f]{64}\\n  keys: +\\d+ at revision \\d+`,
+      ),
+    );
+    const missing = await etcdfn('snapshot', 'save', 'nosuch', join(home, 'third.db'));
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, 'error: etcdcluster "nosuch" not found in namespace "default"\n');
   });
 
   it('pause keeps the data, resume brings 3/3 back with the same cluster ID and the data', async () => {
