@@ -10,6 +10,7 @@
 // objects in any namespace, e.g. from a forged tick).
 import type { Request, Response } from 'express';
 import { log } from '../log.ts';
+import { withLogContext } from '../log-context.ts';
 import { metrics, registry } from '../runtime/metrics.ts';
 import { decodeEvent, EventDecodeError } from './decode.ts';
 import type { OperatorEvent } from './types.ts';
@@ -62,31 +63,36 @@ async function answer(
   handle: EventHandler,
   res: Response,
 ): Promise<void> {
-  const about = {
+  // Every line about this event, here and deep in the reconcile, carries these (and what the
+  // reconcile notes: cluster, member, step).
+  const context = {
     function: name,
-    id: event.id,
-    type: event.type,
-    ...(event.kind === 'object' ? event.ref : {}),
+    eventId: event.id,
+    ...(event.kind === 'object'
+      ? { kind: event.ref.kind, namespace: event.ref.namespace, name: event.ref.name }
+      : {}),
   };
   const timer = metrics.eventSeconds.startTimer({ function: name });
   const counted = (outcome: 'done' | 'retry' | 'error') => {
     timer({ outcome });
     metrics.events.inc({ function: name, type: event.type, outcome });
   };
-  try {
-    const outcome = await handle(event);
-    counted(outcome.result);
-    if (outcome.result === 'done') {
-      const details = outcome.details === undefined ? {} : { details: outcome.details };
-      log.info({ ...about, summary: outcome.summary, ...details }, 'handled event');
-      res.status(200).json({ id: event.id, result: 'done' });
-    } else {
-      log.info({ ...about, reason: outcome.reason }, 'event to be retried');
-      res.status(outcome.status ?? 503).json({ id: event.id, result: 'retry' });
+  await withLogContext(context, async () => {
+    try {
+      const outcome = await handle(event);
+      counted(outcome.result);
+      if (outcome.result === 'done') {
+        const details = outcome.details === undefined ? {} : { details: outcome.details };
+        log.info({ type: event.type, summary: outcome.summary, ...details }, 'handled event');
+        res.status(200).json({ id: event.id, result: 'done' });
+      } else {
+        log.info({ type: event.type, reason: outcome.reason }, 'event to be retried');
+        res.status(outcome.status ?? 503).json({ id: event.id, result: 'retry' });
+      }
+    } catch (err) {
+      counted('error');
+      log.error({ type: event.type, err }, 'event handler failed');
+      res.status(500).json({ id: event.id, result: 'error' });
     }
-  } catch (err) {
-    counted('error');
-    log.error({ ...about, err }, 'event handler failed');
-    res.status(500).json({ id: event.id, result: 'error' });
-  }
+  });
 }

@@ -12,6 +12,7 @@ import { act } from './cluster-act.ts';
 import { observeCluster, type ClusterRef } from './cluster-observe.ts';
 import { recordEvent } from './record-event.ts';
 import { ensureWake } from './wake.ts';
+import { noteLogContext } from '../log-context.ts';
 
 const FUNCTION = 'reconcile-cluster';
 type Cluster = EtcdCluster & KubeObject;
@@ -27,6 +28,7 @@ export async function reconcileCluster(
   // Judged on the status as observed, before this invocation's own writes replace it.
   const wakeMayExist = opts.woken === true || mayHaveWake(state.cluster);
   const plan = planCluster(state);
+  noteLogContext({ cluster: ref.name, step: plan.action.kind });
   let cluster = state.cluster as Cluster;
   if (plan.action.kind === 'claim') {
     // Claim before acting: only the invocation whose status write wins carries the step out.

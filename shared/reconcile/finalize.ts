@@ -22,6 +22,7 @@ import { ownUrls } from '../plan/member-status.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { emitEvents } from './member-events.ts';
+import { noteLogContext } from '../log-context.ts';
 
 export interface MemberRef {
   namespace: string;
@@ -39,7 +40,9 @@ export async function finalizeMember(ctx: Context, ref: MemberRef): Promise<Hand
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     const state = await observeFinalize(ctx, ref);
     if (!state) return done(summaries, `EtcdMember ${ref.namespace}/${ref.name} is gone`);
-    const step = await act(ctx, state, planFinalize(state));
+    const action = planFinalize(state);
+    noteLogContext({ cluster: state.member.spec.clusterName, member: ref.name, step: action.kind });
+    const step = await act(ctx, state, action);
     if ('outcome' in step) {
       const outcome = step.outcome;
       return outcome.result === 'done' ? done(summaries, outcome.summary) : outcome;

@@ -17,6 +17,7 @@ import { memberUrls } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { emitEvents } from './member-events.ts';
+import { noteLogContext } from '../log-context.ts';
 
 export interface MemberRef {
   namespace: string;
@@ -35,6 +36,7 @@ export async function reconcileMember(ctx: Context, ref: MemberRef): Promise<Han
     const state = await observeMember(ctx, ref);
     if (!state) return { result: 'done', summary: `EtcdMember ${ref.namespace}/${ref.name} not found` };
     const plan = planMember(state);
+    noteLogContext({ cluster: state.member.spec.clusterName, member: ref.name, step: plan.action.kind });
     const written = await writeStatus(ctx, state.member, plan);
     if (written) return written;
     const step = await act(ctx, state, plan);

@@ -30,6 +30,7 @@ import { crashPoint } from '../runtime/crash.ts';
 import { deleteOwnedObject } from '../s3/delete.ts';
 import { ACCESS_KEY_ID, credentialsIn, ownerOf, SECRET_ACCESS_KEY, snapshotTarget } from '../s3/location.ts';
 import { emitEvents } from './member-events.ts';
+import { noteLogContext } from '../log-context.ts';
 
 export interface ScheduleRef {
   namespace: string;
@@ -47,6 +48,10 @@ export async function reconcileSchedule(ctx: Context, ref: ScheduleRef): Promise
     return { result: 'done', summary: `EtcdSnapshotSchedule ${ref.namespace}/${ref.name} not found` };
   let schedule = observed.schedule;
   const plan = planSchedule(observed.state);
+  noteLogContext({
+    cluster: schedule.spec.clusterRef.name,
+    step: plan.create ? 'create-snapshot' : plan.deletions.length > 0 ? 'prune' : 'none',
+  });
   const done: string[] = [plan.summary];
 
   if (plan.statusChanged) {

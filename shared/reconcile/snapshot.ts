@@ -36,6 +36,7 @@ import { uploadStream } from '../s3/upload.ts';
 import { readBack } from '../s3/verify.ts';
 import { emitEvents } from './member-events.ts';
 import { claimExists, deleteAttemptJob, observeAttemptJob, startAttemptJob } from './snapshot-job.ts';
+import { noteLogContext } from '../log-context.ts';
 
 export interface SnapshotRef {
   namespace: string;
@@ -55,6 +56,7 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
   const { snapshot, state, secret } = observed;
   const plan = planSnapshot(state);
   const { step } = plan;
+  noteLogContext({ cluster: snapshot.spec.clusterRef.name, snapshot: ref.name, step: step.kind });
   if (step.kind === 'nothing') return { result: 'done', summary: step.reason };
   if (step.kind === 'add-finalizer') return addFinalizer(ctx, snapshot, step.reason);
   if (step.kind === 'release') return release(ctx, snapshot, step, secret ?? {});
