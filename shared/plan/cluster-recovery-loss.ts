@@ -81,6 +81,9 @@ export function blockedMessage(
  */
 export function restoreRecoveryAdvice(state: ClusterState): string | undefined {
   if (!restorePolicyOn(state.cluster)) return undefined;
+  const restoring = activeRestore(state.cluster);
+  if (restoring)
+    return `an in-place restore of EtcdSnapshot ${restoring.snapshot} is under way (request ${restoring.requestID}; the Restored condition shows its step): the members come back as it proceeds`;
   const loss = quorumLoss(state);
   const source = state.recoverySnapshot;
   if (!loss || !source)

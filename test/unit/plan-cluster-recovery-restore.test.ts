@@ -433,6 +433,12 @@ describe('after the record: the in-place steps go on without a quorum', () => {
     const s = world({ status: { ...status, clusterID: 'beef' } });
     assert.equal(quorumLoss(s), undefined);
     assert.equal(recoveryWaits(s), false);
+    const plan = planCluster(s);
+    assert.equal(plan.status.inPlaceRestore?.requestID, `recovery-${ID}`);
+    assert.match(
+      cond(plan.status, 'Available')?.message ?? '',
+      /an in-place restore of EtcdSnapshot nightly is under way \(request recovery-c0ffee0000000001; the Restored condition shows its step\)/,
+    );
   });
 });
 
