@@ -15,6 +15,11 @@
 //              crash carries on from the record, and the restored cluster (a new ID) starts afresh;
 //   nothing    no verified snapshot, or one that cannot be read back (its Secret or claim missing):
 //              Progressing says so (RecoveryBlocked, one Warning Event) and nothing changes.
+// Crash windows: the recovery adds one side effect, the record. Dying before it is written changes
+// nothing (the next event, tick or wake-up decides the same record); a lost write race (409) leaves
+// the winner's record; dying after it, the QuorumLossRecovery Event may be missing, but the next
+// invocation carries on with Stopping from the record, as for a user's request (whose later windows
+// restore-in-place-crash covers).
 // Pure: shared/reconcile/cluster-observe-recovery.ts gathers the snapshots, cluster-plan calls it.
 import type { EtcdClusterStatus, InPlaceRestoreStatus } from '../api/etcd-cluster.ts';
 import { findCondition, toKubeTime } from '../conditions.ts';

@@ -404,6 +404,49 @@ describe('planCluster: quorum lost with spec.recovery.policy RestoreLatestSnapsh
   });
 });
 
+describe('crash windows of the recovery’s one new side effect (the record)', () => {
+  it('before the record is written: the next invocation decides the same record from the same world', () => {
+    const first = planCluster(world({ since: 31 }));
+    const again = planCluster(world({ since: 31 }));
+    assert.deepEqual(again.status.inPlaceRestore, first.status.inPlaceRestore);
+    assert.deepEqual(again.events, first.events);
+  });
+  it('after it is written (the Event maybe lost): the next invocation carries on with Stopping, no second record', () => {
+    const status = planCluster(world({ since: 31 })).status;
+    const s = world({ since: 31, status });
+    s.cluster = { ...s.cluster, status };
+    const next = planCluster(s);
+    assert.equal(next.action.kind, 'delete-members');
+    assert.deepEqual(next.status.inPlaceRestore, status.inPlaceRestore);
+    assert.ok(!next.events.some(e => e.reason === 'QuorumLossRecovery'));
+  });
+});
+
+describe('a user request waiting when quorum is lost', () => {
+  it('blocked (its snapshot missing): the recovery goes ahead, says the request is dropped, and it never runs afterwards', () => {
+    const s = world({
+      since: 600,
+      spec: { ...policy, inPlaceRestore: { requestID: 'r9', snapshotRef: { name: 'gone' } } },
+    });
+    s.inPlaceRestore = { kind: 'blocked', reason: 'SnapshotNotFound', message: 'gone; nothing was changed' };
+    const plan = planCluster(s);
+    assert.equal(plan.status.inPlaceRestore?.requestID, `recovery-${ID}`);
+    assert.equal(plan.status.inPlaceRestore?.recovery?.supersedesRequestID, 'r9');
+    assert.match(plan.events[0]?.message ?? '', /the pending in-place restore request r9 is dropped/);
+    assert.equal(pendingRequest({ ...s.cluster, status: plan.status }), undefined);
+  });
+  it('ready: the user’s own request is accepted first (it is a restore too)', () => {
+    const s = world({
+      since: 600,
+      spec: { ...policy, inPlaceRestore: { requestID: 'r9', snapshotRef: { name: 'mine' } } },
+    });
+    s.inPlaceRestore = { kind: 'ready', restore: { source: {} }, sourceName: 'EtcdSnapshot mine' };
+    const plan = planCluster(s);
+    assert.equal(plan.status.inPlaceRestore?.requestID, 'r9');
+    assert.equal(plan.status.inPlaceRestore?.recovery, undefined);
+  });
+});
+
 describe('after the record: the in-place steps go on without a quorum', () => {
   const recorded = () => planCluster(world({ since: 31 })).status;
 
