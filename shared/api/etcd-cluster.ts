@@ -154,6 +154,22 @@ export interface InPlaceRestoreStatus {
   /** RFC 3339 times. */
   startedAt: string;
   finishedAt?: string;
+  /** Set when etcdfn started the restore itself on quorum loss (shared/plan/cluster-recovery-restore.ts). */
+  recovery?: RestoreRecoveryRecord;
+}
+
+/** Why etcdfn restored on its own: spec.recovery.policy RestoreLatestSnapshot after quorum loss. */
+export interface RestoreRecoveryRecord {
+  policy: 'RestoreLatestSnapshot';
+  /** RFC 3339: since when the cluster had no quorum. */
+  quorumLostSince: string;
+  /** The members whose data was lost, as they recorded it. */
+  dataLost?: string[];
+  /** The snapshot's etcd revision and completion time: every write after it is lost. */
+  revision?: number;
+  snapshotTime?: string;
+  /** spec.inPlaceRestore's requestID at the time: done (or dropped) with this restore, never run after it. */
+  supersedesRequestID?: string;
 }
 
 export interface EtcdClusterStatus {

@@ -8,6 +8,7 @@ import { buildPdb, pdbDrift } from '../builders/pdb.ts';
 import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
 import { clusterToken } from '../names.ts';
 import { planBootstrap } from './cluster-bootstrap.ts';
+import { planRestoreRecovery } from './cluster-recovery-restore.ts';
 import { planInPlaceRestore } from './in-place-restore.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { computeStatus, type Progress } from './cluster-status.ts';
@@ -34,6 +35,8 @@ export function planCluster(state: ClusterState): ClusterPlan {
   if (isDeleting(cluster)) return { action: { kind: 'none' }, status: current, events: [] };
   const restoring = current.observed && planInPlaceRestore(state, isComplete(state));
   if (restoring) return restoring;
+  const recovering = current.observed && planRestoreRecovery(state);
+  if (recovering) return recovering;
   if (!current.clusterToken || !current.observed) return initialTarget(state);
   if (current.operation) {
     const operation = current.operation as unknown as AddMemberOperation;

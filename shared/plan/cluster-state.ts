@@ -4,6 +4,7 @@ import type { V1NetworkPolicy, V1PodDisruptionBudget, V1Service } from '@kuberne
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
+import type { RecoverySnapshot } from './recovery-snapshot.ts';
 import type { RestoreResolution } from './restore-source.ts';
 
 export interface PodFacts {
@@ -43,6 +44,8 @@ export interface ClusterState {
   restore?: RestoreResolution;
   /** spec.inPlaceRestore resolved, while status has not recorded the request (in-place-restore.ts). */
   inPlaceRestore?: RestoreResolution;
+  /** spec.recovery.policy RestoreLatestSnapshot while quorum looks lost: the snapshot it would restore. */
+  recoverySnapshot?: RecoverySnapshot;
   networkPolicy?: V1NetworkPolicy;
   /** Where the operator runs (its functions reach the members' client port from there). */
   operatorNamespace?: string;

@@ -3,6 +3,7 @@
 import type { ClusterMemberStatus, ClusterPhase, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import { setCondition, type ConditionInput } from '../conditions.ts';
 import { clusterSelector, pvcName } from '../names.ts';
+import { restoreRecoveryAdvice } from './cluster-recovery-loss.ts';
 import { replacementProgress } from './cluster-replacement.ts';
 import { inPlaceRestoreCondition } from './in-place-restore-status.ts';
 import type { ClusterState } from './cluster-state.ts';
@@ -121,7 +122,10 @@ function healthConditions(
       { type: 'Degraded', status: 'True', reason: 'MembersUnhealthy', message },
     ];
   }
-  const message = `${ready}/${desired} members ready: quorum lost, writes fail until a majority is back; ${memberStates(state)}; etcdfn changes nothing while quorum is lost. What you can do: bring back the members whose Pods cannot run (their Ready condition and logs say why); members whose data is lost cannot rejoin, so if a majority lost its data, create a new EtcdCluster restoring a snapshot (spec.bootstrap.restore)`;
+  const advice =
+    restoreRecoveryAdvice(state) ??
+    'etcdfn changes nothing while quorum is lost. What you can do: bring back the members whose Pods cannot run (their Ready condition and logs say why); members whose data is lost cannot rejoin, so if a majority lost its data, create a new EtcdCluster restoring a snapshot (spec.bootstrap.restore)';
+  const message = `${ready}/${desired} members ready: quorum lost, writes fail until a majority is back; ${memberStates(state)}; ${advice}`;
   return [
     { type: 'Available', status: 'False', reason: 'QuorumLost', message },
     { type: 'Degraded', status: 'True', reason: 'QuorumLost', message },

@@ -6,10 +6,15 @@ import type { ClusterState } from './cluster-state.ts';
 import { activeMembers } from './members.ts';
 import { RESTORED_CONDITION, sourceNameOf, type RestoreResolution } from './restore-source.ts';
 
-/** The request in spec that status has not recorded yet, if any. */
+/**
+ * The request in spec that status has not recorded yet, if any. A restore etcdfn started on quorum
+ * loss records the request it superseded: that one never runs after it.
+ */
 export function pendingRequest(cluster: EtcdCluster): EtcdCluster['spec']['inPlaceRestore'] {
   const request = cluster.spec.inPlaceRestore;
-  return request && request.requestID !== cluster.status?.inPlaceRestore?.requestID ? request : undefined;
+  const record = cluster.status?.inPlaceRestore;
+  const done = [record?.requestID, record?.recovery?.supersedesRequestID];
+  return request && !done.includes(request.requestID) ? request : undefined;
 }
 
 /** The restore in progress (accepted, not done), if any. */

@@ -33,6 +33,7 @@ import {
 import type { ClusterState, EtcdView, PodFacts } from '../plan/cluster-state.ts';
 import { etcdEndpoints, ownMembers } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
+import { observeRecoverySnapshot } from './cluster-observe-recovery.ts';
 
 export interface ClusterRef {
   namespace: string;
@@ -86,6 +87,8 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   if (ctx.settings.operatorNamespace) state.operatorNamespace = ctx.settings.operatorNamespace;
   const endpoints = etcdEndpoints(state, cluster);
   if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
+  const recovery = await observeRecoverySnapshot(ctx, state);
+  if (recovery) state.recoverySnapshot = recovery;
   return state;
 }
 

@@ -5,6 +5,7 @@ import { setCondition } from '../conditions.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
+import { recoveryWaits } from '../plan/cluster-recovery-loss.ts';
 import { clusterWakeName, desiredClusterWake, mayHaveWake, restoreWaits } from '../plan/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -53,7 +54,7 @@ export async function reconcileCluster(
       );
   }
   await recordPlanEvents(ctx, cluster, plan, result.ok);
-  const woken = await syncWake(ctx, cluster, restoreWaits(state), wakeMayExist);
+  const woken = await syncWake(ctx, cluster, restoreWaits(state) || recoveryWaits(state), wakeMayExist);
   if (!result.ok) return result.outcome;
   const summary = woken ? `${result.summary}; ${woken}` : result.summary;
   return { result: 'done', summary, details: { action: plan.action.kind } };

@@ -214,6 +214,15 @@ const clusterSpecRules: Omit<RuleCases, 'kind' | 'path'>[] = [
     invalid: [{ self: memory({ bootstrap: restoreS3 }) }, { self: memory({ bootstrap: restorePvc }) }],
   },
   {
+    match: 'spec.recovery.policy RestoreLatestSnapshot needs persistent storage',
+    valid: [
+      { self: spec({ recovery: { policy: 'RestoreLatestSnapshot' } }) },
+      { self: memory({ recovery: { policy: 'ReportOnly' } }) },
+      { self: memory({ recovery: {} }) },
+    ],
+    invalid: [{ self: memory({ recovery: { policy: 'RestoreLatestSnapshot' } }) }],
+  },
+  {
     match: 'quotaBackendBytes must not exceed storage.size',
     valid: [
       { self: spec() },
@@ -423,9 +432,9 @@ export const RULE_CASES: RuleCases[] = [
   {
     kind: 'EtcdCluster',
     path: '.spec.recovery',
-    match: 'ForceNewCluster and RestoreLatestSnapshot are not',
-    valid: [{ self: {} }, { self: { policy: 'ReportOnly' } }],
-    invalid: [{ self: { policy: 'ForceNewCluster' } }, { self: { policy: 'RestoreLatestSnapshot' } }],
+    match: 'ForceNewCluster is not implemented yet',
+    valid: [{ self: {} }, { self: { policy: 'ReportOnly' } }, { self: { policy: 'RestoreLatestSnapshot' } }],
+    invalid: [{ self: { policy: 'ForceNewCluster' } }],
   },
   {
     kind: 'EtcdCluster',
