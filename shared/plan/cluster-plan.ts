@@ -9,6 +9,7 @@ import { buildClientService, buildHeadlessService, serviceDrift } from '../build
 import { clusterToken } from '../names.ts';
 import { planBootstrap } from './cluster-bootstrap.ts';
 import { planInPlaceRestore } from './in-place-restore.ts';
+import { planForceNewCluster } from './cluster-recovery-force.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { computeStatus, type Progress } from './cluster-status.ts';
 import { planMembership } from './cluster-scaling.ts';
@@ -35,6 +36,8 @@ export function planCluster(state: ClusterState): ClusterPlan {
   const restoring = current.observed && planInPlaceRestore(state, isComplete(state));
   if (restoring) return restoring;
   if (!current.clusterToken || !current.observed) return initialTarget(state);
+  const recovering = planForceNewCluster(state, isComplete(state));
+  if (recovering) return recovering;
   if (current.operation) {
     const operation = current.operation as unknown as AddMemberOperation;
     const progress = { active: true, reason: 'AddingMember', message: `adding member ${operation.member}` };

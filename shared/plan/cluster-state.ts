@@ -4,6 +4,7 @@ import type { V1NetworkPolicy, V1PodDisruptionBudget, V1Service } from '@kuberne
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
+import type { MemberStatus as SelfReport } from '../etcd/status.ts';
 import type { RestoreResolution } from './restore-source.ts';
 
 export interface PodFacts {
@@ -15,6 +16,8 @@ export interface PodFacts {
   problem?: string;
   /** The last failed restore step of a restoring seed (its termination message, parsed). */
   restoreFailure?: { reason: string; message: string };
+  /** Its etcd starts with --force-new-cluster (a quorum-loss recovery's survivor, for one start). */
+  forceNewCluster?: boolean;
 }
 
 /** etcd's membership as seen through the members' client URLs. */
@@ -44,6 +47,11 @@ export interface ClusterState {
   /** spec.inPlaceRestore resolved, while status has not recorded the request (in-place-restore.ts). */
   inPlaceRestore?: RestoreResolution;
   networkPolicy?: V1NetworkPolicy;
+  /**
+   * What each running member's own endpoint says about itself (by member name; only those that
+   * answered), asked only while a ForceNewCluster recovery chooses its survivor.
+   */
+  selfReports?: Record<string, SelfReport>;
   /** Where the operator runs (its functions reach the members' client port from there). */
   operatorNamespace?: string;
 }

@@ -33,6 +33,9 @@ import {
 import type { ClusterState, EtcdView, PodFacts } from '../plan/cluster-state.ts';
 import { etcdEndpoints, ownMembers } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
+import { needsSelfReports } from '../plan/cluster-recovery-force.ts';
+import { podForcesNewCluster } from '../plan/member-force.ts';
+import { selfReports } from './cluster-recovery-observe.ts';
 
 export interface ClusterRef {
   namespace: string;
@@ -86,6 +89,7 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   if (ctx.settings.operatorNamespace) state.operatorNamespace = ctx.settings.operatorNamespace;
   const endpoints = etcdEndpoints(state, cluster);
   if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
+  if (needsSelfReports(state)) state.selfReports = await selfReports(ctx, state);
   return state;
 }
 
@@ -99,6 +103,7 @@ export function podFacts(pod: V1Pod): PodFacts {
   };
   const problem = podProblem(pod);
   if (problem) facts.problem = problem;
+  if (podForcesNewCluster(pod)) facts.forceNewCluster = true;
   const restoreFailure = lastRestoreFailure(pod);
   if (restoreFailure) facts.restoreFailure = restoreFailure;
   return facts;
