@@ -433,9 +433,9 @@ export const RULE_CASES: RuleCases[] = [
   {
     kind: 'EtcdCluster',
     path: '.spec.recovery',
-    match: 'ForceNewCluster and RestoreLatestSnapshot are not',
-    valid: [{ self: {} }, { self: { policy: 'ReportOnly' } }],
-    invalid: [{ self: { policy: 'ForceNewCluster' } }, { self: { policy: 'RestoreLatestSnapshot' } }],
+    match: 'RestoreLatestSnapshot is not implemented yet',
+    valid: [{ self: {} }, { self: { policy: 'ReportOnly' } }, { self: { policy: 'ForceNewCluster' } }],
+    invalid: [{ self: { policy: 'RestoreLatestSnapshot' } }],
   },
   {
     kind: 'EtcdCluster',
