@@ -13,10 +13,12 @@
 //              why it was chosen, the members given up on and the old cluster ID;
 //   Forcing    the survivor's spec.forceNewCluster is set; reconcile-member replaces its Pod with one
 //              that starts etcd with --force-new-cluster (member-force.ts). Once etcd lists that member
-//              alone, the forced start happened: the flag is unset (its Pod is replaced again without
-//              it, so no later restart forces anything), the cluster ID it answers with is recorded,
-//              step Removing. Quorum back before that (etcd lists several members): undone, dropped;
-//   Removing   the lost EtcdMembers are deleted with their Pods (their PVCs follow by garbage
+//              alone, the forced start happened: the cluster ID it answers with is recorded, step
+//              Removing (recorded first: the flag is unset only after, so a crash in between cannot
+//              force the survivor twice). Quorum back before that (etcd lists several members):
+//              undone, dropped;
+//   Removing   the flag is unset (the survivor's Pod is replaced again without it, so no later
+//              restart forces anything on data that moved on); then the lost EtcdMembers are deleted with their Pods (their PVCs follow by garbage
 //              collection); finalize-member lets them go without an etcd removal, since etcd's member
 //              list no longer has them. Once they are gone and the survivor runs without the flag,
 //              step Rejoining, with a new progress deadline;
@@ -232,9 +234,11 @@ function planForcing(state: ClusterState, record: ForceNewClusterStatus): Cluste
     const kept =
       etcd.clusterId === record.previousClusterID ? 'kept' : `changed from ${record.previousClusterID}`;
     const message = `member ${name} (ID ${record.memberID}) runs as a one-member cluster (cluster ID ${etcd.clusterId}, ${kept}); restarting it without --force-new-cluster and removing ${(record.lost ?? []).join(', ')}`;
+    // Recorded before the flag is unset: a crash in between must not read "flag unset, not yet
+    // forced" and force the survivor a second time (step Removing unsets it).
     return step(
       state,
-      { kind: 'force-new-cluster', member: name, on: false },
+      { kind: 'none' },
       working(RECOVERING, message),
       { ...withRecord(state, next), clusterID: etcd.clusterId },
       [{ type: 'Normal', reason: 'NewClusterForced', message }],

@@ -345,7 +345,7 @@ describe('ForceNewCluster: each recorded step resumes to its next step', () => {
       step: 'Forcing',
     },
     {
-      name: 'Forcing, etcd lists the survivor alone: forced; unset the flag, step Removing',
+      name: 'Forcing, etcd lists the survivor alone: forced; step Removing recorded first (the flag is unset next)',
       w: {
         record: forcing,
         members: [ran(0, { force: true }), ran(1, { lost: true }), ran(2, { lost: true })],
@@ -353,7 +353,14 @@ describe('ForceNewCluster: each recorded step resumes to its next step', () => {
         etcd: alone,
         flaggedPod: true,
       },
-      action: { kind: 'force-new-cluster', member: 'demo-0', on: false },
+      action: { kind: 'none' },
+      step: 'Removing',
+      event: 'NewClusterForced',
+    },
+    {
+      name: 'Forcing, etcd lists the survivor alone, flag already off: Removing, never a second forced start',
+      w: { record: forcing, ready: [0], etcd: alone },
+      action: { kind: 'none' },
       step: 'Removing',
       event: 'NewClusterForced',
     },
