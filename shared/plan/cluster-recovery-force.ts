@@ -124,8 +124,9 @@ function planWaiting(state: ClusterState, record: ForceNewClusterStatus): Cluste
     return cancel(state, `spec.recovery.policy is ${policyOf(state)}`);
   if (!quorumLost(state)) return cancel(state, 'quorum returned');
   if (state.now.getTime() < Date.parse(record.detectedAt) + FORCE_GRACE_SECONDS * 1000) {
-    const message = waitingMessage(state, record);
-    return step(state, { kind: 'recheck', reason: message }, working(RECOVERING, message));
+    // Answered as a retry, which reconcile-cluster adds to Progressing: kept short.
+    const reason = `quorum-loss grace until ${graceEnd(record)}`;
+    return step(state, { kind: 'recheck', reason }, working(RECOVERING, waitingMessage(state, record)));
   }
   const choice = chooseSurvivor(state);
   if (choice.kind === 'none') {

@@ -92,10 +92,13 @@ describe(
       );
       assert.match(reported, /etcdfn changes nothing while quorum is lost/);
       assert.match(reported, /set spec\.recovery\.policy: ForceNewCluster/);
+      // Two ticks (every 10 s here; chaos may deliver one twice, so 20 s must pass as well).
       const ticks = running().delivered('reconcile-cluster', TICK);
+      const since = Date.now();
       await waitFor(
         'two resync ticks answered by reconcile-cluster',
-        async () => running().delivered('reconcile-cluster', TICK) >= ticks + 2,
+        async () =>
+          running().delivered('reconcile-cluster', TICK) >= ticks + 2 && Date.now() - since >= 20_000,
         { timeoutMs: 120_000, intervalMs: 500 },
       );
       const c = await cluster(NAME);

@@ -178,6 +178,10 @@ describe('ForceNewCluster: detection and the grace', () => {
     assert.equal(needsSelfReports(s), true);
     const plan = planCluster(s);
     assert.equal(plan.action.kind, 'recheck');
+    assert.equal(
+      plan.action.kind === 'recheck' && plan.action.reason,
+      'quorum-loss grace until 2026-11-22T10:00:30Z',
+    );
     assert.deepEqual(plan.status.forceNewCluster, waiting);
     assert.deepEqual(plan.events, []);
     const again = planCluster({ ...s, cluster: { ...s.cluster, status: plan.status } });
