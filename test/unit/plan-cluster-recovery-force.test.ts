@@ -230,6 +230,18 @@ describe('ForceNewCluster: the survivor', () => {
     assert.equal(recovery(plan)?.reason, 'Forcing');
   });
 
+  it('5 members, 3 lost: of two survivors the more advanced is kept; the other is given up on too', () => {
+    const members = [ran(0), ran(1), ran(2, { lost: true }), ran(3, { lost: true }), ran(4, { lost: true })];
+    const s = after(
+      { 'demo-0': report(0, { raftIndex: 700 }), 'demo-1': report(1, { raftIndex: 701 }) },
+      members,
+    );
+    s.cluster.status = { ...s.cluster.status, observed: { ...s.cluster.status!.observed!, replicas: 5 } };
+    const plan = planCluster(s);
+    assert.equal(plan.status.forceNewCluster?.member, 'demo-1');
+    assert.deepEqual(plan.status.forceNewCluster?.lost, ['demo-0', 'demo-2', 'demo-3', 'demo-4']);
+  });
+
   it('an operation or a replacement in flight is dropped by the claim', () => {
     const s = after({ 'demo-0': report(0) });
     s.cluster.status = {
