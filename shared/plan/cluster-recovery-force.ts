@@ -28,6 +28,7 @@
 // others come back as new members. Pure: cluster-observe gathers the survivors' own reports.
 import type { EtcdClusterStatus, ForceNewClusterStatus } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
+import { isMemoryMedium } from '../builders/storage.ts';
 import { toKubeTime } from '../conditions.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { computeStatus, type Progress } from './cluster-status.ts';
@@ -186,6 +187,9 @@ export function chooseSurvivor(state: ClusterState): Choice {
     const s = m.status ?? {};
     const out = (why: string) => excluded.push(`${name} ${why}`);
     if (s.dataLoss) out(`lost its data (${s.dataLoss.reason})`);
+    // Its data lives in its Pod: the new Pod the flag needs would start empty.
+    else if (isMemoryMedium(m.spec.storage))
+      out('keeps its data in memory (a Pod started with --force-new-cluster would start empty)');
     else if (!s.memberID || s.hasData !== true) out('never ran with its data');
     else if (!report) out('does not answer');
     else if (report.memberId !== s.memberID) out(`answers as member ${report.memberId}, not ${s.memberID}`);

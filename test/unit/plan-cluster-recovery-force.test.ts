@@ -306,6 +306,16 @@ describe('ForceNewCluster: the survivor', () => {
       why: /demo-1 never ran with its data/,
     },
     {
+      name: 'Memory medium: a new Pod would start empty, so none',
+      members: [0, 1, 2].map(n => {
+        const m = ran(n, { lost: n === 2 });
+        m.spec.storage = { size: '256Mi', medium: 'Memory' };
+        return m;
+      }),
+      reports: { 'demo-0': report(0), 'demo-1': report(1) },
+      why: /no member answers with its data; demo-0 keeps its data in memory .*; demo-1 keeps its data in memory/,
+    },
+    {
       name: 'nobody answers: none',
       reports: {},
       why: /no member answers with its data; demo-0 does not answer; demo-1 lost its data/,
