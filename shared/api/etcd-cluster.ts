@@ -172,6 +172,28 @@ export interface RestoreRecoveryRecord {
   supersedesRequestID?: string;
 }
 
+export type ForceNewClusterStep = 'Waiting' | 'Forcing' | 'Removing' | 'Rejoining' | 'Done';
+
+/** A ForceNewCluster recovery (shared/plan/cluster-recovery-force.ts), step by step. */
+export interface ForceNewClusterStatus {
+  step: ForceNewClusterStep;
+  /** When quorum was first seen lost (RFC 3339); the recovery starts a grace period after it. */
+  detectedAt: string;
+  /** The surviving member chosen, its etcd member ID, and why it was chosen. */
+  member?: string;
+  memberID?: string;
+  reason?: string;
+  /** The members given up on: removed, then replaced by new members with new IDs. */
+  lost?: string[];
+  previousClusterID?: string;
+  /** The cluster ID the survivor answered with after its forced start (etcd keeps it). */
+  clusterID?: string;
+  /** RFC 3339 times: the survivor chosen, its forced start seen, the cluster whole again. */
+  startedAt?: string;
+  forcedAt?: string;
+  finishedAt?: string;
+}
+
 export interface EtcdClusterStatus {
   phase?: ClusterPhase;
   /** "ready/desired", e.g. "3/3", for kubectl get. */
@@ -192,6 +214,8 @@ export interface EtcdClusterStatus {
   replacement?: MemberReplacementStatus;
   /** The in-place restore under way or last done (shared/plan/in-place-restore.ts). */
   inPlaceRestore?: InPlaceRestoreStatus;
+  /** The ForceNewCluster recovery under way or last done (shared/plan/cluster-recovery-force.ts). */
+  forceNewCluster?: ForceNewClusterStatus;
   /** The step claimed by the operator; its shape belongs to the planner. */
   operation?: Record<string, unknown>;
   conditions?: Condition[];

@@ -35,6 +35,11 @@ export interface EtcdMemberSpec {
   initialCluster: string;
   clusterToken: string;
   dormant?: boolean;
+  /**
+   * Quorum-loss recovery (ForceNewCluster): the member's next Pod starts etcd once with
+   * --force-new-cluster; reconcile-cluster unsets it as soon as the forced start is seen.
+   */
+  forceNewCluster?: boolean;
   tls?: EtcdMemberTLS;
   restore?: RestoreSpec;
 }

@@ -12,6 +12,9 @@ export const DATA_DIR = '/var/lib/etcd';
 export const CLIENT_TLS_DIR = '/etc/etcd/tls/client';
 export const PEER_TLS_DIR = '/etc/etcd/tls/peer';
 
+/** Restart a member as a one-member cluster on its data (etcd keeps its member ID and cluster ID). */
+export const FORCE_NEW_CLUSTER_FLAG = '--force-new-cluster';
+
 /** etcd's own backend quota when --quota-backend-bytes is 0 or absent. */
 export const ETCD_DEFAULT_QUOTA_BYTES = 2n * 1024n ** 3n;
 
@@ -106,6 +109,8 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
     // Always plaintext: /health for the readiness probe and /metrics for scrapers.
     `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
     ...optionFlags(member),
+    // Quorum-loss recovery only, for one start (shared/plan/member-force.ts replaces the Pod after it).
+    ...(member.spec.forceNewCluster === true ? [FORCE_NEW_CLUSTER_FLAG] : []),
     ...(clientTls ? clientTlsFlags(member.spec.tls?.clientMTLS === true) : []),
     ...(peerTls ? peerTlsFlags() : []),
     ...VERSION_FLAGS[minor],

@@ -10,6 +10,7 @@ import { clusterToken } from '../names.ts';
 import { planBootstrap } from './cluster-bootstrap.ts';
 import { planRestoreRecovery } from './cluster-recovery-restore.ts';
 import { planInPlaceRestore } from './in-place-restore.ts';
+import { planForceNewCluster } from './cluster-recovery-force.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { computeStatus, type Progress } from './cluster-status.ts';
 import { planMembership } from './cluster-scaling.ts';
@@ -35,9 +36,11 @@ export function planCluster(state: ClusterState): ClusterPlan {
   if (isDeleting(cluster)) return { action: { kind: 'none' }, status: current, events: [] };
   const restoring = current.observed && planInPlaceRestore(state, isComplete(state));
   if (restoring) return restoring;
-  const recovering = current.observed && planRestoreRecovery(state);
-  if (recovering) return recovering;
+  const restoringLatest = current.observed && planRestoreRecovery(state);
+  if (restoringLatest) return restoringLatest;
   if (!current.clusterToken || !current.observed) return initialTarget(state);
+  const forcing = planForceNewCluster(state, isComplete(state));
+  if (forcing) return forcing;
   if (current.operation) {
     const operation = current.operation as unknown as AddMemberOperation;
     const progress = { active: true, reason: 'AddingMember', message: `adding member ${operation.member}` };

@@ -5,6 +5,7 @@ import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
 import type { RecoverySnapshot } from './recovery-snapshot.ts';
+import type { MemberStatus as SelfReport } from '../etcd/status.ts';
 import type { RestoreResolution } from './restore-source.ts';
 
 export interface PodFacts {
@@ -16,6 +17,8 @@ export interface PodFacts {
   problem?: string;
   /** The last failed restore step of a restoring seed (its termination message, parsed). */
   restoreFailure?: { reason: string; message: string };
+  /** Its etcd starts with --force-new-cluster (a quorum-loss recovery's survivor, for one start). */
+  forceNewCluster?: boolean;
 }
 
 /** etcd's membership as seen through the members' client URLs. */
@@ -47,6 +50,11 @@ export interface ClusterState {
   /** spec.recovery.policy RestoreLatestSnapshot while quorum looks lost: the snapshot it would restore. */
   recoverySnapshot?: RecoverySnapshot;
   networkPolicy?: V1NetworkPolicy;
+  /**
+   * What each running member's own endpoint says about itself (by member name; only those that
+   * answered), asked only while a ForceNewCluster recovery chooses its survivor.
+   */
+  selfReports?: Record<string, SelfReport>;
   /** Where the operator runs (its functions reach the members' client port from there). */
   operatorNamespace?: string;
 }

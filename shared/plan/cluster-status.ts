@@ -6,6 +6,7 @@ import { clusterSelector, pvcName } from '../names.ts';
 import { restoreRecoveryAdvice } from './cluster-recovery-loss.ts';
 import { replacementProgress } from './cluster-replacement.ts';
 import { inPlaceRestoreCondition } from './in-place-restore-status.ts';
+import { forceRecoveryCondition } from './cluster-recovery-force-status.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
 import { RESTORED_CONDITION, restoreCondition } from './restore-source.ts';
@@ -62,6 +63,8 @@ export function computeStatus(
   for (const c of healthConditions(state, desired, ready, base)) set(c);
   const restored = restoreConditionOf(state, base);
   if (restored) set(restored);
+  const recovery = forceRecoveryCondition(base);
+  if (recovery) set(recovery);
   const replacing = replacementProgress(state, status);
   if (replacing.condition) set(replacing.condition);
   if (replacing.done) delete status.replacement;
@@ -115,16 +118,25 @@ function healthConditions(
       { type: 'Degraded', status: 'False', reason: 'QuorumHealthy', message: '' },
     ];
   }
-  if (ready > Math.floor(desired / 2)) {
+  // After a forced new cluster etcd has fewer voters than desired until the new members join: a
+  // majority of those it has now is ready, so it has quorum.
+  const forced = ['Removing', 'Rejoining'].includes(base.forceNewCluster?.step ?? '');
+  const etcdVoters =
+    forced && state.etcd?.reachable ? state.etcd.members.filter(e => !e.isLearner).length : 0;
+  if (ready > Math.floor(desired / 2) || (etcdVoters > 0 && ready > Math.floor(etcdVoters / 2))) {
     const message = `${ready}/${desired} members ready`;
     return [
       { type: 'Available', status: 'True', reason: 'QuorumAvailable', message },
       { type: 'Degraded', status: 'True', reason: 'MembersUnhealthy', message },
     ];
   }
+  const ownPolicy =
+    state.cluster.spec.recovery?.policy === 'ForceNewCluster'
+      ? 'spec.recovery.policy ForceNewCluster acts if it lasts (see the QuorumRecovery condition)'
+      : 'etcdfn changes nothing while quorum is lost';
   const advice =
     restoreRecoveryAdvice(state) ??
-    'etcdfn changes nothing while quorum is lost. What you can do: bring back the members whose Pods cannot run (their Ready condition and logs say why); members whose data is lost cannot rejoin, so if a majority lost its data, create a new EtcdCluster restoring a snapshot (spec.bootstrap.restore)';
+    `${ownPolicy}. What you can do: bring back the members whose Pods cannot run (their Ready condition and logs say why); members whose data is lost cannot rejoin, so if a majority lost its data, set spec.recovery.policy: ForceNewCluster (the most advanced surviving member goes on alone and the others are replaced; writes only they had are lost) or RestoreLatestSnapshot (the newest verified snapshot is restored in place; writes after it are lost), or create a new EtcdCluster restoring a snapshot (spec.bootstrap.restore)`;
   const message = `${ready}/${desired} members ready: quorum lost, writes fail until a majority is back; ${memberStates(state)}; ${advice}`;
   return [
     { type: 'Available', status: 'False', reason: 'QuorumLost', message },

@@ -39,7 +39,11 @@ export type ClusterAction =
   | { kind: 'delete-members'; members: string[] }
   | { kind: 'remove-orphan'; id: string; peerURL: string }
   /** NOSPACE: compact, defragment the members in this order (leader last), then disarm. */
-  | { kind: 'recover-space'; members: { name: string; endpoint: string }[]; quotaBytes: number };
+  | { kind: 'recover-space'; members: { name: string; endpoint: string }[]; quotaBytes: number }
+  /** ForceNewCluster recovery: set or unset a member's spec.forceNewCluster (reconcile-member restarts its Pod). */
+  | { kind: 'force-new-cluster'; member: string; on: boolean }
+  /** Nothing to do yet, but no event will say when: answered as a retry, so the event comes back with back-off. */
+  | { kind: 'recheck'; reason: string };
 
 export interface ClusterEvent {
   type: 'Normal' | 'Warning';

@@ -15,6 +15,7 @@ import {
 } from './member-pod.ts';
 import { desiredRole, READY } from './member-status.ts';
 import { startFailure } from './member-failure.ts';
+import { planForcedStart } from './member-force.ts';
 import {
   notReady,
   plan,
@@ -47,6 +48,8 @@ export function planPod(state: MemberState): MemberPlan {
       { type: 'Normal', reason: 'ReplacingPod', message },
     ]);
   }
+  const forced = planForcedStart(state, pod);
+  if (forced) return forced;
   const upgrade = planPodUpgrade(state, pod);
   if (upgrade) return upgrade;
   const loop = isPodReady(pod) ? undefined : startFailure(member, pod);

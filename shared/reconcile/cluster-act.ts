@@ -97,12 +97,31 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
         };
         await ctx.kube.delete(pod);
       }
-      return { ok: true, summary: `in-place restore: deleting members ${action.members.join(', ')}` };
+      return { ok: true, summary: `deleting members ${action.members.join(', ')}, whose data is discarded` };
     }
     case 'recover-space': {
       const recovered = await recoverSpace(ctx, state.cluster, action);
       return recovered.ok ? recovered : retry(recovered.reason);
     }
+    case 'force-new-cluster': {
+      const patched = await ctx.kube.mergePatch(memberRef(state, action.member), {
+        spec: { forceNewCluster: action.on ? true : null },
+      });
+      if (patched.kind !== 'written')
+        return retry(
+          `${action.on ? 'setting' : 'unsetting'} forceNewCluster on ${action.member}: ${patched.kind}`,
+        );
+      await crashPoint('cluster:force-flag-set');
+      return {
+        ok: true,
+        summary: action.on
+          ? `member ${action.member} restarts with --force-new-cluster`
+          : `member ${action.member} restarts without --force-new-cluster`,
+      };
+    }
+    case 'recheck':
+      // Nothing this function receives an event for ends the wait: the event comes back with back-off.
+      return retry(action.reason);
     case 'remove-orphan': {
       const removed = await ctx.etcd.remove(etcdEndpoints(state, state.cluster), action.id);
       if (removed.kind === 'ok') await crashPoint('cluster:orphan-removed');

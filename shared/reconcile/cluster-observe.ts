@@ -34,6 +34,9 @@ import type { ClusterState, EtcdView, PodFacts } from '../plan/cluster-state.ts'
 import { etcdEndpoints, ownMembers } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { observeRecoverySnapshot } from './cluster-observe-recovery.ts';
+import { needsSelfReports } from '../plan/cluster-recovery-force.ts';
+import { podForcesNewCluster } from '../plan/member-force.ts';
+import { selfReports } from './cluster-recovery-observe.ts';
 
 export interface ClusterRef {
   namespace: string;
@@ -89,6 +92,7 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
   const recovery = await observeRecoverySnapshot(ctx, state);
   if (recovery) state.recoverySnapshot = recovery;
+  if (needsSelfReports(state)) state.selfReports = await selfReports(ctx, state);
   return state;
 }
 
@@ -102,6 +106,7 @@ export function podFacts(pod: V1Pod): PodFacts {
   };
   const problem = podProblem(pod);
   if (problem) facts.problem = problem;
+  if (podForcesNewCluster(pod)) facts.forceNewCluster = true;
   const restoreFailure = lastRestoreFailure(pod);
   if (restoreFailure) facts.restoreFailure = restoreFailure;
   return facts;

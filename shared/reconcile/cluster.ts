@@ -48,9 +48,11 @@ export async function reconcileCluster(
       await crashPoint(
         status.inPlaceRestore?.step !== cluster.status?.inPlaceRestore?.step
           ? 'cluster:restore-step-written'
-          : status.clusterID !== cluster.status?.clusterID
-            ? 'cluster:cluster-id-latched'
-            : 'cluster:status-written',
+          : status.forceNewCluster?.step !== cluster.status?.forceNewCluster?.step
+            ? 'cluster:force-step-written'
+            : status.clusterID !== cluster.status?.clusterID
+              ? 'cluster:cluster-id-latched'
+              : 'cluster:status-written',
       );
   }
   await recordPlanEvents(ctx, cluster, plan, result.ok);

@@ -60,7 +60,11 @@ export const RESTORE_CRASH_POINTS = [
 /** The NOSPACE recovery's crash points (shared/reconcile/cluster-space.ts). */
 export const SPACE_CRASH_POINTS = ['cluster:space-compacted', 'cluster:member-defragmented'] as const;
 
+/** The ForceNewCluster recovery's crash points (reconcile-cluster); crashed through by test/e2e/recovery-force.test.ts. */
+export const FORCE_CRASH_POINTS = ['cluster:force-step-written', 'cluster:force-flag-set'] as const;
+
 export type CrashPoint =
+  | (typeof FORCE_CRASH_POINTS)[number]
   | (typeof SPACE_CRASH_POINTS)[number]
   | (typeof CRASH_POINTS)[number]
   | (typeof SNAPSHOT_CRASH_POINTS)[number]

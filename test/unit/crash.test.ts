@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
   CRASH_POINTS,
+  FORCE_CRASH_POINTS,
   RESTORE_CRASH_POINTS,
   SPACE_CRASH_POINTS,
   crashPoint,
@@ -75,7 +76,12 @@ describe('crash points', () => {
       .map(f => readFileSync(join(repoRoot, 'shared', 'reconcile', f), 'utf8'))
       .join('\n');
     const used = [...sources.matchAll(/'((?:cluster|member|finalize):[a-z-]+)'/g)].map(m => m[1] ?? '');
-    const listed: readonly string[] = [...CRASH_POINTS, ...RESTORE_CRASH_POINTS, ...SPACE_CRASH_POINTS];
+    const listed: readonly string[] = [
+      ...CRASH_POINTS,
+      ...RESTORE_CRASH_POINTS,
+      ...SPACE_CRASH_POINTS,
+      ...FORCE_CRASH_POINTS,
+    ];
     for (const name of listed) assert.ok(used.includes(name), `${name} is never reached`);
     for (const name of used) assert.ok(listed.includes(name), `${name} unlisted`);
     assert.equal(new Set(CRASH_POINTS).size, CRASH_POINTS.length);

@@ -431,13 +431,6 @@ export const RULE_CASES: RuleCases[] = [
   ...at('EtcdCluster', '.spec.storage.medium', mediumRules),
   {
     kind: 'EtcdCluster',
-    path: '.spec.recovery',
-    match: 'ForceNewCluster is not implemented yet',
-    valid: [{ self: {} }, { self: { policy: 'ReportOnly' } }, { self: { policy: 'RestoreLatestSnapshot' } }],
-    invalid: [{ self: { policy: 'ForceNewCluster' } }],
-  },
-  {
-    kind: 'EtcdCluster',
     path: '.spec.tls.client',
     match: 'needs exactly one certificate source',
     valid: [

@@ -157,7 +157,7 @@ describe('Available and Degraded', () => {
     s.pods.splice(4, 1);
     const status = statusOf(s);
     const message =
-      '1/5 members ready: quorum lost, writes fail until a majority is back; demo-0 ready; demo-1 (ID 00000000000000b1) not ready (Pod Pending); demo-2 data lost: PVC data-demo-2 was deleted; demo-3 not running: ErrImagePull: no such image; demo-4 no Pod; etcdfn changes nothing while quorum is lost. What you can do: bring back the members whose Pods cannot run (their Ready condition and logs say why); members whose data is lost cannot rejoin, so if a majority lost its data, create a new EtcdCluster restoring a snapshot (spec.bootstrap.restore)';
+      '1/5 members ready: quorum lost, writes fail until a majority is back; demo-0 ready; demo-1 (ID 00000000000000b1) not ready (Pod Pending); demo-2 data lost: PVC data-demo-2 was deleted; demo-3 not running: ErrImagePull: no such image; demo-4 no Pod; etcdfn changes nothing while quorum is lost. What you can do: bring back the members whose Pods cannot run (their Ready condition and logs say why); members whose data is lost cannot rejoin, so if a majority lost its data, set spec.recovery.policy: ForceNewCluster (the most advanced surviving member goes on alone and the others are replaced; writes only they had are lost) or RestoreLatestSnapshot (the newest verified snapshot is restored in place; writes after it are lost), or create a new EtcdCluster restoring a snapshot (spec.bootstrap.restore)';
     assert.deepEqual(condition(status, 'Available'), ['False', 'QuorumLost', message]);
     assert.deepEqual(condition(status, 'Degraded'), ['True', 'QuorumLost', message]);
     assert.equal(status.phase, 'Degraded');
