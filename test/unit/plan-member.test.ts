@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { needsEtcd, planMember } from '../../shared/plan/member-plan.ts';
-import { podNotReadyMessage } from '../../shared/plan/member-pod.ts';
+import { podJoinSettings, podNotReadyMessage } from '../../shared/plan/member-pod.ts';
 import {
   CLIENT,
   CLUSTER_ID,
@@ -179,8 +179,7 @@ describe('planMember: creating the Pod', () => {
     if (p.action.kind !== 'create-pod') return;
     assert.equal(p.action.clusterFormed, false);
     assert.equal(p.action.isVoter, true);
-    const command = p.action.pod.spec?.containers[0]?.command ?? [];
-    assert.ok(command.includes('--initial-cluster-state=new'));
+    assert.equal(podJoinSettings(p.action.pod)?.state, 'new');
     assert.equal(p.action.pod.metadata?.name, 'demo-1');
     assert.equal(p.action.pod.metadata?.ownerReferences?.[0]?.uid, 'member-uid');
     assert.equal(p.action.pod.metadata?.labels?.['etcdfn.io/role'], 'voter');
@@ -194,7 +193,7 @@ describe('planMember: creating the Pod', () => {
     assert.equal(p.action.kind, 'create-pod');
     if (p.action.kind !== 'create-pod') return;
     assert.equal(p.action.clusterFormed, true);
-    assert.ok(p.action.pod.spec?.containers[0]?.command?.includes('--initial-cluster-state=existing'));
+    assert.equal(podJoinSettings(p.action.pod)?.state, 'existing');
   });
 
   it('a learner gets the learner label and the member ID etcd reports', () => {
@@ -208,7 +207,7 @@ describe('planMember: creating the Pod', () => {
     if (p.action.kind !== 'create-pod') return;
     assert.equal(p.action.isVoter, false);
     assert.equal(p.action.pod.metadata?.labels?.['etcdfn.io/role'], 'learner');
-    assert.ok(p.action.pod.spec?.containers[0]?.command?.includes('--initial-cluster-state=existing'));
+    assert.equal(podJoinSettings(p.action.pod)?.state, 'existing');
     assert.equal(p.status.memberID, ID);
     assert.equal(p.status.role, 'learner');
     assert.equal(p.status.isVoter, false);
@@ -363,7 +362,7 @@ describe('planMember: the member’s own Pod', () => {
       }),
     );
     assert.deepEqual(p.action, {
-      kind: 'patch-pod-labels',
+      kind: 'patch-pod-metadata',
       name: 'demo-1',
       labels: { 'etcdfn.io/role': 'voter' },
       reason: 'labelling Pod demo-1 etcdfn.io/role=voter, as etcd counts it',
@@ -375,7 +374,7 @@ describe('planMember: the member’s own Pod', () => {
   it('follows reconcile-cluster’s status patch when etcd is not asked', () => {
     const m = member({}, { memberID: ID, isVoter: true, role: 'voter' });
     const p = planMember(running(m, { pod: pod(m, { role: 'learner' }) }));
-    assert.equal(p.action.kind, 'patch-pod-labels');
+    assert.equal(p.action.kind, 'patch-pod-metadata');
     assert.deepEqual((p.action as { labels: unknown }).labels, { 'etcdfn.io/role': 'voter' });
   });
 

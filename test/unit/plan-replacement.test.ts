@@ -299,7 +299,7 @@ describe('reconcile-member never restarts a member on an empty volume under its 
       // The Pod is only relabelled with its role: the usual path, nothing about data.
       name: 'same PVC: nothing lost',
       build: m => ({ pod: pod(m), pvc: pvc(m, 'pvc-uid-1') }),
-      action: 'patch-pod-labels',
+      action: 'patch-pod-metadata',
     },
   ];
   for (const row of rows) {
