@@ -63,12 +63,7 @@ export type MemberAction =
       labels?: Record<string, string>;
       annotations?: Record<string, string>;
       reason: string;
-    }
-  /**
-   * A Memory-medium member lost its data with its Pod: the member is deleted, finalize-member removes
-   * it from etcd and reconcile-cluster adds a fresh member in its place.
-   */
-  | { kind: 'delete-member'; reason: string };
+    };
 
 export interface MemberEvent {
   type: 'Normal' | 'Warning';

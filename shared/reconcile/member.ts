@@ -167,10 +167,6 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
         return { outcome: { result: 'retry', reason: patched.message, status: 409 } };
       return emitted(patched.kind === 'written' ? action.reason : `Pod ${action.name}: ${patched.kind}`);
     }
-    case 'delete-member':
-      await ctx.kube.delete(objectRef(API_VERSION, ETCD_MEMBER.kind, ns, member.metadata.name ?? ''));
-      await crashPoint('member:member-deleted');
-      return emitted(action.reason);
   }
 }
 

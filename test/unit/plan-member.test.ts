@@ -438,19 +438,27 @@ describe('planMember: the member’s own Pod', () => {
 describe('planMember: a Memory member that lost its Pod', () => {
   const memory = { storage: { size: '256Mi', medium: 'Memory' as const } };
 
-  it('is replaced, not restarted under the same ID with empty data', () => {
+  it('records its data as lost (MemoryLost) for reconcile-cluster to replace, never restarted under the same ID', () => {
     const m = member(memory, { podName: 'demo-1', podUID: 'pod-uid', memberID: ID, isVoter: true });
     const p = planMember(state(m));
-    assert.equal(p.action.kind, 'delete-member');
+    assert.equal(p.action.kind, 'wait');
+    assert.equal(p.status.dataLoss?.reason, 'MemoryLost');
+    assert.equal(p.status.dataLoss?.message, 'demo-1 kept its data in memory and its Pod is gone');
+    assert.equal(p.statusChanged, true);
     assert.equal(ready(p)?.reason, 'DataLost');
     assert.equal(p.events[0]?.reason, 'MemberDataLost');
     assert.equal(p.events[0]?.type, 'Warning');
+    // Sticky: the next invocation neither creates a Pod nor reports it again.
+    const again = planMember(state({ ...m, status: p.status }));
+    assert.equal(again.action.kind, 'wait');
+    assert.deepEqual(again.events, []);
   });
 
-  it('a Pod with another uid is a restart on empty data too', () => {
+  it('a Pod with another uid is a restart on empty data too: stopped, evidence recorded', () => {
     const m = member(memory, { podUID: 'pod-uid', memberID: ID, isVoter: true });
     const p = planMember(state(m, { pod: pod(m, { uid: 'new-pod' }) }));
-    assert.equal(p.action.kind, 'delete-member');
+    assert.equal(p.action.kind, 'delete-pod');
+    assert.equal(p.status.dataLoss?.reason, 'MemoryLost');
   });
 
   it('the Pod it ran in, still there, is business as usual', () => {
