@@ -13,6 +13,7 @@ import { Api, errorText } from './api.ts';
 import type { RuntimeConfig } from './container.ts';
 import { startControlServer } from './control.ts';
 import { DisruptionController, type Pdb } from './disruption.ts';
+import { PodGcController } from './pod-gc.ts';
 import { Dns } from './dns.ts';
 import { nameServerCandidates, startNameServer, type NameServer } from './dns-server.ts';
 import { EndpointsController } from './endpoints.ts';
@@ -34,7 +35,7 @@ import {
 import { PodWorker } from './pod-worker.ts';
 import type { NodeContext } from './pod-worker.ts';
 import { PvcController } from './pvcs.ts';
-import type { Endpoints, Job, Logger, Pod, Pvc, Service } from './types.ts';
+import type { Endpoints, Job, KObj, Logger, Pod, Pvc, Service } from './types.ts';
 import { pvcDir } from './volumes.ts';
 
 export type { KubeletOptions } from './options.ts';
@@ -182,6 +183,14 @@ class ProcessKubelet implements Kubelet, Faults {
     }
     const disruption = ctl.disruption !== false;
     if (disruption) this.controllers.push(new DisruptionController(this.api, this.pdbs, this.pods, this.log));
+    const nodes = new Informer<KObj>(this.api, '/api/v1/nodes', this.log);
+    if (ctl.podGc !== false) {
+      const quarantineMs = this.opts.podGcQuarantineMs;
+      this.controllers.push(
+        new PodGcController(this.api, nodes, this.pods, this.log, { quarantineMs }),
+        nodes,
+      );
+    }
     this.controllers.push(...[this.pods, this.services, this.endpoints, this.pvcs, this.jobs, this.pdbs]);
     this.pods.on({ upsert: pod => this.onPod(pod), deleted: pod => this.onPodDeleted(pod) });
     const refresh = { upsert: () => this.dns?.refresh(), deleted: () => this.dns?.refresh() };
@@ -193,6 +202,7 @@ class ProcessKubelet implements Kubelet, Faults {
       this.endpoints.start(),
       this.jobs.start(),
       disruption ? this.pdbs.start() : undefined,
+      ctl.podGc !== false ? nodes.start() : undefined,
     ]);
     await registerNode(this.api, this.nodeName, this.node.hostIP, this.log);
     await this.pods.start();
