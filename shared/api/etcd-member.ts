@@ -45,7 +45,7 @@ export interface EtcdMemberSpec {
 }
 
 export interface MemberDataLoss {
-  /** PVCMissing, PVCReplaced, PVCDeleted, DataDirEmpty, RaftLogLost, MemberRemoved or DataCorrupt. */
+  /** PVCMissing, PVCReplaced, PVCDeleted, MemoryLost, DataDirEmpty, RaftLogLost, MemberRemoved or DataCorrupt. */
   reason: string;
   message: string;
   /** RFC 3339 time of detection. */

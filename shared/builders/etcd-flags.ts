@@ -79,6 +79,33 @@ export function hasDataGuard(member: EtcdMember): boolean {
   return member.status?.hasData === true && !!member.status.memberID;
 }
 
+/** The two settings etcd reads only when its data directory holds no WAL (see hasDataGuard). */
+export interface JoinSettings {
+  initialCluster: string;
+  state: 'new' | 'existing';
+}
+
+/**
+ * The member's Pod does not pass the join settings as flags: it carries them in these annotations
+ * and its etcd container reads them through ETCD_INITIAL_CLUSTER and ETCD_INITIAL_CLUSTER_STATE
+ * (downward API). A kubelet builds a container's environment each time it starts the container, so
+ * the operator can arm the empty-data guard of a member's first Pod once the member has run: an
+ * in-place restart on a wiped directory then refuses like a guarded Pod, while the etcd running
+ * now is left alone (it reads neither setting again).
+ */
+export const INITIAL_CLUSTER_ANNOTATION = 'etcdfn.io/initial-cluster';
+export const INITIAL_CLUSTER_STATE_ANNOTATION = 'etcdfn.io/initial-cluster-state';
+export const INITIAL_CLUSTER_ENV = 'ETCD_INITIAL_CLUSTER';
+export const INITIAL_CLUSTER_STATE_ENV = 'ETCD_INITIAL_CLUSTER_STATE';
+
+/** The guard's join settings: only the member itself, state `existing`. */
+export function guardedJoin(member: EtcdMember, namespace: string): JoinSettings {
+  const name = member.metadata.name ?? '';
+  const where = { namespace, cluster: member.spec.clusterName, member: name };
+  const peerTls = member.spec.tls?.peerSecretRef !== undefined;
+  return { initialCluster: `${name}=${peerUrl({ ...where, tls: peerTls })}`, state: 'existing' };
+}
+
 /** The flags after argv[0] (`etcd`), in a stable order. */
 export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
   const name = member.metadata.name;
@@ -94,7 +121,7 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
   const peerTls = member.spec.tls?.peerSecretRef !== undefined;
   const where = { namespace: opts.namespace, cluster: member.spec.clusterName, member: name };
   const scheme = (tls: boolean): string => (tls ? 'https' : 'http');
-  const guarded = hasDataGuard(member);
+  const guard = hasDataGuard(member) ? guardedJoin(member, opts.namespace) : undefined;
 
   return [
     `--name=${name}`,
@@ -103,9 +130,9 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
     `--listen-client-urls=${scheme(clientTls)}://0.0.0.0:${CLIENT_PORT}`,
     `--advertise-client-urls=${clientUrl({ ...where, tls: clientTls })}`,
     `--initial-advertise-peer-urls=${peerUrl({ ...where, tls: peerTls })}`,
-    `--initial-cluster=${guarded ? `${name}=${peerUrl({ ...where, tls: peerTls })}` : member.spec.initialCluster}`,
+    `--initial-cluster=${guard?.initialCluster ?? member.spec.initialCluster}`,
     `--initial-cluster-token=${member.spec.clusterToken}`,
-    `--initial-cluster-state=${guarded ? 'existing' : initialClusterState(member, opts)}`,
+    `--initial-cluster-state=${guard?.state ?? initialClusterState(member, opts)}`,
     // Always plaintext: /health for the readiness probe and /metrics for scrapers.
     `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
     ...optionFlags(member),

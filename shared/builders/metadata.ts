@@ -11,8 +11,9 @@ export interface LabelsAndAnnotations {
 export function objectMetadata(
   extra: AdditionalMetadata | undefined,
   ours: Record<string, string>,
+  ourAnnotations: Record<string, string> = {},
 ): LabelsAndAnnotations {
-  const annotations = mergeMetadata(extra?.annotations, {});
+  const annotations = mergeMetadata(extra?.annotations, ourAnnotations);
   return {
     labels: mergeMetadata(extra?.labels, ours),
     ...(Object.keys(annotations).length > 0 && { annotations }),

@@ -26,7 +26,16 @@ import {
   type MemberRole,
 } from '../names.ts';
 import { parseQuantity, quantityCeil, type Quantity } from '../quantity.ts';
-import { CLIENT_TLS_DIR, DATA_DIR, etcdFlags, PEER_TLS_DIR } from './etcd-flags.ts';
+import {
+  CLIENT_TLS_DIR,
+  DATA_DIR,
+  etcdFlags,
+  INITIAL_CLUSTER_ANNOTATION,
+  INITIAL_CLUSTER_ENV,
+  INITIAL_CLUSTER_STATE_ANNOTATION,
+  INITIAL_CLUSTER_STATE_ENV,
+  PEER_TLS_DIR,
+} from './etcd-flags.ts';
 import { objectMetadata } from './metadata.ts';
 import { DEFAULT_OPERATOR_IMAGE, restoreInitContainers, restoreVolumes } from './restore-pod.ts';
 import { controllerRef } from './owner.ts';
@@ -60,7 +69,9 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
   if (!name) throw new Error('buildMemberPod: the member has no name yet (create it first)');
   const cluster = member.spec.clusterName;
   // The member ID, once recorded, comes from member.status (see initialClusterState).
-  const flags = etcdFlags(member, { namespace: opts.namespace, clusterFormed: opts.clusterFormed });
+  const { flags, annotations } = joinFromAnnotations(
+    etcdFlags(member, { namespace: opts.namespace, clusterFormed: opts.clusterFormed }),
+  );
   const spec = member.spec;
   const initContainers = restoreInitContainers(member, {
     operatorImage: opts.operatorImage ?? DEFAULT_OPERATOR_IMAGE,
@@ -77,7 +88,11 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
     metadata: {
       name,
       namespace: opts.namespace,
-      ...objectMetadata(spec.additionalMetadata, memberLabels(cluster, name, podRole(member, opts.isVoter))),
+      ...objectMetadata(
+        spec.additionalMetadata,
+        memberLabels(cluster, name, podRole(member, opts.isVoter)),
+        annotations,
+      ),
       ownerReferences: [controllerRef(member)],
     },
     spec: {
@@ -99,6 +114,37 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
       volumes: volumes(member),
     },
   };
+}
+
+const JOIN_SETTINGS = [
+  { flag: '--initial-cluster', annotation: INITIAL_CLUSTER_ANNOTATION, env: INITIAL_CLUSTER_ENV },
+  {
+    flag: '--initial-cluster-state',
+    annotation: INITIAL_CLUSTER_STATE_ANNOTATION,
+    env: INITIAL_CLUSTER_STATE_ENV,
+  },
+] as const;
+
+/**
+ * etcd's join settings leave the command line for the Pod's annotations (see
+ * INITIAL_CLUSTER_ANNOTATION): the flags without them, and the annotations that carry them.
+ */
+function joinFromAnnotations(all: string[]): { flags: string[]; annotations: Record<string, string> } {
+  const annotations: Record<string, string> = {};
+  const flags = all.filter(f => {
+    const setting = JOIN_SETTINGS.find(s => f.startsWith(`${s.flag}=`));
+    if (setting) annotations[setting.annotation] = f.slice(setting.flag.length + 1);
+    return setting === undefined;
+  });
+  return { flags, annotations };
+}
+
+/** The etcd container's variables for its join settings, read from the Pod's annotations. */
+function joinEnv(): V1EnvVar[] {
+  return JOIN_SETTINGS.map(s => ({
+    name: s.env,
+    valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: `metadata.annotations['${s.annotation}']` } },
+  }));
 }
 
 /** Learners carry `learner`, voters `voter`; a member not yet in etcd carries no role label. */
@@ -151,7 +197,7 @@ export function containerSecurityContext(): V1SecurityContext {
 function etcdContainer(member: EtcdMember, flags: string[], repository: string | undefined): V1Container {
   const memoryVolumeBytes = isMemoryMedium(member.spec.storage) ? storageBytes(member.spec.storage) : 0n;
   const resources = containerResources(member.spec.resources, memoryVolumeBytes);
-  const env = goRuntimeEnv(resources, memoryVolumeBytes);
+  const env = [...joinEnv(), ...goRuntimeEnv(resources, memoryVolumeBytes)];
   return {
     name: ETCD_CONTAINER,
     image: etcdImage(member.spec.version, repository),
@@ -161,7 +207,7 @@ function etcdContainer(member: EtcdMember, flags: string[], repository: string |
       { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
     ],
-    ...(env.length > 0 && { env }),
+    env,
     resources,
     volumeMounts: volumeMounts(member),
     // Ready follows etcd's own /health (leader known, no alarm) within a second: promotions and the

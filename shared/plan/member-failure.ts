@@ -13,6 +13,7 @@
 import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { ETCD_CONTAINER } from '../builders/pod.ts';
+import { podJoinSettings } from './member-pod.ts';
 
 /** Restarts after which a Pod that keeps exiting is reported as crash-looping. */
 export const CRASH_LOOP_RESTARTS = 5;
@@ -95,17 +96,16 @@ export function startFailure(member: EtcdMember, pod: V1Pod | undefined): StartF
   };
 }
 
-/** Whether the Pod was started with the empty-data guard (only itself in --initial-cluster). */
+/** Whether the Pod starts etcd with the empty-data guard (only itself in --initial-cluster, existing). */
 function guardedPod(pod: V1Pod): boolean {
-  const command = pod.spec?.containers.find(c => c.name === ETCD_CONTAINER)?.command ?? [];
+  const join = podJoinSettings(pod);
   const name = pod.metadata?.name ?? '';
-  const cluster = command.find(a => a.startsWith('--initial-cluster='))?.slice('--initial-cluster='.length);
-  const state = command.find(a => a.startsWith('--initial-cluster-state='));
+  const cluster = join?.initialCluster;
   return (
     cluster !== undefined &&
     !cluster.includes(',') &&
     cluster.startsWith(`${name}=`) &&
-    state === '--initial-cluster-state=existing' &&
+    join?.state === 'existing' &&
     !!name
   );
 }

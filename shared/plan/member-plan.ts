@@ -18,7 +18,7 @@ import {
   type MemberPlan,
   type MemberState,
 } from './member-step.ts';
-import { dataLost, memoryDataLost, planVolume } from './member-volume-plan.ts';
+import { dataLost, planVolume } from './member-volume-plan.ts';
 
 export type { MemberAction, MemberEvent, MemberPlan, MemberState, MembershipView } from './member-step.ts';
 
@@ -104,8 +104,6 @@ function planDormant(state: MemberState): MemberPlan {
 }
 
 function planRunning(state: MemberState): MemberPlan {
-  const lost = memoryDataLost(state);
-  if (lost) return lost;
   const gone = dataLost(state);
   if (gone) return gone;
   const volume = planVolume(state);

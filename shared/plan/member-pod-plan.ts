@@ -1,15 +1,24 @@
 // reconcile-member's decision about a running member's Pod: create it, replace it when it cannot
 // run or runs an older release, label it with the role etcd gives it.
 import type { V1Pod } from '@kubernetes/client-node';
+import type { EtcdMemberStatus } from '../api/etcd-member.ts';
+import {
+  guardedJoin,
+  hasDataGuard,
+  INITIAL_CLUSTER_ANNOTATION,
+  INITIAL_CLUSTER_STATE_ANNOTATION,
+} from '../builders/etcd-flags.ts';
 import { buildMemberPod } from '../builders/pod.ts';
 import type { ConditionInput } from '../conditions.ts';
-import { ROLE_LABEL, type MemberRole } from '../names.ts';
+import { ROLE_LABEL } from '../names.ts';
 import {
   isBeingDeleted,
   isPodReady,
   isPodTerminal,
+  joinsFromAnnotations,
   ownershipOf,
   podEtcdVersion,
+  podJoinSettings,
   podNotReadyMessage,
   type Ownership,
 } from './member-pod.ts';
@@ -65,10 +74,8 @@ export function planPod(state: MemberState): MemberPlan {
       ? [{ type: 'Warning', reason: 'MemberCrashLooping', message: loop.message }]
       : [];
   const base = plan(state, { kind: 'none', reason: `${name}: nothing to do` }, { pod, ready }, events);
-  const role = desiredRole(base.status);
-  if (role !== undefined && pod.metadata?.labels?.[ROLE_LABEL] !== role) {
-    return { ...base, action: roleLabelPatch(name, role) };
-  }
+  const patch = metadataPatch(state, pod, base.status);
+  if (patch) return { ...base, action: patch };
   if (isPodReady(pod) && !base.status.memberID) {
     // Nothing this function receives an event for will bring the ID: ask again later.
     const reason = `${name} is ready but etcd did not report its member ID yet`;
@@ -96,12 +103,51 @@ function planPodUpgrade(state: MemberState, pod: V1Pod): MemberPlan | undefined 
   ]);
 }
 
-function roleLabelPatch(name: string, role: MemberRole): MemberAction {
+/**
+ * What the Pod's metadata lacks: the role label etcd gives the member, and — once the member has
+ * run — the empty-data guard in the join settings its next in-place restart reads.
+ */
+function metadataPatch(state: MemberState, pod: V1Pod, status: EtcdMemberStatus): MemberAction | undefined {
+  const name = state.member.metadata.name ?? '';
+  const reasons: string[] = [];
+  const role = desiredRole(status);
+  const labels =
+    role !== undefined && pod.metadata?.labels?.[ROLE_LABEL] !== role ? { [ROLE_LABEL]: role } : undefined;
+  if (labels) reasons.push(`labelling Pod ${name} ${ROLE_LABEL}=${role}, as etcd counts it`);
+  const annotations = guardAnnotations(state, pod, status);
+  if (annotations) {
+    reasons.push(
+      `arming the empty-data guard of Pod ${name}: ${name} has run, so an in-place restart of its etcd ` +
+        'on an empty data directory must refuse rather than rejoin under its member ID',
+    );
+  }
+  if (!labels && !annotations) return undefined;
   return {
-    kind: 'patch-pod-labels',
+    kind: 'patch-pod-metadata',
     name,
-    labels: { [ROLE_LABEL]: role },
-    reason: `labelling Pod ${name} ${ROLE_LABEL}=${role}, as etcd counts it`,
+    ...(labels && { labels }),
+    ...(annotations && { annotations }),
+    reason: reasons.join('; '),
+  };
+}
+
+/**
+ * The guard's join settings as annotations, when the member has run (hasDataGuard), its Pod reads
+ * its join settings from its annotations, and they say something else (a member's first Pod).
+ */
+function guardAnnotations(
+  state: MemberState,
+  pod: V1Pod,
+  status: EtcdMemberStatus,
+): Record<string, string> | undefined {
+  const { member } = state;
+  if (!hasDataGuard({ ...member, status }) || !joinsFromAnnotations(pod)) return undefined;
+  const guard = guardedJoin(member, member.metadata.namespace ?? '');
+  const now = podJoinSettings(pod);
+  if (now?.initialCluster === guard.initialCluster && now.state === guard.state) return undefined;
+  return {
+    [INITIAL_CLUSTER_ANNOTATION]: guard.initialCluster,
+    [INITIAL_CLUSTER_STATE_ANNOTATION]: guard.state,
   };
 }
 

@@ -3,6 +3,13 @@
 import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { isControlledBy } from '../builders/owner.ts';
+import {
+  INITIAL_CLUSTER_ANNOTATION,
+  INITIAL_CLUSTER_ENV,
+  INITIAL_CLUSTER_STATE_ANNOTATION,
+  INITIAL_CLUSTER_STATE_ENV,
+  type JoinSettings,
+} from '../builders/etcd-flags.ts';
 import { ETCD_CONTAINER } from '../builders/pod.ts';
 import { CLUSTER_LABEL } from '../names.ts';
 
@@ -87,4 +94,44 @@ export function podEtcdVersion(pod: V1Pod): string | undefined {
   const image = pod.spec?.containers.find(c => c.name === ETCD_CONTAINER)?.image ?? '';
   const tag = /:v?(\d+\.\d+\.\d+)(?:-[\w.]+)?$/.exec(image.split('@')[0] ?? '');
   return tag?.[1];
+}
+
+/**
+ * Whether the Pod's etcd takes its join settings from the Pod's annotations (ETCD_INITIAL_CLUSTER and
+ * ETCD_INITIAL_CLUSTER_STATE through the downward API), so that changing them changes what its next
+ * in-place restart uses. Pods built before the settings moved there have them as flags.
+ */
+export function joinsFromAnnotations(pod: V1Pod): boolean {
+  const env = pod.spec?.containers.find(c => c.name === ETCD_CONTAINER)?.env ?? [];
+  const reads = (name: string, annotation: string): boolean =>
+    env.some(
+      e => e.name === name && e.valueFrom?.fieldRef?.fieldPath === `metadata.annotations['${annotation}']`,
+    );
+  return (
+    reads(INITIAL_CLUSTER_ENV, INITIAL_CLUSTER_ANNOTATION) &&
+    reads(INITIAL_CLUSTER_STATE_ENV, INITIAL_CLUSTER_STATE_ANNOTATION)
+  );
+}
+
+/**
+ * The join settings the Pod's etcd starts with (next time, for a running one): from its annotations
+ * when it reads them there, else from its command line; undefined when it says neither.
+ */
+export function podJoinSettings(pod: V1Pod): Partial<JoinSettings> | undefined {
+  if (joinsFromAnnotations(pod)) {
+    const a = pod.metadata?.annotations ?? {};
+    return {
+      initialCluster: a[INITIAL_CLUSTER_ANNOTATION],
+      state: stateOf(a[INITIAL_CLUSTER_STATE_ANNOTATION]),
+    };
+  }
+  const command = pod.spec?.containers.find(c => c.name === ETCD_CONTAINER)?.command;
+  if (!command) return undefined;
+  const flag = (name: string): string | undefined =>
+    command.find(a => a.startsWith(`${name}=`))?.slice(name.length + 1);
+  return { initialCluster: flag('--initial-cluster'), state: stateOf(flag('--initial-cluster-state')) };
+}
+
+function stateOf(value: string | undefined): JoinSettings['state'] | undefined {
+  return value === 'new' || value === 'existing' ? value : undefined;
 }

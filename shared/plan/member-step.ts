@@ -53,12 +53,17 @@ export type MemberAction =
   | { kind: 'create-pod'; pod: V1Pod; clusterFormed: boolean; isVoter: boolean }
   /** Delete the Pod with this uid (it is recreated by the next invocation unless the member is dormant). */
   | { kind: 'delete-pod'; name: string; uid: string; reason: string }
-  | { kind: 'patch-pod-labels'; name: string; labels: Record<string, string>; reason: string }
   /**
-   * A Memory-medium member lost its data with its Pod: the member is deleted, finalize-member removes
-   * it from etcd and reconcile-cluster adds a fresh member in its place.
+   * Merge-patch the Pod's labels (its role) and annotations (the empty-data guard of a member's
+   * first Pod, see INITIAL_CLUSTER_ANNOTATION); the running etcd is not touched.
    */
-  | { kind: 'delete-member'; reason: string };
+  | {
+      kind: 'patch-pod-metadata';
+      name: string;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+      reason: string;
+    };
 
 export interface MemberEvent {
   type: 'Normal' | 'Warning';

@@ -1,6 +1,7 @@
 // reconcile-member's decision about a running member's volume: a Memory-medium member whose Pod is
-// gone lost its data; a PVC member whose PVC is gone, replaced or being deleted lost it too (never
-// restarted under its member ID on an empty volume: reconcile-cluster replaces it); otherwise a PVC
+// gone lost its data; a PVC member whose PVC is gone, replaced or being deleted lost it too (either
+// way never restarted under its member ID on an empty volume: reconcile-cluster replaces it under its
+// quorum guard, with the MemberReplacement condition); otherwise a PVC
 // member needs its own PVC before its Pod can start.
 import { buildMemberPvc } from '../builders/pvc.ts';
 import { isMemoryMedium } from '../builders/storage.ts';
@@ -21,18 +22,19 @@ import {
 /**
  * A Memory-medium member's data lives and dies with its Pod. Once the Pod it ran in is gone (or
  * replaced), the member's etcd data is lost; restarting it under the same member ID would crash
- * (raft: "tocommit is out of range") or worse. The member is replaced instead.
+ * (raft: "tocommit is out of range") or worse. The evidence, like a PVC member's, goes through
+ * reconcile-cluster's quorum-guarded replacement (dataLost below).
  */
-export function memoryDataLost(state: MemberState): MemberPlan | undefined {
+function memoryLoss(state: MemberState): Omit<MemberDataLoss, 'detectedAt'> | undefined {
   const { member, pod } = state;
   const recorded = member.status?.podUID;
   if (!isMemoryMedium(member.spec.storage) || !recorded) return undefined;
   if (pod && ownershipOf(pod, member) === 'ours' && pod.metadata?.uid === recorded) return undefined;
   const name = member.metadata.name ?? '';
-  const message = `${name} kept its data in memory and its Pod ${pod ? 'was replaced' : 'is gone'}: replacing the member`;
-  return plan(state, { kind: 'delete-member', reason: message }, { ready: notReady('DataLost', message) }, [
-    { type: 'Warning', reason: 'MemberDataLost', message },
-  ]);
+  return {
+    reason: 'MemoryLost',
+    message: `${name} kept its data in memory and its Pod ${pod ? 'was replaced' : 'is gone'}`,
+  };
 }
 
 export function planVolume(state: MemberState): MemberPlan | undefined {
@@ -69,8 +71,9 @@ export function planVolume(state: MemberState): MemberPlan | undefined {
 }
 
 /**
- * The member's data is gone or unusable: etcd said so when it exited (member-failure.ts), or the
- * volume that held it is gone, replaced or going. Restarting the member under
+ * The member's data is gone or unusable: etcd said so when it exited (member-failure.ts), the
+ * Pod that held a Memory member's data is gone, or the volume that held it is gone, replaced or
+ * going. Restarting the member under
  * its etcd member ID on a fresh, empty volume would put an empty member among the voters (it could
  * vote for a leader missing acknowledged writes): instead the evidence is recorded (sticky), the
  * member's Pod is stopped, and reconcile-cluster replaces the member with a new one (new ID) when
@@ -89,6 +92,7 @@ export function dataLost(state: MemberState): MemberPlan | undefined {
     const failure = startFailure(member, ownPod(state));
     if (failure?.kind === 'data') found = { reason: failure.reason, message: failure.message };
   }
+  if (!known && !found) found = memoryLoss(state);
   if (!known && !found && recorded && !isMemoryMedium(member.spec.storage)) {
     if (!pvc) {
       found = { reason: 'PVCMissing', message: `PVC ${claim}, which held ${name}'s data, is gone` };

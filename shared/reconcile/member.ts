@@ -156,19 +156,19 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
       await ctx.kube.delete(objectRef('v1', 'Pod', ns, action.name), action.uid ? { uid: action.uid } : {});
       await crashPoint('member:pod-deleted');
       return emitted(action.reason);
-    case 'patch-pod-labels': {
+    case 'patch-pod-metadata': {
       const patched = await ctx.kube.mergePatch(objectRef('v1', 'Pod', ns, action.name), {
-        metadata: { labels: action.labels },
+        metadata: {
+          ...(action.labels && { labels: action.labels }),
+          ...(action.annotations && { annotations: action.annotations }),
+        },
       });
+      // Labels and the guard's annotations alike: a repeat patch changes nothing.
       if (patched.kind === 'written') await crashPoint('member:pod-labelled');
       if (patched.kind === 'conflict')
         return { outcome: { result: 'retry', reason: patched.message, status: 409 } };
       return emitted(patched.kind === 'written' ? action.reason : `Pod ${action.name}: ${patched.kind}`);
     }
-    case 'delete-member':
-      await ctx.kube.delete(objectRef(API_VERSION, ETCD_MEMBER.kind, ns, member.metadata.name ?? ''));
-      await crashPoint('member:member-deleted');
-      return emitted(action.reason);
   }
 }
 

@@ -30,7 +30,6 @@ export const CRASH_POINTS = [
   'member:pod-created',
   'member:pod-labelled',
   'member:pod-deleted',
-  'member:member-deleted',
   // finalize-member (shared/reconcile/finalize.ts)
   'finalize:leader-moved',
   'finalize:removed-from-etcd',

@@ -382,13 +382,13 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
     });
   }
 
-  it('a Memory-medium member whose Pod is gone is replaced: crash after member:member-deleted', async () => {
+  it('a Memory-medium member whose Pod is gone is replaced (quorum-guarded, as a PVC member): crash after cluster:member-deleted', async () => {
     const name = 'mem';
     await create(name, 3, 'Memory');
     await converged(name, 3, beforeCreation());
     const lost = `${name}-2`;
     const since = await crashingAt(
-      'member:member-deleted',
+      'cluster:member-deleted',
       async () => {
         const deleted = await kube.delete({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: lost });
         assert.equal(deleted.kind, 'deleted');

@@ -1,15 +1,17 @@
 // Faults that take a member's data, on the sandbox with real etcd 3.5.16 and chaos on: its data
 // directory wiped under a running etcd (the guarded Pod of a member that has run: etcd refuses an
 // empty directory), its PVC deleted while its Pod runs, a 5-member cluster whose follower is wiped
-// on its first Pod (etcd finds its --initial-cluster no longer matches, or panics on a raft log
-// behind the cluster's), a Memory-medium member losing
-// its Pod. Each time: the member is replaced by a new member with a new ID, the cluster returns to
+// under its first Pod (restarted in place: reconcile-member armed the Pod's join settings once the
+// member ran, so etcd refuses as on a guarded Pod), a Memory-medium member losing its Pod (the
+// same evidence and MemberReplacement condition as a PVC member). Each time: the member is replaced by a new member with a new ID, the cluster returns to
 // full size, every key written before the fault is readable, and a writer that put a key every
 // 10 ms through the fault finds every acknowledged key afterwards.
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { Etcd3 } from 'etcd3';
+import type { V1Pod } from '@kubernetes/client-node';
 import { toHexId } from '../../shared/etcd/ids.ts';
+import { podJoinSettings } from '../../shared/plan/member-pod.ts';
 import { startWriter, type AckedWriter } from '../support/acked-writer.ts';
 import { beforeCreation, converged, mark, type ClusterRef } from '../support/converge.ts';
 import { NS, STEP_TIMEOUT, healingSandbox, type Member } from '../support/healing-sandbox.ts';
@@ -52,6 +54,8 @@ describe('healing: faults that take a member’s data (etcd 3.5.16, chaos on)', 
     fault: (cluster: string, victim: string) => Promise<void>;
     /** The evidence the victim records (undefined: the member is deleted without recording it). */
     reason?: RegExp;
+    /** etcd's words the evidence must quote. */
+    says?: RegExp;
   }
 
   async function replaced(t: TestContext, s: Scenario): Promise<void> {
@@ -107,6 +111,7 @@ describe('healing: faults that take a member’s data (etcd 3.5.16, chaos on)', 
         describe,
       );
       assert.match(evidence.reason, s.reason, evidence.message);
+      if (s.says) assert.match(evidence.message, s.says);
       t.diagnostic(`${victim}: ${evidence.reason}: ${evidence.message}`);
     }
     await waitFor(
@@ -168,15 +173,9 @@ describe('healing: faults that take a member’s data (etcd 3.5.16, chaos on)', 
         await converged(ref(name), { replicas: 3, since, restarted: [victim], timeoutMs: STEP_TIMEOUT });
         const m = await member(name, victim);
         assert.equal(m?.status?.hasData, true, 'the member is known to have run');
-        const pod = (await pods(name)).find(p => p.metadata.name === victim) as unknown as {
-          spec: { containers: { name: string; command: string[] }[] };
-        };
-        const command = pod.spec.containers.find(c => c.name === 'etcd')?.command ?? [];
-        assert.ok(command.includes('--initial-cluster-state=existing'));
-        assert.match(
-          command.find(a => a.startsWith('--initial-cluster=')) ?? '',
-          new RegExp(`^--initial-cluster=${victim}=[^,]+$`),
-        );
+        const join = podJoinSettings((await pods(name)).find(p => p.metadata.name === victim) as V1Pod);
+        assert.equal(join?.state, 'existing');
+        assert.match(join?.initialCluster ?? '', new RegExp(`^${victim}=[^,]+$`));
       },
       fault: wipe,
       reason: /^DataDirEmpty$/,
@@ -199,11 +198,36 @@ describe('healing: faults that take a member’s data (etcd 3.5.16, chaos on)', 
     });
   });
 
-  it('5 members, a follower wiped on its first (unguarded) Pod: etcd refuses the empty directory, the member is replaced', async t => {
-    await replaced(t, { name: 'five', replicas: 5, fault: wipe, reason: /^(RaftLogLost|DataDirEmpty)$/ });
+  /** The victim's first Pod, once reconcile-member has armed its guard (the member has run). */
+  const armedFirstPod = async (name: string, victim: string): Promise<void> => {
+    const pod = await waitFor(
+      `${victim}'s first Pod armed with the empty-data guard`,
+      async () => {
+        const p = (await pods(name)).find(x => x.metadata.name === victim) as V1Pod | undefined;
+        const join = p && podJoinSettings(p);
+        return join?.state === 'existing' &&
+          join.initialCluster === `${victim}=${(await member(name, victim))?.status?.peerURL}`
+          ? p
+          : undefined;
+      },
+      { timeoutMs: STEP_TIMEOUT, intervalMs: 250 },
+    );
+    assert.equal(pod.status?.containerStatuses?.[0]?.restartCount ?? 0, 0, 'its first Pod, never restarted');
+  };
+
+  it('5 members, a follower wiped under its first Pod (restarted in place): etcd refuses the empty directory, the member is replaced', async t => {
+    await replaced(t, {
+      name: 'five',
+      replicas: 5,
+      prepare: armedFirstPod,
+      fault: wipe,
+      // The armed settings' refusal (only itself to ask), not the full list's "member count is unequal".
+      says: /could not retrieve cluster information from the given URLs/,
+      reason: /^DataDirEmpty$/,
+    });
   });
 
-  it('Memory medium: a member losing its Pod (and its data with it) is replaced', async t => {
+  it('Memory medium: a member losing its Pod (and its data with it) is replaced through MemberReplacement', async t => {
     await replaced(t, {
       name: 'mem',
       replicas: 3,
@@ -214,6 +238,7 @@ describe('healing: faults that take a member’s data (etcd 3.5.16, chaos on)', 
           { gracePeriodSeconds: 0 },
         );
       },
+      reason: /^MemoryLost$/,
     });
   });
 });

@@ -16,11 +16,27 @@ export interface AckedWriter {
   stop(): Promise<void>;
 }
 
-export function startWriter(hosts: string[], prefix: string): AckedWriter {
+/**
+ * `refresh`, when given, names the endpoints anew after a failed put (at most once a second): a
+ * writer that outlives every Pod it started with (a rolling upgrade, then a replacement) follows the
+ * members as a client of the cluster's Service would.
+ */
+export function startWriter(hosts: string[], prefix: string, refresh?: () => Promise<string[]>): AckedWriter {
   const acknowledged: string[] = [];
   let failed = 0;
   let writing = true;
-  const client = new Etcd3({ hosts, dialTimeout: 1000 });
+  let current = [...hosts].sort();
+  let client = new Etcd3({ hosts: current, dialTimeout: 1000 });
+  let refreshed = 0;
+  const follow = async (): Promise<void> => {
+    if (!refresh || Date.now() - refreshed < 1000) return;
+    refreshed = Date.now();
+    const next = [...(await refresh().catch(() => current))].sort();
+    if (next.length === 0 || next.join(',') === current.join(',')) return;
+    client.close();
+    current = next;
+    client = new Etcd3({ hosts: current, dialTimeout: 1000 });
+  };
   const done = (async () => {
     try {
       for (let n = 0; writing; n++) {
@@ -30,6 +46,7 @@ export function startWriter(hosts: string[], prefix: string): AckedWriter {
           acknowledged.push(key);
         } catch {
           failed++;
+          await follow();
         }
         await sleep(10);
       }

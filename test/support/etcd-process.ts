@@ -68,6 +68,11 @@ export interface SpawnEtcdOptions {
   unsafeNoFsync?: boolean;
   /** Appended last, so they can override anything above. */
   extraArgs?: string[];
+  /**
+   * Pass the join settings (initialCluster, state) as ETCD_INITIAL_CLUSTER and
+   * ETCD_INITIAL_CLUSTER_STATE instead of flags, as a member's Pod does (shared/builders/pod.ts).
+   */
+  joinFromEnv?: boolean;
 }
 
 /** Hands out loopback addresses from a random 127.a.b.0/24 whose ports are free. */
@@ -146,7 +151,14 @@ export class EtcdProcess {
     this.peerURL = slot.peerURL;
     this.dataDir = options.dataDir;
     installExitHook();
-    this.child = spawn(binaries.etcd, etcdArgs(options), { stdio: ['ignore', 'ignore', 'pipe'] });
+    const env = options.joinFromEnv
+      ? {
+          ...process.env,
+          ETCD_INITIAL_CLUSTER: options.initialCluster,
+          ETCD_INITIAL_CLUSTER_STATE: options.state,
+        }
+      : process.env;
+    this.child = spawn(binaries.etcd, etcdArgs(options), { stdio: ['ignore', 'ignore', 'pipe'], env });
     if (this.child.pid === undefined) throw new Error(`could not spawn ${binaries.etcd}`);
     this.pid = this.child.pid;
     live.add(this.child);
@@ -210,8 +222,7 @@ function etcdArgs(o: SpawnEtcdOptions): string[] {
     `--advertise-client-urls=${o.slot.clientURL}`,
     `--listen-peer-urls=${o.slot.peerURL}`,
     `--initial-advertise-peer-urls=${o.slot.peerURL}`,
-    `--initial-cluster=${o.initialCluster}`,
-    `--initial-cluster-state=${o.state}`,
+    ...(o.joinFromEnv ? [] : [`--initial-cluster=${o.initialCluster}`, `--initial-cluster-state=${o.state}`]),
     `--initial-cluster-token=${o.token}`,
     `--heartbeat-interval=${raft.heartbeatMs}`,
     `--election-timeout=${raft.electionMs}`,
@@ -300,6 +311,8 @@ export interface StartMemberOptions {
   dataDir?: string;
   /** Wait until it reports a leader (default true). */
   wait?: boolean;
+  /** See SpawnEtcdOptions.joinFromEnv. */
+  joinFromEnv?: boolean;
 }
 
 /** A set of etcd processes sharing one temp dir, one token and one address block. */
@@ -384,6 +397,7 @@ export class EtcdTestCluster {
       raft: this.options.raft,
       unsafeNoFsync: this.options.unsafeNoFsync,
       extraArgs: this.options.extraArgs,
+      joinFromEnv: options.joinFromEnv,
     });
     this.procs.push(proc);
     if (options.wait ?? true) await waitForLeader([proc]);

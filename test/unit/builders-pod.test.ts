@@ -39,8 +39,9 @@ const OPTS: BuildMemberPodOptions = { namespace: NS, clusterFormed: true, isVote
 const pod = (m: EtcdMember = member(), opts: Partial<BuildMemberPodOptions> = {}): V1Pod =>
   buildMemberPod(m, { ...OPTS, ...opts });
 const etcd = (p: V1Pod): V1Container => p.spec!.containers.find(c => c.name === 'etcd')!;
+/** The etcd container's literal variables (the join settings come from annotations: see below). */
 const env = (p: V1Pod): Record<string, string> =>
-  Object.fromEntries((etcd(p).env ?? []).map(e => [e.name, e.value ?? '']));
+  Object.fromEntries((etcd(p).env ?? []).filter(e => !e.valueFrom).map(e => [e.name, e.value ?? '']));
 
 /**
  * The rules of the "restricted" Pod Security Standard (as of Kubernetes 1.29) that a Pod spec
@@ -148,14 +149,48 @@ describe('member Pod', () => {
     const m = member({
       additionalMetadata: {
         labels: { team: 'db', 'etcdfn.io/role': 'voter', 'etcdfn.io/cluster': 'x' },
-        annotations: { 'prometheus.io/scrape': 'true' },
+        annotations: { 'prometheus.io/scrape': 'true', 'etcdfn.io/initial-cluster-state': 'new' },
       },
     });
     const p = pod(m, { isVoter: false });
     assert.equal(p.metadata?.labels?.team, 'db');
     assert.equal(p.metadata?.labels?.['etcdfn.io/role'], undefined);
     assert.equal(p.metadata?.labels?.['etcdfn.io/cluster'], 'demo');
-    assert.deepEqual(p.metadata?.annotations, { 'prometheus.io/scrape': 'true' });
+    assert.deepEqual(p.metadata?.annotations, {
+      'prometheus.io/scrape': 'true',
+      'etcdfn.io/initial-cluster': m.spec.initialCluster,
+      'etcdfn.io/initial-cluster-state': 'existing',
+    });
+  });
+
+  it('the join settings ride in annotations that etcd reads through the downward API, not on the command line', () => {
+    // A kubelet builds a container's environment at each start: the operator can arm the empty-data
+    // guard of a running first Pod for its next in-place restart by patching these annotations.
+    const full = `demo-0=http://demo-0.demo.prod.svc:2380,demo-abcde=http://demo-abcde.demo.prod.svc:2380`;
+    const p = pod(member({ initialCluster: full }, { memberID: '8e9e05c52164694d' }));
+    const command = etcd(p).command ?? [];
+    assert.equal(command.filter(a => /^--initial-cluster(-state)?=/.test(a)).length, 0, command.join(' '));
+    assert.ok(command.includes(`--initial-cluster-token=${member().spec.clusterToken}`));
+    assert.deepEqual(
+      etcd(p)
+        .env?.filter(e => e.valueFrom)
+        .map(e => [e.name, e.valueFrom?.fieldRef?.fieldPath]),
+      [
+        ['ETCD_INITIAL_CLUSTER', "metadata.annotations['etcdfn.io/initial-cluster']"],
+        ['ETCD_INITIAL_CLUSTER_STATE', "metadata.annotations['etcdfn.io/initial-cluster-state']"],
+      ],
+    );
+    assert.equal(p.metadata?.annotations?.['etcdfn.io/initial-cluster'], full);
+    assert.equal(p.metadata?.annotations?.['etcdfn.io/initial-cluster-state'], 'existing');
+    // A member that has run: its (next) Pod is built guarded, only itself, existing.
+    const ran = pod(member({ initialCluster: full }, { memberID: '8e9e05c52164694d', hasData: true }));
+    assert.deepEqual(
+      [
+        ran.metadata?.annotations?.['etcdfn.io/initial-cluster'],
+        ran.metadata?.annotations?.['etcdfn.io/initial-cluster-state'],
+      ],
+      ['demo-abcde=http://demo-abcde.demo.prod.svc:2380', 'existing'],
+    );
   });
 
   it('runs the etcd image of the member version, from the configured repository', () => {
@@ -169,9 +204,7 @@ describe('member Pod', () => {
 
   it('the seed says --initial-cluster-state=new only before the cluster ID and its member ID are recorded', () => {
     const state = (p: V1Pod): string | undefined =>
-      etcd(p)
-        .command?.find(a => a.startsWith('--initial-cluster-state='))
-        ?.split('=')[1];
+      p.metadata?.annotations?.['etcdfn.io/initial-cluster-state'];
     const seed = member({ bootstrap: true });
     assert.equal(state(pod(seed, { clusterFormed: false })), 'new');
     assert.equal(state(pod(seed, { clusterFormed: true })), 'existing');

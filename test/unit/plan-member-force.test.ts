@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { buildMemberPod } from '../../shared/builders/pod.ts';
-import { etcdFlags } from '../../shared/builders/etcd-flags.ts';
+import { etcdFlags, INITIAL_CLUSTER_STATE_ANNOTATION } from '../../shared/builders/etcd-flags.ts';
 import { planMember } from '../../shared/plan/member-plan.ts';
 import { podForcesNewCluster } from '../../shared/plan/member-force.ts';
 import { ID, member, pod, running } from './member-world.ts';
@@ -29,7 +29,7 @@ describe('--force-new-cluster on the member Pod', () => {
     const built = buildMemberPod(ran(true), { ...opts, isVoter: true });
     assert.equal(podForcesNewCluster(built), true);
     // The data guard stays: with its data etcd ignores --initial-cluster; it keeps its member ID.
-    assert.ok(built.spec?.containers[0]?.command?.includes('--initial-cluster-state=existing'));
+    assert.equal(built.metadata?.annotations?.[INITIAL_CLUSTER_STATE_ANNOTATION], 'existing');
     assert.equal(podForcesNewCluster(buildMemberPod(ran(false), { ...opts, isVoter: true })), false);
   });
 

@@ -12,6 +12,7 @@ import {
   isPodTerminal,
   ownershipOf,
   podEtcdVersion,
+  podJoinSettings,
   podNotReadyMessage,
 } from '../../shared/plan/member-pod.ts';
 import { ID, NOW, PEER, cluster, member, pod, ready, running } from './member-world.ts';
@@ -67,7 +68,7 @@ describe('planPod: a member running as it should', () => {
     delete bare.metadata?.labels;
     const p = planMember(running(m, { pod: bare }));
     assert.deepEqual(p.action, {
-      kind: 'patch-pod-labels',
+      kind: 'patch-pod-metadata',
       name: 'demo-1',
       labels: { 'etcdfn.io/role': 'voter' },
       reason: 'labelling Pod demo-1 etcdfn.io/role=voter, as etcd counts it',
@@ -158,7 +159,7 @@ describe('planPod: creating the Pod', () => {
     const p = planMember(running(m, { cluster: c }));
     if (p.action.kind !== 'create-pod') return assert.fail(p.action.kind);
     assert.equal(p.action.clusterFormed, false);
-    assert.ok(p.action.pod.spec?.containers[0]?.command?.includes('--initial-cluster-state=new'));
+    assert.equal(podJoinSettings(p.action.pod)?.state, 'new');
   });
 
   it("a restoring seed's fetch and commit steps run the operator's image, under the S3 allow-list", () => {

@@ -81,42 +81,62 @@ const rows: Row[] = [
     action: { kind: 'wait', reason: 'Pod demo-1 is being deleted', retry: false },
   },
   {
-    name: 'a Memory member whose Pod is gone is replaced, with a Warning',
+    // As a PVC member's: evidence in status, and reconcile-cluster replaces it under its quorum guard.
+    name: 'a Memory member whose Pod is gone records its data as lost, with a Warning',
     world: () => state(member(memory, { podUID: 'pod-uid' })),
     action: {
-      kind: 'delete-member',
-      reason: 'demo-1 kept its data in memory and its Pod is gone: replacing the member',
+      kind: 'wait',
+      reason:
+        'demo-1: demo-1 kept its data in memory and its Pod is gone; demo-1 is not restarted under its member ID and is replaced by a new member once the others keep quorum',
+      retry: false,
     },
-    ready: ['False', 'DataLost', 'demo-1 kept its data in memory and its Pod is gone: replacing the member'],
+    ready: [
+      'False',
+      'DataLost',
+      'demo-1 kept its data in memory and its Pod is gone; demo-1 is not restarted under its member ID and is replaced by a new member once the others keep quorum',
+    ],
     events: [
       {
         type: 'Warning',
         reason: 'MemberDataLost',
-        message: 'demo-1 kept its data in memory and its Pod is gone: replacing the member',
+        message:
+          'demo-1 kept its data in memory and its Pod is gone; demo-1 is not restarted under its member ID and is replaced by a new member once the others keep quorum',
       },
     ],
   },
   {
-    name: 'a Memory member whose Pod was replaced is replaced too',
+    name: 'a Memory member whose Pod was replaced: that Pod is stopped, the member not restarted',
     world: () => {
       const m = member(memory, { podUID: 'old-pod-uid' });
       return state(m, { pod: pod(m) });
     },
     action: {
-      kind: 'delete-member',
-      reason: 'demo-1 kept its data in memory and its Pod was replaced: replacing the member',
+      kind: 'delete-pod',
+      name: 'demo-1',
+      uid: 'pod-uid',
+      reason: 'demo-1 kept its data in memory and its Pod was replaced: stopping demo-1',
     },
   },
   {
-    name: 'a Memory member whose Pod of the recorded uid is stale (not ours) is replaced',
+    name: 'a Memory member whose Pod of the recorded uid is stale (not ours) has lost its data too',
     world: () => {
       const m = member(memory, { podUID: 'pod-uid' });
       return state(m, { pod: pod(m, { owner: 'stale' }) });
     },
     action: {
-      kind: 'delete-member',
-      reason: 'demo-1 kept its data in memory and its Pod was replaced: replacing the member',
+      kind: 'wait',
+      reason:
+        'demo-1: demo-1 kept its data in memory and its Pod was replaced; demo-1 is not restarted under its member ID and is replaced by a new member once the others keep quorum',
+      retry: false,
     },
+    events: [
+      {
+        type: 'Warning',
+        reason: 'MemberDataLost',
+        message:
+          'demo-1 kept its data in memory and its Pod was replaced; demo-1 is not restarted under its member ID and is replaced by a new member once the others keep quorum',
+      },
+    ],
   },
   {
     name: 'the volume being deleted is waited for',
@@ -233,8 +253,7 @@ describe('planMember: each world, its step and the words a user reads', () => {
         assert.deepEqual([r?.status, r?.reason, r?.message], row.ready);
       }
       if (row.events) assert.deepEqual(plan.events, row.events);
-      else if (plan.action.kind !== 'delete-pod' && plan.action.kind !== 'delete-member')
-        assert.deepEqual(plan.events, []);
+      else if (plan.action.kind !== 'delete-pod') assert.deepEqual(plan.events, []);
       if (row.statusChanged !== undefined) assert.equal(plan.statusChanged, row.statusChanged);
     });
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { needsEtcd, planMember } from '../../shared/plan/member-plan.ts';
-import { podNotReadyMessage } from '../../shared/plan/member-pod.ts';
+import { podJoinSettings, podNotReadyMessage } from '../../shared/plan/member-pod.ts';
 import {
   CLIENT,
   CLUSTER_ID,
@@ -179,8 +179,7 @@ describe('planMember: creating the Pod', () => {
     if (p.action.kind !== 'create-pod') return;
     assert.equal(p.action.clusterFormed, false);
     assert.equal(p.action.isVoter, true);
-    const command = p.action.pod.spec?.containers[0]?.command ?? [];
-    assert.ok(command.includes('--initial-cluster-state=new'));
+    assert.equal(podJoinSettings(p.action.pod)?.state, 'new');
     assert.equal(p.action.pod.metadata?.name, 'demo-1');
     assert.equal(p.action.pod.metadata?.ownerReferences?.[0]?.uid, 'member-uid');
     assert.equal(p.action.pod.metadata?.labels?.['etcdfn.io/role'], 'voter');
@@ -194,7 +193,7 @@ describe('planMember: creating the Pod', () => {
     assert.equal(p.action.kind, 'create-pod');
     if (p.action.kind !== 'create-pod') return;
     assert.equal(p.action.clusterFormed, true);
-    assert.ok(p.action.pod.spec?.containers[0]?.command?.includes('--initial-cluster-state=existing'));
+    assert.equal(podJoinSettings(p.action.pod)?.state, 'existing');
   });
 
   it('a learner gets the learner label and the member ID etcd reports', () => {
@@ -208,7 +207,7 @@ describe('planMember: creating the Pod', () => {
     if (p.action.kind !== 'create-pod') return;
     assert.equal(p.action.isVoter, false);
     assert.equal(p.action.pod.metadata?.labels?.['etcdfn.io/role'], 'learner');
-    assert.ok(p.action.pod.spec?.containers[0]?.command?.includes('--initial-cluster-state=existing'));
+    assert.equal(podJoinSettings(p.action.pod)?.state, 'existing');
     assert.equal(p.status.memberID, ID);
     assert.equal(p.status.role, 'learner');
     assert.equal(p.status.isVoter, false);
@@ -363,7 +362,7 @@ describe('planMember: the member’s own Pod', () => {
       }),
     );
     assert.deepEqual(p.action, {
-      kind: 'patch-pod-labels',
+      kind: 'patch-pod-metadata',
       name: 'demo-1',
       labels: { 'etcdfn.io/role': 'voter' },
       reason: 'labelling Pod demo-1 etcdfn.io/role=voter, as etcd counts it',
@@ -375,7 +374,7 @@ describe('planMember: the member’s own Pod', () => {
   it('follows reconcile-cluster’s status patch when etcd is not asked', () => {
     const m = member({}, { memberID: ID, isVoter: true, role: 'voter' });
     const p = planMember(running(m, { pod: pod(m, { role: 'learner' }) }));
-    assert.equal(p.action.kind, 'patch-pod-labels');
+    assert.equal(p.action.kind, 'patch-pod-metadata');
     assert.deepEqual((p.action as { labels: unknown }).labels, { 'etcdfn.io/role': 'voter' });
   });
 
@@ -439,19 +438,27 @@ describe('planMember: the member’s own Pod', () => {
 describe('planMember: a Memory member that lost its Pod', () => {
   const memory = { storage: { size: '256Mi', medium: 'Memory' as const } };
 
-  it('is replaced, not restarted under the same ID with empty data', () => {
+  it('records its data as lost (MemoryLost) for reconcile-cluster to replace, never restarted under the same ID', () => {
     const m = member(memory, { podName: 'demo-1', podUID: 'pod-uid', memberID: ID, isVoter: true });
     const p = planMember(state(m));
-    assert.equal(p.action.kind, 'delete-member');
+    assert.equal(p.action.kind, 'wait');
+    assert.equal(p.status.dataLoss?.reason, 'MemoryLost');
+    assert.equal(p.status.dataLoss?.message, 'demo-1 kept its data in memory and its Pod is gone');
+    assert.equal(p.statusChanged, true);
     assert.equal(ready(p)?.reason, 'DataLost');
     assert.equal(p.events[0]?.reason, 'MemberDataLost');
     assert.equal(p.events[0]?.type, 'Warning');
+    // Sticky: the next invocation neither creates a Pod nor reports it again.
+    const again = planMember(state({ ...m, status: p.status }));
+    assert.equal(again.action.kind, 'wait');
+    assert.deepEqual(again.events, []);
   });
 
-  it('a Pod with another uid is a restart on empty data too', () => {
+  it('a Pod with another uid is a restart on empty data too: stopped, evidence recorded', () => {
     const m = member(memory, { podUID: 'pod-uid', memberID: ID, isVoter: true });
     const p = planMember(state(m, { pod: pod(m, { uid: 'new-pod' }) }));
-    assert.equal(p.action.kind, 'delete-member');
+    assert.equal(p.action.kind, 'delete-pod');
+    assert.equal(p.status.dataLoss?.reason, 'MemoryLost');
   });
 
   it('the Pod it ran in, still there, is business as usual', () => {

@@ -71,6 +71,19 @@ const lost = (reason = 'PVCMissing') => ({
   },
 });
 
+/** The same member on the Memory medium (its data lives and dies with its Pod). */
+const inMemory = (m: EtcdMember): EtcdMember => ({
+  ...m,
+  spec: { ...m.spec, storage: { size: '256Mi', medium: 'Memory' } },
+});
+const memoryLost = {
+  dataLoss: {
+    reason: 'MemoryLost',
+    message: 'demo-1 kept its data in memory and its Pod is gone',
+    detectedAt: '2026-11-22T09:59:00Z',
+  },
+};
+
 const membership = (ordinal: number, o: { learner?: boolean; started?: boolean } = {}): Membership => ({
   id: idOf(ordinal),
   name: o.started === false ? '' : `demo-${ordinal}`,
@@ -149,6 +162,21 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
       etcd: { reachable: false, error: 'context deadline exceeded' },
       kind: 'wait',
       why: /etcd does not answer/,
+    },
+    {
+      name: 'Memory medium, a member whose Pod (and data) is gone: the same claim, then deletion',
+      members: [member(0), member(1, memoryLost), member(2)].map(inMemory),
+      ready: [0, 2],
+      etcd: etcdOf([membership(0), membership(1), membership(2)]),
+      kind: 'none',
+    },
+    {
+      name: 'Memory medium, another member down: waits (never deleted without the guard)',
+      members: [member(0), member(1, memoryLost), member(2)].map(inMemory),
+      ready: [0],
+      etcd: etcdOf([membership(0), membership(1), membership(2)]),
+      kind: 'wait',
+      why: /cannot replace member demo-1 yet \(demo-1 kept its data in memory and its Pod is gone\): member demo-2 is not healthy/,
     },
     {
       name: '2 members (a 2-voter cluster needs both): waits',
@@ -299,7 +327,7 @@ describe('reconcile-member never restarts a member on an empty volume under its 
       // The Pod is only relabelled with its role: the usual path, nothing about data.
       name: 'same PVC: nothing lost',
       build: m => ({ pod: pod(m), pvc: pvc(m, 'pvc-uid-1') }),
-      action: 'patch-pod-labels',
+      action: 'patch-pod-metadata',
     },
   ];
   for (const row of rows) {

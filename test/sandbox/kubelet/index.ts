@@ -13,6 +13,7 @@ import { Api, errorText } from './api.ts';
 import type { RuntimeConfig } from './container.ts';
 import { startControlServer } from './control.ts';
 import { DisruptionController, type Pdb } from './disruption.ts';
+import { PodGcController } from './pod-gc.ts';
 import { Dns } from './dns.ts';
 import { nameServerCandidates, startNameServer, type NameServer } from './dns-server.ts';
 import { EndpointsController } from './endpoints.ts';
@@ -201,6 +202,14 @@ class ProcessKubelet implements Kubelet, Faults {
     }
     const disruption = ctl.disruption !== false;
     if (disruption) this.controllers.push(new DisruptionController(this.api, this.pdbs, this.pods, this.log));
+    const nodes = new Informer<KObj>(this.api, '/api/v1/nodes', this.log);
+    if (ctl.podGc !== false) {
+      const quarantineMs = this.opts.podGcQuarantineMs;
+      this.controllers.push(
+        new PodGcController(this.api, nodes, this.pods, this.log, { quarantineMs }),
+        nodes,
+      );
+    }
     this.controllers.push(
       ...[this.pods, this.services, this.endpoints, this.pvcs, this.jobs, this.pdbs, this.storageClasses],
     );
@@ -216,6 +225,7 @@ class ProcessKubelet implements Kubelet, Faults {
       this.endpoints.start(),
       this.jobs.start(),
       disruption ? this.pdbs.start() : undefined,
+      ctl.podGc !== false ? nodes.start() : undefined,
     ]);
     await registerNode(this.api, this.nodeName, this.node.hostIP, this.log);
     await this.pods.start();

@@ -42,8 +42,16 @@ export interface KubeletOptions {
   backoff?: Partial<BackoffConfig>;
   /** control endpoint port on 127.0.0.1 (default 0 = any); false: none */
   controlPort?: number | false;
-  /** run the Endpoints / Job / PVC / disruption (PDB status) controllers (default all true) */
-  controllers?: { endpoints?: boolean; jobs?: boolean; pvcs?: boolean; disruption?: boolean };
+  /** run the Endpoints / Job / PVC / disruption (PDB status) / pod GC controllers (default all true) */
+  controllers?: {
+    endpoints?: boolean;
+    jobs?: boolean;
+    pvcs?: boolean;
+    disruption?: boolean;
+    podGc?: boolean;
+  };
+  /** how long a node must be missing before the pod GC deletes its Pods (default 40 s, as upstream) */
+  podGcQuarantineMs?: number;
   /** grace period given to container processes when the kubelet stops (default 2000 ms) */
   stopGraceMs?: number;
   /** log lines (default: appended to <dataDir>/kubelet.log, and stderr when $SANDBOX_VERBOSE is set) */
