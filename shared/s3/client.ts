@@ -11,7 +11,21 @@ import { Agent as HttpsAgent } from 'node:https';
 import type * as ClientS3 from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type * as LibStorage from '@aws-sdk/lib-storage';
-import { checkEndpoint, type AllowedEndpoint, type EndpointVerdict } from './endpoint-policy.ts';
+import {
+  checkEndpoint,
+  DENIED_RANGES_ENV,
+  parseRanges,
+  type AddressRange,
+  type AllowedEndpoint,
+  type EndpointVerdict,
+} from './endpoint-policy.ts';
+
+/** The cluster's own ranges, from the operator's configuration (read once). */
+let deniedRanges: readonly AddressRange[] | undefined;
+function denied(): readonly AddressRange[] {
+  deniedRanges ??= parseRanges(process.env[DENIED_RANGES_ENV]).ranges;
+  return deniedRanges;
+}
 import type { S3Credentials, S3Target } from './location.ts';
 
 export type RefusedEndpoint = Extract<EndpointVerdict, { allowed: false }>;
@@ -21,7 +35,7 @@ export async function endpointVerdict(
   endpoint: string,
   allowList: readonly AllowedEndpoint[],
 ): Promise<EndpointVerdict> {
-  const literal = checkEndpoint(endpoint, allowList);
+  const literal = checkEndpoint(endpoint, allowList, [], denied());
   if (!literal.allowed) return literal;
   let host: string;
   try {
@@ -34,7 +48,7 @@ export async function endpointVerdict(
       resolve(err ? [] : found.map(a => a.address)),
     );
   });
-  return checkEndpoint(endpoint, allowList, addresses);
+  return checkEndpoint(endpoint, allowList, addresses, denied());
 }
 
 type LookupCallback = (
@@ -52,6 +66,7 @@ function guardedLookup(endpoint: string, allowList: readonly AllowedEndpoint[]) 
         endpoint,
         allowList,
         found.map(a => a.address),
+        denied(),
       );
       if (!verdict.allowed) {
         const refused: NodeJS.ErrnoException = new Error(verdict.message);

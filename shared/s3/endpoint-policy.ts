@@ -5,10 +5,37 @@
 // - Link-local addresses (169.254.0.0/16, fe80::/10: cloud metadata services) are always refused.
 // - Otherwise an endpoint the operator's configuration allow-lists (ETCDFN_S3_ALLOWED_ENDPOINTS) is
 //   accepted whatever its scheme and address.
-// - Otherwise it must be https:// and must not be loopback (127.0.0.0/8, ::1).
+// - Otherwise it must be https://, must not be loopback (127.0.0.0/8, ::1), and must not be inside
+//   the cluster's own address ranges when the operator's configuration names them
+//   (ETCDFN_S3_DENIED_RANGES: the Pod and Service CIDRs), so a snapshot cannot be pointed at an
+//   in-cluster service nobody meant to expose; allow-list the in-cluster store you do mean.
 import { BlockList, isIP } from 'node:net';
 
 export const ALLOWED_ENDPOINTS_ENV = 'ETCDFN_S3_ALLOWED_ENDPOINTS';
+export const DENIED_RANGES_ENV = 'ETCDFN_S3_DENIED_RANGES';
+
+/** An address range: `10.96.0.0/12`, `fd00::/8`. */
+export interface AddressRange {
+  address: string;
+  prefixLength: number;
+}
+
+/** Parses the denied-ranges setting (CIDRs separated by commas or whitespace); bad entries are errors. */
+export function parseRanges(value: string | undefined): { ranges: AddressRange[]; errors: string[] } {
+  const ranges: AddressRange[] = [];
+  const errors: string[] = [];
+  for (const text of (value ?? '').split(/[\s,]+/).filter(Boolean)) {
+    const [address = '', length = ''] = text.split('/');
+    const family = isIP(address);
+    const prefixLength = Number(length);
+    if (!family || !/^\d+$/.test(length) || prefixLength > (family === 4 ? 32 : 128)) {
+      errors.push(`${text}: a range is <address>/<prefix length>, e.g. 10.96.0.0/12`);
+      continue;
+    }
+    ranges.push({ address, prefixLength });
+  }
+  return { ranges, errors };
+}
 
 /**
  * One allow-list entry: `<scheme>://<host>[:<port>]`, where host is a name, an IP address, or an
@@ -26,7 +53,12 @@ export type EndpointVerdict =
   | { allowed: true; allowListed: boolean }
   | {
       allowed: false;
-      reason: 'EndpointInvalid' | 'EndpointLinkLocal' | 'EndpointInsecure' | 'EndpointLoopback';
+      reason:
+        | 'EndpointInvalid'
+        | 'EndpointLinkLocal'
+        | 'EndpointInsecure'
+        | 'EndpointLoopback'
+        | 'EndpointClusterInternal';
       message: string;
     };
 
@@ -86,6 +118,7 @@ export function checkEndpoint(
   endpoint: string,
   allowList: readonly AllowedEndpoint[],
   addresses: readonly string[] = [],
+  denied: readonly AddressRange[] = [],
 ): EndpointVerdict {
   let url: URL;
   try {
@@ -130,6 +163,17 @@ export function checkEndpoint(
       allowed: false,
       reason: 'EndpointLoopback',
       message: `destination.s3.endpoint ${shown}${resolved} is a loopback address (the operator's own host); have the operator's administrator allow-list it in ${ALLOWED_ENDPOINTS_ENV} if that is intended`,
+    };
+  }
+  for (const range of denied) {
+    const list = new BlockList();
+    list.addSubnet(range.address, range.prefixLength, isIP(range.address) === 4 ? 'ipv4' : 'ipv6');
+    const inside = all.find(a => inList(list, a));
+    if (inside === undefined) continue;
+    return {
+      allowed: false,
+      reason: 'EndpointClusterInternal',
+      message: `destination.s3.endpoint ${shown}${resolved} is inside the cluster's own address range ${range.address}/${range.prefixLength} (${DENIED_RANGES_ENV}): in-cluster services are not contacted unless the operator's administrator allow-lists the endpoint in ${ALLOWED_ENDPOINTS_ENV}`,
     };
   }
   return { allowed: true, allowListed: false };

@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { checkEndpoint, parseAllowList } from '../../shared/s3/endpoint-policy.ts';
+import {
+  checkEndpoint,
+  parseAllowList,
+  parseRanges,
+  type AllowedEndpoint,
+} from '../../shared/s3/endpoint-policy.ts';
 import { MAX_MESSAGE, reduceS3Error, s3ErrorText } from '../../shared/s3/errors.ts';
 import { SnapshotDigest } from '../../shared/s3/verify.ts';
 
@@ -220,6 +225,62 @@ describe('endpoint policy', () => {
     assert.ok(!insecure.allowed && /use https:\/\/.*ETCDFN_S3_ALLOWED_ENDPOINTS/.test(insecure.message));
     const metadata = checkEndpoint('http://169.254.169.254', [], []);
     assert.ok(!metadata.allowed && /link-local address, which is never contacted/.test(metadata.message));
+  });
+
+  describe("the cluster's own ranges (ETCDFN_S3_DENIED_RANGES)", () => {
+    const { ranges, errors } = parseRanges('10.96.0.0/12, 10.244.0.0/16  fd00:10::/64 10.0.0.0/40 nope');
+    it('parses CIDRs and names the bad ones', () => {
+      assert.deepEqual(ranges, [
+        { address: '10.96.0.0', prefixLength: 12 },
+        { address: '10.244.0.0', prefixLength: 16 },
+        { address: 'fd00:10::', prefixLength: 64 },
+      ]);
+      assert.equal(errors.length, 2, errors.join('; '));
+      assert.deepEqual(parseRanges(undefined), { ranges: [], errors: [] });
+    });
+    const minio = parseAllowList('https://minio.backup.svc:9000').entries;
+    const rangeRows: [string, string, AllowedEndpoint[], string[], true | string][] = [
+      ['a Service IP', 'https://10.96.0.10', [], [], 'EndpointClusterInternal'],
+      [
+        'a name resolving to a Pod IP',
+        'https://minio.backup.svc:9000',
+        [],
+        ['10.244.3.7'],
+        'EndpointClusterInternal',
+      ],
+      ['an IPv6 Pod address', 'https://[fd00:10::5]', [], [], 'EndpointClusterInternal'],
+      [
+        'one of several addresses inside',
+        'https://store.example',
+        [],
+        ['203.0.113.5', '10.100.0.1'],
+        'EndpointClusterInternal',
+      ],
+      ['outside every range', 'https://s3.example', [], ['203.0.113.5'], true],
+      [
+        'the in-cluster store the administrator allow-listed',
+        'https://minio.backup.svc:9000',
+        minio,
+        ['10.244.3.7'],
+        true,
+      ],
+    ];
+    for (const [name, endpoint, allow, addresses, want] of rangeRows) {
+      it(`${name}: ${endpoint} → ${want === true ? 'allowed' : want}`, () => {
+        const verdict = checkEndpoint(endpoint, allow, addresses, ranges);
+        if (want === true) assert.equal(verdict.allowed, true, JSON.stringify(verdict));
+        else {
+          assert.ok(!verdict.allowed && verdict.reason === want, JSON.stringify(verdict));
+          assert.match(
+            verdict.message,
+            /inside the cluster's own address range .* ETCDFN_S3_ALLOWED_ENDPOINTS/,
+          );
+        }
+      });
+    }
+    it('without ranges configured nothing changes', () => {
+      assert.equal(checkEndpoint('https://10.96.0.10', [], []).allowed, true);
+    });
   });
 
   it('parseAllowList: entries, ranges, and errors for bad ones', () => {
