@@ -311,4 +311,69 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
         ),
     );
   });
+
+  it("after the lifecycle, each function's /metrics has non-zero samples of what it did", async () => {
+    const scrape = async (fn: string): Promise<string> => {
+      const url = sandbox.functions[fn];
+      assert.ok(url, `${fn} runs in the sandbox`);
+      const res = await fetch(new URL('/metrics', url));
+      assert.equal(res.status, 200);
+      return res.text();
+    };
+    const sample = (text: string, pattern: RegExp): number =>
+      text
+        .split('\n')
+        .filter(l => pattern.test(l))
+        .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+    const seen: Record<string, string> = {};
+    for (const fn of ['reconcile-cluster', 'reconcile-member', 'finalize-member']) {
+      const text = (seen[fn] = await scrape(fn));
+      assert.ok(
+        sample(text, new RegExp(`^etcdfn_events_total\\{function="${fn}",.*outcome="done"\\}`)) > 0,
+        `${fn}:\n${text}`,
+      );
+      assert.ok(
+        sample(text, new RegExp(`^etcdfn_event_duration_seconds_count\\{function="${fn}"`)) > 0,
+        `${fn}:\n${text}`,
+      );
+      assert.ok(
+        sample(text, /^etcdfn_kube_requests_total\{verb="(get|find|list)",.*result="(ok|found)"\}/) > 0,
+        fn,
+      );
+    }
+    const cluster = seen['reconcile-cluster'] ?? '';
+    // The lifecycle grew the cluster through learners and removed members: etcd calls of each kind.
+    for (const call of ['listMembers', 'addLearner', 'promote']) {
+      assert.ok(
+        sample(cluster, new RegExp(`^etcdfn_etcd_calls_total\\{call="${call}",result="ok"\\}`)) > 0,
+        call,
+      );
+    }
+    assert.ok(
+      sample(cluster, /^etcdfn_kube_requests_total\{verb="create",resource="EtcdMember",result="created"\}/) >
+        0,
+      cluster,
+    );
+    assert.ok(
+      sample(
+        cluster,
+        /^etcdfn_kube_requests_total\{verb="replaceStatus",resource="EtcdCluster",result="written"\}/,
+      ) > 0,
+    );
+    const member = seen['reconcile-member'] ?? '';
+    assert.ok(
+      sample(member, /^etcdfn_kube_requests_total\{verb="create",resource="Pod",result="created"\}/) > 0,
+      member,
+    );
+    assert.ok(
+      sample(
+        member,
+        /^etcdfn_kube_requests_total\{verb="create",resource="PersistentVolumeClaim",result="created"\}/,
+      ) > 0,
+    );
+    const finalize = seen['finalize-member'] ?? '';
+    assert.ok(sample(finalize, /^etcdfn_etcd_calls_total\{call="remove",result="ok"\}/) > 0, finalize);
+    // Labels are kinds, verbs and outcomes: no object names.
+    assert.doesNotMatch(Object.values(seen).join('\n'), new RegExp(`"${NAME}(-\\d+)?"`));
+  });
 });
