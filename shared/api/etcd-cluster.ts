@@ -133,6 +133,11 @@ export interface MemberReplacementStatus {
   oldID?: string;
   /** The evidence, as the member recorded it. */
   reason: string;
+  /**
+   * Why it is replaced: DataLost (the default), or CrashLoop: it crash-loops with start settings
+   * (options, resources, image pull secrets) the cluster no longer asks for.
+   */
+  cause?: 'DataLost' | 'CrashLoop';
   /** The member added in its place, once claimed. */
   newMember?: string;
   /** RFC 3339 time. */

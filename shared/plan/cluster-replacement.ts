@@ -1,8 +1,11 @@
 // reconcile-cluster's decision about a member whose data is lost (reconcile-member recorded the
-// evidence in its status): replace it with a new member, one at a time, only while the voters that
+// evidence in its status), or that crash-loops with start settings the cluster no longer asks for
+// (the user fixed the option that broke it; the member keeps the spec it was made with, so only a
+// new member gets the fix): replace it with a new member, one at a time, only while the voters that
 // stay are healthy and keep quorum. The lost member is deleted (finalize-member removes its ID
 // from etcd, garbage collection its Pod and PVC); the normal scale-up path then adds a fresh
 // learner with a new ID and promotes it. The MemberReplacement condition follows each step.
+import { isDeepStrictEqual } from 'node:util';
 import type { EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { ConditionInput } from '../conditions.ts';
@@ -13,27 +16,48 @@ import { isMemberReady, membershipOf, runningMembers } from './members.ts';
 
 export const MEMBER_REPLACEMENT = 'MemberReplacement';
 
+/** A member's spec fields, copied from the cluster's target, that can keep etcd from starting. */
+const START_FIELDS = ['options', 'resources', 'imagePullSecrets'] as const;
+
+/**
+ * Why a crash-looping member is to be replaced: it runs with start settings the cluster's target
+ * no longer has. Undefined when it does not crash-loop, or its settings are still the target's
+ * (a new member would fail the same way).
+ */
+export function staleCrashLoop(state: ClusterState, member: EtcdMember): string | undefined {
+  const ready = member.status?.conditions?.find(c => c.type === 'Ready');
+  const observed = state.cluster.status?.observed;
+  if (ready?.reason !== 'CrashLooping' || !observed) return undefined;
+  const changed = START_FIELDS.filter(f => !isDeepStrictEqual(member.spec[f] ?? null, observed[f] ?? null));
+  if (changed.length === 0) return undefined;
+  return `it crash-loops with spec.${changed.join(', spec.')} the cluster no longer asks for, and a member keeps the spec it was made with`;
+}
+
 export function planReplacement(state: ClusterState): MembershipStep | undefined {
   const current = state.cluster.status ?? {};
   const running = runningMembers(state);
-  const lost = running.find(m => m.status?.dataLoss !== undefined);
+  const dataLost = running.find(m => m.status?.dataLoss !== undefined);
+  const looping = dataLost ? undefined : running.find(m => staleCrashLoop(state, m) !== undefined);
+  const lost = dataLost ?? looping;
   if (!lost) return undefined;
   const name = lost.metadata.name ?? '';
+  const evidence = lost.status?.dataLoss?.message ?? staleCrashLoop(state, lost) ?? 'data lost';
   const inFlight = current.replacement;
   if (inFlight && inFlight.member !== name) {
-    const why = `member ${name} lost its data too; it is replaced once the replacement of ${inFlight.member} is done (one at a time)`;
+    const why = `member ${name} ${dataLost ? 'lost its data' : 'crash-loops'} too; it is replaced once the replacement of ${inFlight.member} is done (one at a time)`;
     return { action: { kind: 'wait', reason: why }, progress: working('ReplacingMember', why) };
   }
   const blocked = replacementRisk(state, lost, running);
   if (blocked) {
-    const why = `cannot replace member ${name} yet (${lost.status?.dataLoss?.message}): ${blocked}`;
+    const why = `cannot replace member ${name} yet (${evidence}): ${blocked}`;
     return { action: { kind: 'wait', reason: why }, progress: working('ReplacementBlocked', why) };
   }
   const oldID = lost.status?.memberID ?? etcdIdOf(state, lost);
   const replacement = {
     member: name,
     ...(oldID && { oldID }),
-    reason: lost.status?.dataLoss?.message ?? 'data lost',
+    reason: evidence,
+    ...(!dataLost && { cause: 'CrashLoop' as const }),
     startedAt: toKubeTime(state.now),
   };
   const why = `replacing member ${name}${oldID ? ` (ID ${oldID})` : ''}: ${replacement.reason}; removing it from etcd, then adding a new member`;
@@ -101,6 +125,8 @@ export function replacementProgress(
   const r = status.replacement;
   if (!r) return { done: false };
   const old = `${r.member}${r.oldID ? ` (ID ${r.oldID})` : ''}`;
+  const why =
+    r.cause === 'CrashLoop' ? `which crash-looped (${r.reason})` : `whose data was lost (${r.reason})`;
   const etcd = state.etcd?.reachable ? state.etcd : undefined;
   const fresh = r.newMember ? state.members.find(m => m.metadata.name === r.newMember) : undefined;
   const entry = fresh && etcd ? membershipOf(state.cluster, fresh, etcd.members) : undefined;
@@ -112,7 +138,7 @@ export function replacementProgress(
         type: MEMBER_REPLACEMENT,
         status: 'False',
         reason: 'Replaced',
-        message: `replaced member ${old}, whose data was lost (${r.reason}), with ${newPart}`,
+        message: `replaced member ${old}, ${why}, with ${newPart}`,
       },
     };
   }
@@ -127,7 +153,7 @@ export function replacementProgress(
       type: MEMBER_REPLACEMENT,
       status: 'True',
       reason: 'Replacing',
-      message: `replacing member ${old}, whose data was lost (${r.reason}): ${step}`,
+      message: `replacing member ${old}, ${why}: ${step}`,
     },
   };
 }

@@ -92,7 +92,7 @@ export function startFailure(member: EtcdMember, pod: V1Pod | undefined): StartF
   if (lasted !== undefined && lasted >= CRASH_LOOP_WINDOW_MS) return undefined;
   return {
     kind: 'crash-loop',
-    message: `etcd in Pod ${pod.metadata?.name} keeps exiting (${status.restartCount} restarts, last exit code ${last.exitCode}): ${etcdError(last.message ?? '')}; not a data problem, so the member is not replaced (a new member would fail the same way): fix the cause (a flag or option etcd refuses?); the member keeps the spec it was created with`,
+    message: `etcd in Pod ${pod.metadata?.name} keeps exiting (${status.restartCount} restarts, last exit code ${last.exitCode}): ${etcdError(last.message ?? '')}; not a data problem, so the member is not replaced while a new one would fail the same way: fix the cause in the EtcdCluster's spec (an option etcd refuses? spec.options, spec.resources), and the member is then replaced by one with the new settings`,
   };
 }
 

@@ -4,13 +4,14 @@
 // kubelet's back-off; the member reports CrashLooping with etcd's own error and one Warning Event,
 // and it is not replaced (a new member would fail the same way): no data loss recorded, no
 // replacement started. The voters keep serving a writer that puts a key every 10 ms, with no
-// acknowledged write lost. (Putting the spec back does not yet remove the broken learner: see
-// /work/helpers/notes/healing-2.md.)
+// acknowledged write lost. Taking the option out of the cluster's spec then replaces the broken
+// member by one with the current settings (MemberReplacement, cause CrashLoop), and the cluster
+// reaches 4/4 with every key.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { startWriter } from '../support/acked-writer.ts';
-import { beforeCreation, converged, type ClusterRef } from '../support/converge.ts';
+import { beforeCreation, converged, mark, type ClusterRef } from '../support/converge.ts';
 import { NS, STEP_TIMEOUT, healingSandbox } from '../support/healing-sandbox.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -21,6 +22,7 @@ describe(
   { timeout: 1_800_000 },
   () => {
     const world = healingSandbox(41);
+    let brokenMember = '';
     const { start, stop, kube, cluster, members, endpoints, withEtcd, describeWorld } = world;
     before(start);
     after(stop);
@@ -85,6 +87,35 @@ describe(
       assert.deepEqual(lost, [], `every acknowledged put is readable (${writer.acknowledged.length})`);
       t.diagnostic(`${name}: ${looping.ready.message}`);
       t.diagnostic(`writer: ${writer.acknowledged.length} acknowledged, ${writer.failed()} failed, 0 lost`);
+      brokenMember = name;
+    });
+
+    it('taking the option out of the spec replaces the crash-looping member by one with the current settings', async () => {
+      assert.ok(brokenMember, 'the first case found the crash-looping member');
+      const ref: ClusterRef = { kube: kube(), namespace: NS, name: NAME };
+      const since = await mark(ref);
+      await kube().mergePatch(world.clusterRef(NAME), { spec: { options: null } });
+      const done = await converged(ref, {
+        replicas: 4,
+        since,
+        timeoutMs: STEP_TIMEOUT,
+        describe: describeWorld(NAME),
+      });
+      const condition = done.status?.conditions?.find(c => c.type === 'MemberReplacement');
+      assert.equal(condition?.reason, 'Replaced', JSON.stringify(done.status?.conditions));
+      assert.match(
+        condition?.message ?? '',
+        new RegExp(
+          `^replaced member ${brokenMember}( \\(ID [0-9a-f]+\\))?, which crash-looped \\(it crash-loops with spec.options the cluster no longer asks for`,
+        ),
+      );
+      const now = await members(NAME);
+      assert.ok(!now.some(m => m.metadata.name === brokenMember), `${brokenMember} is gone`);
+      assert.ok(
+        now.every(m => m.spec.options === undefined),
+        'every member runs the current settings',
+      );
+      assert.equal(await withEtcd(NAME, c => c.getAll().prefix('before/').count()), 300);
     });
   },
 );

@@ -576,7 +576,7 @@ describe('startFailure: when exits become a crash loop', () => {
     assert.deepEqual(got, {
       kind: 'crash-loop',
       message:
-        'etcd in Pod demo-1 keeps exiting (7 restarts, last exit code 78): discovery failed: error parsing CompactionRetention: invalid duration; not a data problem, so the member is not replaced (a new member would fail the same way): fix the cause (a flag or option etcd refuses?); the member keeps the spec it was created with',
+        "etcd in Pod demo-1 keeps exiting (7 restarts, last exit code 78): discovery failed: error parsing CompactionRetention: invalid duration; not a data problem, so the member is not replaced while a new one would fail the same way: fix the cause in the EtcdCluster's spec (an option etcd refuses? spec.options, spec.resources), and the member is then replaced by one with the new settings",
     });
   });
 });

@@ -46,7 +46,7 @@ function looping(m: EtcdMember, restarts = 5): V1Pod {
 }
 
 const LOOP_MESSAGE =
-  'etcd in Pod demo-1 keeps exiting (5 restarts, last exit code 1): error parsing CompactionRetention: invalid duration; not a data problem, so the member is not replaced (a new member would fail the same way): fix the cause (a flag or option etcd refuses?); the member keeps the spec it was created with';
+  "etcd in Pod demo-1 keeps exiting (5 restarts, last exit code 1): error parsing CompactionRetention: invalid duration; not a data problem, so the member is not replaced while a new one would fail the same way: fix the cause in the EtcdCluster's spec (an option etcd refuses? spec.options, spec.resources), and the member is then replaced by one with the new settings";
 
 const readyOf = (p: ReturnType<typeof planMember>) => {
   const r = ready(p);
