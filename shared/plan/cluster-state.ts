@@ -44,6 +44,8 @@ export interface ClusterState {
   /** spec.inPlaceRestore resolved, while status has not recorded the request (in-place-restore.ts). */
   inPlaceRestore?: RestoreResolution;
   networkPolicy?: V1NetworkPolicy;
+  /** etcd's dbSize and dbSizeInUse per ready member, by member name (cluster-volumes.ts). */
+  dbSizes?: Record<string, { dbSize: number; dbSizeInUse: number }>;
   /** Where the operator runs (its functions reach the members' client port from there). */
   operatorNamespace?: string;
 }

@@ -4,6 +4,7 @@ import type { ClusterMemberStatus, ClusterPhase, EtcdClusterStatus } from '../ap
 import { setCondition, type ConditionInput } from '../conditions.ts';
 import { clusterSelector, pvcName } from '../names.ts';
 import { replacementProgress } from './cluster-replacement.ts';
+import { memberFigures } from './cluster-volumes.ts';
 import { inPlaceRestoreCondition } from './in-place-restore-status.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
@@ -187,7 +188,8 @@ function memberStatuses(state: ClusterState): ClusterMemberStatus[] {
       if (membership) entry.role = membership.isLearner ? 'learner' : 'voter';
       if (etcd?.leaderId && id === etcd.leaderId) entry.leader = true;
       if (member.status?.version) entry.version = member.status.version;
-      return entry;
+      const previous = state.cluster.status?.members?.find(p => p.name === entry.name);
+      return { ...entry, ...memberFigures(state, member, previous) };
     })
     .sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }));
 }

@@ -54,6 +54,8 @@ export type MemberAction =
   /** Delete the Pod with this uid (it is recreated by the next invocation unless the member is dormant). */
   | { kind: 'delete-pod'; name: string; uid: string; reason: string }
   | { kind: 'patch-pod-labels'; name: string; labels: Record<string, string>; reason: string }
+  /** Ask the member's PVC (`name`) for `size` (it asks for `from`): the volume grows online. */
+  | { kind: 'resize-pvc'; name: string; from: string; size: string }
   /**
    * A Memory-medium member lost its data with its Pod: the member is deleted, finalize-member removes
    * it from etcd and reconcile-cluster adds a fresh member in its place.

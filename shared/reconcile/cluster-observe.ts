@@ -33,6 +33,7 @@ import {
 import type { ClusterState, EtcdView, PodFacts } from '../plan/cluster-state.ts';
 import { etcdEndpoints, ownMembers } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
+import { observeDbSizes } from './cluster-volumes.ts';
 
 export interface ClusterRef {
   namespace: string;
@@ -86,6 +87,7 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   if (ctx.settings.operatorNamespace) state.operatorNamespace = ctx.settings.operatorNamespace;
   const endpoints = etcdEndpoints(state, cluster);
   if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
+  if (state.etcd?.reachable) state.dbSizes = await observeDbSizes(ctx, state);
   return state;
 }
 

@@ -17,6 +17,7 @@ import { memberUrls } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { emitEvents } from './member-events.ts';
+import { resizePvc } from './member-volume.ts';
 
 export interface MemberRef {
   namespace: string;
@@ -162,6 +163,12 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
       if (patched.kind === 'conflict')
         return { outcome: { result: 'retry', reason: patched.message, status: 409 } };
       return emitted(patched.kind === 'written' ? action.reason : `Pod ${action.name}: ${patched.kind}`);
+    }
+    case 'resize-pvc': {
+      const resized = await resizePvc(ctx, state, plan, action);
+      if (resized.kind === 'retry')
+        return { outcome: { result: 'retry', reason: resized.reason, status: 409 } };
+      return { continue: false, summary: resized.summary };
     }
     case 'delete-member':
       await ctx.kube.delete(objectRef(API_VERSION, ETCD_MEMBER.kind, ns, member.metadata.name ?? ''));
