@@ -49,6 +49,7 @@ export function volumeStatus(state: MemberState): MemberVolumeStatus | undefined
   if (requested !== undefined) volume.requested = String(requested);
   const capacity = pvc.status?.capacity?.storage;
   if (capacity !== undefined) volume.capacity = String(capacity);
+  if (volume.requested === undefined && volume.capacity === undefined) return current;
   const active = (pvc.status?.conditions ?? []).filter(c => c.status === 'True').map(c => c.type);
   const resizing = ['FileSystemResizePending', 'Resizing'].find(t => active.includes(t));
   if (resizing) volume.resizing = resizing;
