@@ -10,8 +10,9 @@
 // Figures: each member's PVC (requested, capacity) from its status, and etcd's dbSize and
 // dbSizeInUse. Those two move with every write, so the status keeps the recorded figure until the
 // fresh one differs by at least 1 MiB and 5 %: a steady cluster's status is not rewritten on every
-// reconcile because its database grew by a page.
-import type { ClusterMemberStatus } from '../api/etcd-cluster.ts';
+// reconcile because its database grew by a page. A status written for another reason carries the
+// fresh figures (freshFigures), since the write costs nothing more then.
+import type { ClusterMemberStatus, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { storageSize } from '../builders/storage.ts';
 import { pvcName } from '../names.ts';
@@ -104,4 +105,14 @@ export function memberFigures(
   if (dbSize !== undefined) out.dbSize = dbSize;
   if (dbSizeInUse !== undefined) out.dbSizeInUse = dbSizeInUse;
   return out;
+}
+
+/** `status` with each member's dbSize and dbSizeInUse as etcd just reported them, where it did. */
+export function freshFigures(status: EtcdClusterStatus, dbSizes: ClusterState['dbSizes']): EtcdClusterStatus {
+  if (!dbSizes || !status.members) return status;
+  const members = status.members.map(m => {
+    const fresh = dbSizes[m.name];
+    return fresh ? { ...m, dbSize: fresh.dbSize, dbSizeInUse: fresh.dbSizeInUse } : m;
+  });
+  return { ...status, members };
 }

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { memberFigures, planVolumeGrowth, settled } from '../../shared/plan/cluster-volumes.ts';
+import { freshFigures, memberFigures, planVolumeGrowth, settled } from '../../shared/plan/cluster-volumes.ts';
 import { planMember } from '../../shared/plan/member-plan.ts';
 import { refusalMessage, refusedStatus, volumeStatus } from '../../shared/plan/member-volume-grow.ts';
 import * as cw from './cluster-world.ts';
@@ -372,5 +372,24 @@ describe('status.members: settled database figures', () => {
       dbSize: 5 * MIB,
       dbSizeInUse: 3 * MIB,
     });
+  });
+
+  it('a status written anyway carries the figures of the moment; members etcd did not answer for keep theirs', () => {
+    const status = {
+      members: [
+        { name: 'demo-0', dbSize: 5 * MIB, dbSizeInUse: MIB },
+        { name: 'demo-1', dbSize: 7 * MIB, dbSizeInUse: 2 * MIB },
+      ],
+    };
+    assert.deepEqual(
+      freshFigures(status, { 'demo-0': { dbSize: 5 * MIB + 4096, dbSizeInUse: MIB + 8192 } }),
+      {
+        members: [
+          { name: 'demo-0', dbSize: 5 * MIB + 4096, dbSizeInUse: MIB + 8192 },
+          { name: 'demo-1', dbSize: 7 * MIB, dbSizeInUse: 2 * MIB },
+        ],
+      },
+    );
+    assert.equal(freshFigures(status, undefined), status);
   });
 });
