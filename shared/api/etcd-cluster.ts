@@ -112,6 +112,11 @@ export interface ClusterMemberStatus {
   ready?: boolean;
   version?: string;
   leader?: boolean;
+  /** The member's PVC: requested size and reported capacity. */
+  volume?: { requested?: string; capacity?: string };
+  /** Bytes of the backend database file and of it in use, as etcd reports them (settled: see cluster-volumes.ts). */
+  dbSize?: number;
+  dbSizeInUse?: number;
 }
 
 /** The target locked from spec while the operator works towards it. */

@@ -52,6 +52,18 @@ export interface MemberDataLoss {
   detectedAt: string;
 }
 
+/** The member's PVC as it reports itself (shared/plan/member-volume-grow.ts). */
+export interface MemberVolumeStatus {
+  /** spec.resources.requests.storage of the PVC. */
+  requested?: string;
+  /** status.capacity.storage of the PVC. */
+  capacity?: string;
+  /** Resizing or FileSystemResizePending while the volume grows. */
+  resizing?: string;
+  /** The API server refused to grow the PVC to `size` (RFC 3339 `at`). */
+  refused?: { size: string; message: string; at: string };
+}
+
 export interface EtcdMemberStatus {
   /** etcd member ID in hex. */
   memberID?: string;
@@ -70,6 +82,7 @@ export interface EtcdMemberStatus {
   hasData?: boolean;
   /** Why the member's data is gone or unusable, once detected (it stays until the member is replaced). */
   dataLoss?: MemberDataLoss;
+  volume?: MemberVolumeStatus;
   version?: string;
   peerURL?: string;
   clientURL?: string;

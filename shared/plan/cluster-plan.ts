@@ -15,6 +15,7 @@ import type { ClusterState } from './cluster-state.ts';
 import { computeStatus, type Progress } from './cluster-status.ts';
 import { planMembership } from './cluster-scaling.ts';
 import { planSpaceRecovery } from './cluster-space.ts';
+import { planVolumeGrowth } from './cluster-volumes.ts';
 import {
   podTrouble,
   targetMessage,
@@ -178,6 +179,8 @@ function planTowardTarget(state: ClusterState, complete: boolean): ClusterPlan {
   const membership = planMembership(state, desired);
   if (membership)
     return plan(membership.action, membership.progress, membership.base ?? current, membership.events);
+  const volumes = planVolumeGrowth(state);
+  if (volumes) return plan(volumes.action, volumes.progress, current, volumes.events);
   if (needsPdb(state)) return plan({ kind: 'ensure-pdb' }, done);
   return plan({ kind: 'none' }, done);
 }

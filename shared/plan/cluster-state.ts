@@ -55,6 +55,8 @@ export interface ClusterState {
    * answered), asked only while a ForceNewCluster recovery chooses its survivor.
    */
   selfReports?: Record<string, SelfReport>;
+  /** etcd's dbSize and dbSizeInUse per ready member, by member name (cluster-volumes.ts). */
+  dbSizes?: Record<string, { dbSize: number; dbSizeInUse: number }>;
   /** Where the operator runs (its functions reach the members' client port from there). */
   operatorNamespace?: string;
 }

@@ -5,6 +5,7 @@ import { setCondition, type ConditionInput } from '../conditions.ts';
 import { clusterSelector, pvcName } from '../names.ts';
 import { restoreRecoveryAdvice } from './cluster-recovery-loss.ts';
 import { replacementProgress } from './cluster-replacement.ts';
+import { memberFigures } from './cluster-volumes.ts';
 import { inPlaceRestoreCondition } from './in-place-restore-status.ts';
 import { forceRecoveryCondition } from './cluster-recovery-force-status.ts';
 import type { ClusterState } from './cluster-state.ts';
@@ -203,7 +204,8 @@ function memberStatuses(state: ClusterState): ClusterMemberStatus[] {
       if (membership) entry.role = membership.isLearner ? 'learner' : 'voter';
       if (etcd?.leaderId && id === etcd.leaderId) entry.leader = true;
       if (member.status?.version) entry.version = member.status.version;
-      return entry;
+      const previous = state.cluster.status?.members?.find(p => p.name === entry.name);
+      return { ...entry, ...memberFigures(state, member, previous) };
     })
     .sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }));
 }

@@ -38,6 +38,8 @@ export type ClusterAction =
   /** In-place restore: delete the members whose data is discarded (finalize-member lets them go). */
   | { kind: 'delete-members'; members: string[] }
   | { kind: 'remove-orphan'; id: string; peerURL: string }
+  /** Raise these members' spec.storage.size to `size`; each then grows its own PVC. */
+  | { kind: 'grow-volumes'; members: string[]; size: string }
   /** NOSPACE: compact, defragment the members in this order (leader last), then disarm. */
   | { kind: 'recover-space'; members: { name: string; endpoint: string }[]; quotaBytes: number }
   /** ForceNewCluster recovery: set or unset a member's spec.forceNewCluster (reconcile-member restarts its Pod). */

@@ -19,6 +19,7 @@ import {
   type MemberState,
 } from './member-step.ts';
 import { dataLost, planVolume } from './member-volume-plan.ts';
+import { growVolume, withVolume } from './member-volume-grow.ts';
 
 export type { MemberAction, MemberEvent, MemberPlan, MemberState, MembershipView } from './member-step.ts';
 
@@ -65,8 +66,8 @@ export function planMember(state: MemberState): MemberPlan {
     return unchanged({ kind: 'none', reason: `EtcdCluster ${member.spec.clusterName} is being deleted` });
   }
   if (!isWired(member)) return planUnwired(state);
-  if (member.spec.dormant === true) return planDormant(state);
-  return planRunning(state);
+  if (member.spec.dormant === true) return withVolume(state, planDormant(state));
+  return withVolume(state, planRunning(state));
 }
 
 /** Not added to etcd yet: a Pod started now would not be let in, so there is none. */
@@ -108,5 +109,5 @@ function planRunning(state: MemberState): MemberPlan {
   if (gone) return gone;
   const volume = planVolume(state);
   if (volume) return volume;
-  return planPod(state);
+  return growVolume(state, planPod(state));
 }

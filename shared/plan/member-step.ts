@@ -53,6 +53,8 @@ export type MemberAction =
   | { kind: 'create-pod'; pod: V1Pod; clusterFormed: boolean; isVoter: boolean }
   /** Delete the Pod with this uid (it is recreated by the next invocation unless the member is dormant). */
   | { kind: 'delete-pod'; name: string; uid: string; reason: string }
+  /** Ask the member's PVC (`name`) for `size` (it asks for `from`): the volume grows online. */
+  | { kind: 'resize-pvc'; name: string; from: string; size: string }
   /**
    * Merge-patch the Pod's labels (its role) and annotations (the empty-data guard of a member's
    * first Pod, see INITIAL_CLUSTER_ANNOTATION); the running etcd is not touched.

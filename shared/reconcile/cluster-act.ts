@@ -24,6 +24,7 @@ import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/members.t
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { recoverSpace } from './cluster-space.ts';
+import { growVolumes } from './cluster-volumes.ts';
 
 type Cluster = EtcdCluster & KubeObject;
 export type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
@@ -99,6 +100,8 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
       }
       return { ok: true, summary: `deleting members ${action.members.join(', ')}, whose data is discarded` };
     }
+    case 'grow-volumes':
+      return growVolumes(ctx, state, action);
     case 'recover-space': {
       const recovered = await recoverSpace(ctx, state.cluster, action);
       return recovered.ok ? recovered : retry(recovered.reason);

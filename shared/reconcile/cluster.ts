@@ -6,6 +6,8 @@ import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
 import { recoveryWaits } from '../plan/cluster-recovery-loss.ts';
+import type { ClusterState } from '../plan/cluster-state.ts';
+import { freshFigures } from '../plan/cluster-volumes.ts';
 import { clusterWakeName, desiredClusterWake, mayHaveWake, restoreWaits } from '../plan/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -42,7 +44,7 @@ export async function reconcileCluster(
   const result = await act(ctx, state, plan.action);
   if (plan.action.kind !== 'claim') {
     const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
-    const written = await writeStatusIfChanged(ctx, cluster, status);
+    const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
     if (written === 'conflict') return lostRace(ref, 'conflict');
     if (written === 'written')
       await crashPoint(
@@ -77,10 +79,12 @@ async function writeStatusIfChanged(
   ctx: Context,
   cluster: Cluster,
   status: EtcdClusterStatus,
+  dbSizes: ClusterState['dbSizes'],
 ): Promise<'unchanged' | 'written' | 'conflict'> {
   if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), JSON.parse(JSON.stringify(cluster.status ?? {}))))
     return 'unchanged';
-  const written = await ctx.kube.replaceStatus({ ...cluster, status });
+  // Written anyway: with the database figures of the moment (settled ones only spare a write).
+  const written = await ctx.kube.replaceStatus({ ...cluster, status: freshFigures(status, dbSizes) });
   return written.kind === 'written' ? 'written' : written.kind === 'conflict' ? 'conflict' : 'unchanged';
 }
 

@@ -18,6 +18,7 @@ import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { emitEvents } from './member-events.ts';
 import { noteLogContext } from '../log-context.ts';
+import { resizePvc } from './member-volume.ts';
 
 export interface MemberRef {
   namespace: string;
@@ -168,6 +169,12 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
       if (patched.kind === 'conflict')
         return { outcome: { result: 'retry', reason: patched.message, status: 409 } };
       return emitted(patched.kind === 'written' ? action.reason : `Pod ${action.name}: ${patched.kind}`);
+    }
+    case 'resize-pvc': {
+      const resized = await resizePvc(ctx, state, plan, action);
+      if (resized.kind === 'retry')
+        return { outcome: { result: 'retry', reason: resized.reason, status: 409 } };
+      return { continue: false, summary: resized.summary };
     }
   }
 }

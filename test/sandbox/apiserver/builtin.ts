@@ -3,10 +3,11 @@
 
 import { fieldForbidden, fieldInvalid, fieldRequired } from './errors.ts';
 import { podStrategy, POD_FIELD_SELECTORS, defaultPodSpec } from './builtin-pods.ts';
+import { pvcStrategy } from './pvc-storage.ts';
 import { PRINTERS } from './printers.ts';
 import { makeDef } from './registry.ts';
-import type { FieldError, KObject, ResourceDef, Strategy } from './types.ts';
-import { clone, deepEqual, isObject } from './util.ts';
+import type { KObject, ResourceDef, Strategy } from './types.ts';
+import { deepEqual, isObject } from './util.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = Record<string, any>;
@@ -15,6 +16,8 @@ export interface BuiltinOptions {
   podGracefulDeletion: boolean;
   /** every stored Service, to allocate unused cluster IPs */
   listServices: () => KObject[];
+  /** every stored StorageClass, for the claims' default class and resize admission */
+  listStorageClasses?: () => KObject[];
 }
 
 function serviceStrategy(listServices: () => KObject[]): Strategy {
@@ -69,43 +72,6 @@ function serviceStrategy(listServices: () => KObject[]): Strategy {
     },
   };
 }
-
-const PVC_MESSAGE =
-  'spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims';
-
-function pvcMasked(spec: Any, old: Any): Any {
-  const s = clone(spec ?? {});
-  if (s.resources) delete s.resources.requests;
-  delete s.volumeAttributesClassName;
-  if (!old?.volumeName) delete s.volumeName;
-  return s;
-}
-
-const pvcStrategy: Strategy = {
-  defaults(obj) {
-    const spec = (obj.spec ??= {}) as Any;
-    spec.volumeMode ??= 'Filesystem';
-  },
-  prepareCreate(obj) {
-    obj.status = { phase: 'Pending' };
-  },
-  createFinalizers: () => ['kubernetes.io/pvc-protection'],
-  validateCreate(obj) {
-    const spec = obj.spec as Any;
-    const errors: FieldError[] = [];
-    if (!(spec.accessModes ?? []).length)
-      errors.push(fieldRequired('spec.accessModes', 'at least 1 access mode is required'));
-    if (!spec.resources?.requests?.storage) errors.push(fieldRequired('spec.resources[storage]'));
-    return errors;
-  },
-  validateUpdate(obj, old) {
-    const oldSpec = old.spec as Any;
-    if (!deepEqual(pvcMasked(obj.spec as Any, oldSpec), pvcMasked(oldSpec, oldSpec))) {
-      return [fieldForbidden('spec', PVC_MESSAGE)];
-    }
-    return [];
-  },
-};
 
 const secretStrategy: Strategy = {
   normalize(obj) {
@@ -300,7 +266,7 @@ export function builtinDefs(opts: BuiltinOptions): ResourceDef[] {
       namespaced: true,
       shortNames: ['pvc'],
       statusSubresource: true,
-      strategy: pvcStrategy,
+      strategy: pvcStrategy(() => opts.listStorageClasses?.() ?? []),
     }),
     core({
       resource: 'services',
@@ -386,7 +352,8 @@ export function builtinDefs(opts: BuiltinOptions): ResourceDef[] {
       fieldSelectors: { 'status.successful': o => String((o.status as Any)?.succeeded ?? 0) },
     }),
     // Served for the PVC controller (test/sandbox/kubelet/pvcs.ts): a claim naming a class that
-    // does not exist stays Pending, as with no provisioner for it.
+    // does not exist stays Pending, as with no provisioner for it; pvc-storage.ts: the default
+    // class and volume expansion.
     makeDef({
       group: 'storage.k8s.io',
       version: 'v1',

@@ -14,6 +14,7 @@ import { createHttpServer } from './http.ts';
 import { Engine } from './operations.ts';
 import { Persistence } from './persistence.ts';
 import { Registry } from './registry.ts';
+import { SANDBOX_DEFAULT_CLASS, STORAGE_CLASS_KEY } from './pvc-storage.ts';
 import { Store, type StoreEvent } from './store.ts';
 import type { KObject } from './types.ts';
 
@@ -42,6 +43,8 @@ export interface ApiServerOptions {
   podGracefulDeletion?: boolean;
   /** namespaces to create at start besides default, kube-system, kube-public, kube-node-lease */
   namespaces?: string[];
+  /** create the default StorageClass `standard` (allowVolumeExpansion: true) at start; default true */
+  defaultStorageClass?: boolean;
   /** watch events kept for resuming watches from a resourceVersion (older ones answer 410 Expired) */
   watchHistory?: number;
   /** request log (one line per request) */
@@ -115,6 +118,14 @@ function applyCrd(engine: Engine, crd: KObject): void {
   engine.update(def, undefined, crd.metadata.name!, body);
 }
 
+/** The sandbox's default StorageClass (pvc-storage.ts), created once; a deleted one comes back at start. */
+function ensureDefaultStorageClass(engine: Engine): void {
+  const def = engine.registry.lookup('storage.k8s.io', 'v1', 'storageclasses')!;
+  const name = SANDBOX_DEFAULT_CLASS.metadata.name!;
+  if (!engine.getStored(def, undefined, name))
+    engine.create(def, undefined, structuredClone(SANDBOX_DEFAULT_CLASS));
+}
+
 function ensureNamespaces(engine: Engine, names: string[]): void {
   const def = engine.registry.lookup('', 'v1', 'namespaces')!;
   for (const name of names) {
@@ -129,6 +140,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   for (const def of builtinDefs({
     podGracefulDeletion: opts.podGracefulDeletion ?? true,
     listServices: () => store.list('/services'),
+    listStorageClasses: () => store.list(STORAGE_CLASS_KEY),
   })) {
     registry.add(def);
   }
@@ -141,6 +153,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   persistence?.start();
 
   ensureNamespaces(engine, [...DEFAULT_NAMESPACES, ...(opts.namespaces ?? [])]);
+  if (opts.defaultStorageClass !== false) ensureDefaultStorageClass(engine);
   if (opts.crdDir) for (const crd of readCrdFiles(opts.crdDir)) applyCrd(engine, crd);
   for (const dir of opts.extraCrdDirs ?? []) for (const crd of readCrdFiles(dir)) applyCrd(engine, crd);
 

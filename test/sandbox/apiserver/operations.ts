@@ -447,6 +447,7 @@ export class Engine {
     if (def.custom) errors.push(...this.customErrors(def, next, old, kind));
     if (kind === 'main') errors.push(...(def.strategy.validateUpdate?.(next, old) ?? []));
     if (errors.length) throw invalid(def, next.metadata.name ?? '', errors);
+    if (kind === 'main') def.strategy.admitUpdate?.(next, old);
     if (deepEqual(next, old)) return old;
     if (opts.dryRun) return next;
     return this.commitUpdate(def, stored, this.toStorage(def, next));

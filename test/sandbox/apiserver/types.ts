@@ -81,6 +81,8 @@ export interface Strategy {
   validateCreate?(obj: KObject): FieldError[];
   /** Extra validation on update of the main resource; returns field errors. */
   validateUpdate?(obj: KObject, old: KObject): FieldError[];
+  /** A validating admission plugin on update of the main resource, after validation: throws an ApiError. */
+  admitUpdate?(obj: KObject, old: KObject): void;
   /** Normalise a write (e.g. Secret stringData → data). Mutates obj. */
   normalize?(obj: KObject): void;
   /** Grace period in seconds for a delete without an explicit one; undefined = not graceful. */

@@ -44,6 +44,7 @@ import {
 import { PodWorker } from './pod-worker.ts';
 import type { NodeContext } from './pod-worker.ts';
 import { PvcController } from './pvcs.ts';
+import { PvcResizeController } from './pvc-resize.ts';
 import type { Endpoints, Job, KObj, Logger, Pod, Pvc, Service } from './types.ts';
 import { pvcDir } from './volumes.ts';
 
@@ -189,6 +190,10 @@ class ProcessKubelet implements Kubelet, Faults {
           this.dataDir,
           this.log,
         ),
+      );
+    if (ctl.pvcs !== false)
+      this.controllers.push(
+        new PvcResizeController(this.api, { pvcs: this.pvcs, pods: this.pods }, this.log),
       );
     if (ctl.endpoints !== false) {
       this.controllers.push(

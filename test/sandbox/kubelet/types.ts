@@ -102,7 +102,12 @@ export interface Endpoints extends KObj {
 
 export interface Pvc extends KObj {
   spec?: V1PersistentVolumeClaimSpec;
-  status?: { phase?: string; capacity?: Record<string, string>; accessModes?: string[] };
+  status?: {
+    phase?: string;
+    capacity?: Record<string, string>;
+    accessModes?: string[];
+    conditions?: { type: string; status: string; message?: string; lastTransitionTime?: string }[];
+  };
 }
 
 export interface JobConditionJson {
