@@ -37,6 +37,7 @@ import { observeRecoverySnapshot } from './cluster-observe-recovery.ts';
 import { needsSelfReports } from '../plan/cluster-recovery-force.ts';
 import { podForcesNewCluster } from '../plan/member-force.ts';
 import { selfReports } from './cluster-recovery-observe.ts';
+import { observeSpace } from './cluster-defrag.ts';
 
 export interface ClusterRef {
   namespace: string;
@@ -93,6 +94,7 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   const recovery = await observeRecoverySnapshot(ctx, state);
   if (recovery) state.recoverySnapshot = recovery;
   if (needsSelfReports(state)) state.selfReports = await selfReports(ctx, state);
+  if (state.etcd?.reachable && cluster.spec.maintenance?.defrag) state.space = await observeSpace(ctx, state);
   return state;
 }
 
