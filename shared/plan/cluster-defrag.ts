@@ -109,9 +109,11 @@ export function decideDefrag(state: ClusterState, complete: boolean): DefragDeci
   if (!threshold) return { step: 'off' };
   const unfit = unfitBecause(state, complete);
   if (unfit) return { step: 'hold', why: unfit };
-  for (const name of followersThenLeader(state)) {
-    const space = state.space?.[name];
-    if (!space) return { step: 'hold', why: `${name} did not report its database size` };
+  const order = followersThenLeader(state);
+  const silent = order.find(name => !state.space?.[name]);
+  if (silent) return { step: 'hold', why: `${silent} did not report its database size` };
+  for (const name of order) {
+    const space = state.space![name]!;
     if (isDue(space, threshold))
       return {
         step: 'defragment',
