@@ -88,10 +88,14 @@ export function isDue(space: MemberSpace, t: Threshold): boolean {
 
 export function dueReason(space: MemberSpace, t: Threshold): string {
   const share = space.dbSize > 0 ? Math.round((unusedOf(space) / space.dbSize) * 100) : 0;
-  return `${mib(unusedOf(space))} of its ${mib(space.dbSize)} database unused (${share} %), above the policy's ${Math.round(t.fraction * 100)} % and ${mib(t.minBytes)}`;
+  return `${size(unusedOf(space))} of its ${size(space.dbSize)} database unused (${share} %), above the policy's ${Math.round(t.fraction * 100)} % and ${size(t.minBytes)}`;
 }
 
-const mib = (bytes: number): string => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+/** Sizes for people: KiB below one MiB (a defragmented small database is a few pages). */
+export const size = (bytes: number): string =>
+  bytes < 1024 * 1024
+    ? `${Math.round(bytes / 1024)} KiB`
+    : `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
 
 export function defragOperation(status: EtcdClusterStatus | undefined): DefragOperation | undefined {
   const op = status?.operation as Partial<DefragOperation> | undefined;

@@ -174,7 +174,7 @@ describe('defragmentation policy (etcd 3.5.16 on the sandbox)', { timeout: 900_0
       for (const e of events)
         assert.match(
           e.message ?? '',
-          /^defragmented \S+: [\d.]+ MiB → [\d.]+ MiB \(.* unused .*above the policy's 30 % and 1 MiB\)$/,
+          /^defragmented \S+: [\d.]+ MiB → [\d.]+ [KM]iB \(.* unused .*above the policy's 30 % and 1 MiB\)$/,
         );
       assert.ok(seen.has('Defragmenting'), `Progressing said Defragmenting: ${[...seen].join(', ')}`);
 
