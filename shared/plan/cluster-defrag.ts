@@ -13,7 +13,7 @@ import type { EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import { parseQuantity, quantityToNumber } from '../quantity.ts';
 import type { ClusterState } from './cluster-state.ts';
-import type { MembershipStep } from './cluster-step.ts';
+import type { ClusterEvent, MembershipStep } from './cluster-step.ts';
 import { isMemberReady, memberUrls, membershipOf, runningMembers } from './members.ts';
 import { specDiffersFromObserved } from './target.ts';
 
@@ -239,6 +239,13 @@ export function planDefrag(state: ClusterState, complete: boolean): MembershipSt
     default:
       return undefined;
   }
+}
+
+/** A Warning when a claim is dropped without its member done (the cluster became unfit, or the policy went). */
+export function defragAbandoned(state: ClusterState, complete: boolean): ClusterEvent | undefined {
+  const decision = decideDefrag(state, complete);
+  if (decision.step !== 'finish' || !decision.why.startsWith('gave up')) return undefined;
+  return { type: 'Warning', reason: 'DefragmentationAbandoned', message: decision.why };
 }
 
 /** The state with the defragmentation claim dropped (planned on after a 'finish'). */

@@ -15,7 +15,7 @@ import type { ClusterState } from './cluster-state.ts';
 import { computeStatus, type Progress } from './cluster-status.ts';
 import { planMembership } from './cluster-scaling.ts';
 import { planSpaceRecovery } from './cluster-space.ts';
-import { defragOperation, planDefrag, withoutDefragClaim } from './cluster-defrag.ts';
+import { defragAbandoned, defragOperation, planDefrag, withoutDefragClaim } from './cluster-defrag.ts';
 import {
   podTrouble,
   targetMessage,
@@ -46,7 +46,11 @@ export function planCluster(state: ClusterState): ClusterPlan {
     // A member is being defragmented: wait for it, take it over, or drop the claim and plan on.
     const free = withoutDefragClaim(state);
     const held = planDefrag(state, isComplete(free));
-    if (!held) return planCluster(free);
+    if (!held) {
+      const next = planCluster(free);
+      const abandoned = defragAbandoned(state, isComplete(free));
+      return abandoned ? { ...next, events: [abandoned, ...next.events] } : next;
+    }
     return {
       action: held.action,
       status: computeStatus(state, held.base ?? current, held.progress),

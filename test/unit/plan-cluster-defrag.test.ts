@@ -328,5 +328,20 @@ describe('defragmentation policy: a claim in status.operation', () => {
     const plan = planCluster(world({ status: claimed('demo-0', EXPIRED), opts: { ready: [0, 1] } }));
     assert.notEqual(plan.action.kind, 'defragment');
     assert.equal(plan.status.operation, undefined);
+    assert.deepEqual(plan.events, [
+      {
+        type: 'Warning',
+        reason: 'DefragmentationAbandoned',
+        message: 'gave up on demo-0: the cluster is degraded: demo-2 is not ready',
+      },
+    ]);
+  });
+
+  it('planCluster drops a finished claim without a Warning', () => {
+    const s = world({
+      status: claimed('demo-1'),
+      space: { 'demo-0': compact, 'demo-1': compact, 'demo-2': compact },
+    });
+    assert.deepEqual(planCluster(s).events, []);
   });
 });
