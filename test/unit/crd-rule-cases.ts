@@ -453,13 +453,6 @@ export const RULE_CASES: RuleCases[] = [
   },
   {
     kind: 'EtcdCluster',
-    path: '.spec.recovery',
-    match: 'ForceNewCluster and RestoreLatestSnapshot are not',
-    valid: [{ self: {} }, { self: { policy: 'ReportOnly' } }],
-    invalid: [{ self: { policy: 'ForceNewCluster' } }, { self: { policy: 'RestoreLatestSnapshot' } }],
-  },
-  {
-    kind: 'EtcdCluster',
     path: '.spec.tls.client',
     match: 'needs exactly one certificate source',
     valid: [
