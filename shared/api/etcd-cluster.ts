@@ -1,4 +1,5 @@
 // EtcdCluster (crds/etcdfn.io_etcdclusters.yaml): the resource users write.
+import type { MaintenanceSpec } from './maintenance.ts';
 import type { V1Affinity, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import type { MemberRole } from '../names.ts';
 import type {
@@ -79,6 +80,7 @@ export interface EtcdClusterSpec {
   networkPolicy?: NetworkPolicySpec;
   inPlaceRestore?: InPlaceRestoreRequest;
   recovery?: RecoverySpec;
+  maintenance?: MaintenanceSpec;
 }
 
 /**

@@ -16,6 +16,7 @@ import { computeStatus, type Progress } from './cluster-status.ts';
 import { planMembership } from './cluster-scaling.ts';
 import { planSpaceRecovery } from './cluster-space.ts';
 import { planVolumeGrowth } from './cluster-volumes.ts';
+import { defragAbandoned, defragOperation, planDefrag, withoutDefragClaim } from './cluster-defrag.ts';
 import {
   podTrouble,
   targetMessage,
@@ -42,6 +43,21 @@ export function planCluster(state: ClusterState): ClusterPlan {
   if (!current.clusterToken || !current.observed) return initialTarget(state);
   const forcing = planForceNewCluster(state, isComplete(state));
   if (forcing) return forcing;
+  if (defragOperation(current)) {
+    // A member is being defragmented: wait for it, take it over, or drop the claim and plan on.
+    const free = withoutDefragClaim(state);
+    const held = planDefrag(state, isComplete(free));
+    if (!held) {
+      const next = planCluster(free);
+      const abandoned = defragAbandoned(state, isComplete(free));
+      return abandoned ? { ...next, events: [abandoned, ...next.events] } : next;
+    }
+    return {
+      action: held.action,
+      status: computeStatus(state, held.base ?? current, held.progress),
+      events: [],
+    };
+  }
   if (current.operation) {
     const operation = current.operation as unknown as AddMemberOperation;
     const progress = { active: true, reason: 'AddingMember', message: `adding member ${operation.member}` };
@@ -182,6 +198,8 @@ function planTowardTarget(state: ClusterState, complete: boolean): ClusterPlan {
   const volumes = planVolumeGrowth(state);
   if (volumes) return plan(volumes.action, volumes.progress, current, volumes.events);
   if (needsPdb(state)) return plan({ kind: 'ensure-pdb' }, done);
+  const defrag = complete ? planDefrag(state, complete) : undefined;
+  if (defrag) return plan(defrag.action, defrag.progress, defrag.base);
   return plan({ kind: 'none' }, done);
 }
 

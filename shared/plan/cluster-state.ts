@@ -7,6 +7,7 @@ import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
 import type { RecoverySnapshot } from './recovery-snapshot.ts';
 import type { MemberStatus as SelfReport } from '../etcd/status.ts';
 import type { RestoreResolution } from './restore-source.ts';
+import type { MemberSpace } from './cluster-defrag.ts';
 
 export interface PodFacts {
   name: string;
@@ -59,4 +60,6 @@ export interface ClusterState {
   dbSizes?: Record<string, { dbSize: number; dbSizeInUse: number }>;
   /** Where the operator runs (its functions reach the members' client port from there). */
   operatorNamespace?: string;
+  /** Each running member's database size by member name, read only under a defragmentation policy. */
+  space?: Record<string, MemberSpace | undefined>;
 }

@@ -45,7 +45,9 @@ export type ClusterAction =
   /** ForceNewCluster recovery: set or unset a member's spec.forceNewCluster (reconcile-member restarts its Pod). */
   | { kind: 'force-new-cluster'; member: string; on: boolean }
   /** Nothing to do yet, but no event will say when: answered as a retry, so the event comes back with back-off. */
-  | { kind: 'recheck'; reason: string };
+  | { kind: 'recheck'; reason: string }
+  /** The defragmentation policy: claimed in status.operation first, then one member defragmented. */
+  | { kind: 'defragment'; member: string; endpoint: string; why: string };
 
 export interface ClusterEvent {
   type: 'Normal' | 'Warning';

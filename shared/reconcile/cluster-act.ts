@@ -25,6 +25,7 @@ import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { recoverSpace } from './cluster-space.ts';
 import { growVolumes } from './cluster-volumes.ts';
+import { defragmentMember } from './cluster-defrag.ts';
 
 type Cluster = EtcdCluster & KubeObject;
 export type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
@@ -125,6 +126,8 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
     case 'recheck':
       // Nothing this function receives an event for ends the wait: the event comes back with back-off.
       return retry(action.reason);
+    case 'defragment':
+      return defragmentMember(ctx, state, action);
     case 'remove-orphan': {
       const removed = await ctx.etcd.remove(etcdEndpoints(state, state.cluster), action.id);
       if (removed.kind === 'ok') await crashPoint('cluster:orphan-removed');

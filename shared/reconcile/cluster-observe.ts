@@ -38,6 +38,7 @@ import { needsSelfReports } from '../plan/cluster-recovery-force.ts';
 import { podForcesNewCluster } from '../plan/member-force.ts';
 import { selfReports } from './cluster-recovery-observe.ts';
 import { observeDbSizes } from './cluster-volumes.ts';
+import { observeSpace } from './cluster-defrag.ts';
 
 export interface ClusterRef {
   namespace: string;
@@ -95,6 +96,7 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   if (recovery) state.recoverySnapshot = recovery;
   if (needsSelfReports(state)) state.selfReports = await selfReports(ctx, state);
   if (state.etcd?.reachable) state.dbSizes = await observeDbSizes(ctx, state);
+  if (state.etcd?.reachable && cluster.spec.maintenance?.defrag) state.space = await observeSpace(ctx, state);
   return state;
 }
 

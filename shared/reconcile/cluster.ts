@@ -33,7 +33,8 @@ export async function reconcileCluster(
   const plan = planCluster(state);
   noteLogContext({ cluster: ref.name, step: plan.action.kind });
   let cluster = state.cluster as Cluster;
-  if (plan.action.kind === 'claim') {
+  const claims = plan.action.kind === 'claim' || plan.action.kind === 'defragment';
+  if (claims) {
     // Claim before acting: only the invocation whose status write wins carries the step out.
     const claimed = await ctx.kube.replaceStatus({ ...cluster, status: plan.status });
     if (claimed.kind !== 'written') return lostRace(ref, claimed.kind);
@@ -42,7 +43,7 @@ export async function reconcileCluster(
     state.cluster = cluster;
   }
   const result = await act(ctx, state, plan.action);
-  if (plan.action.kind !== 'claim') {
+  if (!claims) {
     const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
     const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
     if (written === 'conflict') return lostRace(ref, 'conflict');

@@ -62,8 +62,12 @@ export const SPACE_CRASH_POINTS = ['cluster:space-compacted', 'cluster:member-de
 /** The ForceNewCluster recovery's crash points (reconcile-cluster); crashed through by test/e2e/recovery-force.test.ts. */
 export const FORCE_CRASH_POINTS = ['cluster:force-step-written', 'cluster:force-flag-set'] as const;
 
+/** The defragmentation policy's crash points (shared/reconcile/cluster-defrag.ts); crashed through by test/e2e/crash-space.test.ts. */
+export const DEFRAG_CRASH_POINTS = ['cluster:defrag-claimed', 'cluster:defrag-member-done'] as const;
+
 export type CrashPoint =
   | (typeof FORCE_CRASH_POINTS)[number]
+  | (typeof DEFRAG_CRASH_POINTS)[number]
   | (typeof SPACE_CRASH_POINTS)[number]
   | (typeof CRASH_POINTS)[number]
   | (typeof SNAPSHOT_CRASH_POINTS)[number]

@@ -9,6 +9,7 @@ import {
   FORCE_CRASH_POINTS,
   RESTORE_CRASH_POINTS,
   SPACE_CRASH_POINTS,
+  DEFRAG_CRASH_POINTS,
   crashPoint,
   crashPointWith,
   type CrashPoint,
@@ -81,6 +82,7 @@ describe('crash points', () => {
       ...RESTORE_CRASH_POINTS,
       ...SPACE_CRASH_POINTS,
       ...FORCE_CRASH_POINTS,
+      ...DEFRAG_CRASH_POINTS,
     ];
     for (const name of listed) assert.ok(used.includes(name), `${name} is never reached`);
     for (const name of used) assert.ok(listed.includes(name), `${name} unlisted`);

@@ -431,6 +431,28 @@ export const RULE_CASES: RuleCases[] = [
   ...at('EtcdCluster', '.spec.storage.medium', mediumRules),
   {
     kind: 'EtcdCluster',
+    path: '.spec.maintenance.defrag.threshold',
+    match: 'unusedFraction is a share of the database',
+    valid: ['0.5', '0.3', '.25', '0', '1', '50%', '7.5%', '0%'].map(f => ({
+      self: { unusedFraction: f, minUnusedBytes: '100Mi' },
+    })),
+    invalid: ['1.5', '2', '50', '100%', '-0.1', 'half', '0.5%%', ''].map(f => ({
+      self: { unusedFraction: f, minUnusedBytes: '100Mi' },
+    })),
+  },
+  {
+    kind: 'EtcdCluster',
+    path: '.spec.maintenance.defrag.threshold',
+    match: 'minUnusedBytes is a whole number of bytes',
+    valid: [0, 1048576, '100Mi', '1Gi', '0', '512k'].map(b => ({
+      self: { unusedFraction: '0.5', minUnusedBytes: b },
+    })),
+    invalid: [-1, '-1Mi', 'lots', '0.5', '100m'].map(b => ({
+      self: { unusedFraction: '0.5', minUnusedBytes: b },
+    })),
+  },
+  {
+    kind: 'EtcdCluster',
     path: '.spec.tls.client',
     match: 'needs exactly one certificate source',
     valid: [

@@ -1,0 +1,98 @@
+// The defragmentation policy's I/O (shared/plan/cluster-defrag.ts decides): each running member's
+// database size for the plan, and one claimed member's defragmentation. The claim was written to
+// status.operation before this runs; it is dropped here once the member serves again, and that
+// status write is the event that plans the next member.
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import type { HandlerOutcome } from '../events/handler.ts';
+import type { KubeObject } from '../k8s/objects.ts';
+import { untilServing } from '../etcd/maintenance.ts';
+import { defragOperation, size as mib, type MemberSpace } from '../plan/cluster-defrag.ts';
+import type { ClusterState } from '../plan/cluster-state.ts';
+import type { ClusterAction } from '../plan/cluster-step.ts';
+import { memberUrls, runningMembers } from '../plan/members.ts';
+import type { Context } from '../runtime/context.ts';
+import { crashPoint } from '../runtime/crash.ts';
+import { recordEvent } from './record-event.ts';
+
+type Cluster = EtcdCluster & KubeObject;
+type Defragment = Extract<ClusterAction, { kind: 'defragment' }>;
+type Result = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
+
+const FUNCTION = 'reconcile-cluster';
+const BACK_SERVING_MS = 60_000;
+const RELEASE_ATTEMPTS = 5;
+
+/** Every running member's dbSize and dbSizeInUse, asked of the member itself; absent if it did not answer. */
+export async function observeSpace(
+  ctx: Context,
+  state: ClusterState,
+): Promise<Record<string, MemberSpace | undefined>> {
+  const names = runningMembers(state).map(m => m.metadata.name ?? '');
+  const answers = await ctx.etcd.clusterStatus(names.map(n => memberUrls(state.cluster, n).client));
+  const space: Record<string, MemberSpace | undefined> = {};
+  names.forEach((name, i) => {
+    const answer = answers[i];
+    space[name] =
+      answer?.kind === 'ok'
+        ? { dbSize: answer.status.dbSize, dbSizeInUse: answer.status.dbSizeInUse }
+        : undefined;
+  });
+  return space;
+}
+
+export async function defragmentMember(
+  ctx: Context,
+  state: ClusterState,
+  action: Defragment,
+): Promise<Result> {
+  await crashPoint('cluster:defrag-claimed');
+  const retry = (reason: string): Result => ({
+    ok: false,
+    outcome: { result: 'retry', reason, status: 503 },
+  });
+  const before = await ctx.etcd.memberStatus(action.endpoint);
+  if (before.kind !== 'ok') return retry(`${action.member} does not answer: ${before.message}`);
+  const defragmented = await ctx.etcd.defragment(action.endpoint);
+  if (defragmented.kind !== 'ok') return retry(`defragmenting ${action.member}: ${defragmented.message}`);
+  if (!(await untilServing(() => ctx.etcd.healthRead([action.endpoint]), BACK_SERVING_MS)))
+    return retry(`${action.member} did not serve reads again after its defragmentation`);
+  const after = await ctx.etcd.memberStatus(action.endpoint);
+  const size = after.kind === 'ok' ? mib(after.status.dbSize) : 'unknown';
+  await recordEvent(
+    ctx,
+    state.cluster,
+    {
+      type: 'Normal',
+      reason: 'MemberDefragmented',
+      message: `defragmented ${action.member}: ${mib(before.status.dbSize)} → ${size} (${action.why})`,
+    },
+    FUNCTION,
+  );
+  await crashPoint('cluster:defrag-member-done');
+  const released = await releaseClaim(ctx, state.cluster, action.member);
+  const summary = `defragmented ${action.member}: ${mib(before.status.dbSize)} → ${size}`;
+  return released ? { ok: true, summary } : retry(`${summary}; could not drop the claim`);
+}
+
+/**
+ * Drops the claim on `member` from status.operation (re-read on a conflict: another invocation
+ * may have written status meanwhile). True when it is gone, whoever dropped it.
+ */
+async function releaseClaim(ctx: Context, claimed: Cluster, member: string): Promise<boolean> {
+  let cluster = claimed;
+  for (let attempt = 0; attempt < RELEASE_ATTEMPTS; attempt++) {
+    if (defragOperation(cluster.status)?.member !== member) return true;
+    const { operation: _dropped, ...status } = cluster.status ?? {};
+    const written = await ctx.kube.replaceStatus({ ...cluster, status });
+    if (written.kind === 'written') return true;
+    const read = await ctx.kube.get<Cluster>({
+      apiVersion: cluster.apiVersion ?? '',
+      kind: cluster.kind ?? '',
+      namespace: cluster.metadata.namespace ?? '',
+      name: cluster.metadata.name ?? '',
+    });
+    if (read.kind !== 'found') return true;
+    cluster = read.object;
+  }
+  return false;
+}
