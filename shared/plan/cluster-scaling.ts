@@ -3,7 +3,7 @@
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { newMemberClaim } from './cluster-bootstrap.ts';
-import { planReplacement } from './cluster-replacement.ts';
+import { planReplacement, staleCrashLoop } from './cluster-replacement.ts';
 import { leaderSuccessor, planUpgrade } from './cluster-upgrade.ts';
 import { podTrouble, working, type MembershipStep } from './cluster-step.ts';
 import {
@@ -35,7 +35,10 @@ export function planMembership(state: ClusterState, desired: number): Membership
         progress: working('RemovingOrphan', why),
       };
     }
-    const learnerStep = planLearner(state, etcd.members);
+    // A learner crash-looping with settings the target no longer has never catches up: it is
+    // replaced (below) rather than waited for.
+    const staleLoop = runningMembers(state).some(m => staleCrashLoop(state, m) !== undefined);
+    const learnerStep = staleLoop ? undefined : planLearner(state, etcd.members);
     if (learnerStep) return learnerStep;
     // A promotion whose follow-up status patch was lost (a crash between the two): repair it now,
     // or the voters-only client Service and the PDB would leave this voter out until a tick.

@@ -370,3 +370,81 @@ describe('reconcile-member never restarts a member on an empty volume under its 
     assert.equal(planMember(state(fresh)).action.kind, 'create-pvc');
   });
 });
+
+describe('a crash-looping member with start settings the cluster no longer asks for is replaced', () => {
+  const looping = (ordinal: number, options?: Record<string, unknown>): EtcdMember => {
+    const m = member(ordinal, {
+      isVoter: false,
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'CrashLooping',
+          message: 'etcd keeps exiting',
+          lastTransitionTime: '2026-11-22T09:59:00Z',
+        },
+      ],
+    });
+    if (options) m.spec.options = options as EtcdMember['spec']['options'];
+    return m;
+  };
+  const bad = { autoCompactionRetention: '3000000h' };
+  const state = (c: EtcdCluster, m: EtcdMember) =>
+    world(
+      c,
+      [member(0), member(1), member(2), m],
+      [0, 1, 2],
+      etcdOf([membership(0), membership(1), membership(2), membership(3, { learner: true, started: false })]),
+    );
+
+  it('its option taken out of the spec: recorded as a CrashLoop replacement, naming the field', () => {
+    const plan = planCluster(state(cluster(4), looping(3, bad)));
+    assert.equal(
+      plan.status.replacement?.member,
+      'demo-3',
+      JSON.stringify([plan.action, plan.status.conditions]),
+    );
+    assert.equal(plan.status.replacement?.cause, 'CrashLoop');
+    assert.match(
+      plan.status.replacement?.reason ?? '',
+      /^it crash-loops with spec\.options the cluster no longer asks for/,
+    );
+    assert.match(
+      condition(plan)?.message ?? '',
+      /^replacing member demo-3 \(ID [0-9a-f]+\), which crash-looped \(it crash-loops/,
+    );
+  });
+  it('the spec still has that option: not replaced (a new member would fail the same way)', () => {
+    const c = cluster(4);
+    c.spec.options = bad as EtcdCluster['spec']['options'];
+    c.status!.observed!.options = bad as EtcdCluster['spec']['options'];
+    const plan = planCluster(state(c, looping(3, bad)));
+    assert.equal(plan.status.replacement, undefined);
+  });
+  it('not crash-looping, though its options differ: left alone', () => {
+    const m = looping(3, bad);
+    m.status!.conditions = [];
+    assert.equal(planCluster(state(cluster(4), m)).status.replacement, undefined);
+  });
+  it('a member that lost its data comes first (here held: the crash-looping learner is not healthy)', () => {
+    const plan = planCluster(
+      world(
+        cluster(4),
+        [member(0), member(1, lost()), member(2), looping(3, bad)],
+        [0, 2],
+        etcdOf([
+          membership(0),
+          membership(1),
+          membership(2),
+          membership(3, { learner: true, started: false }),
+        ]),
+      ),
+    );
+    assert.equal(plan.status.replacement, undefined);
+    assert.equal(plan.action.kind, 'wait');
+    assert.match(
+      plan.action.kind === 'wait' ? plan.action.reason : '',
+      /^cannot replace member demo-1 yet .*demo-3 is not healthy/,
+    );
+  });
+});
