@@ -6,7 +6,7 @@
 // one object under its key, holding the bytes status records (sha256 and etcd's integrity hash
 // recomputed here from the store); a partial object left at the key is never marked Complete.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -83,7 +83,12 @@ describe(
     }
 
     /** Arms `point`, runs `drive`, and waits until run-snapshot died there and was started again. */
-    async function crashAt(point: CrashPoint, drive: () => Promise<void>, name: string): Promise<void> {
+    async function crashAt(
+      point: CrashPoint,
+      drive: () => Promise<void>,
+      name: string,
+      timeoutMs = STEP_TIMEOUT,
+    ): Promise<void> {
       const before = sandbox.restarts()[FN] ?? 0;
       const file = join(crashDir, point);
       writeFileSync(file, '');
@@ -91,7 +96,7 @@ describe(
       await waitFor(
         `the crash at ${point} (${FN} killed and started again)`,
         async () => !existsSync(file) && (sandbox.restarts()[FN] ?? 0) > before,
-        { timeoutMs: STEP_TIMEOUT, intervalMs: 250 },
+        { timeoutMs, intervalMs: 250 },
         world(name),
       ).finally(() => rmSync(file, { force: true }));
       covered.add(point);
@@ -265,6 +270,52 @@ describe(
         new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${PREFIX}${NS}/${CLUSTER}/every-` }),
       );
       assert.equal(listed.KeyCount, 1, JSON.stringify(listed.Contents?.map(o => o.Key)));
+    });
+
+    it('a schedule to a PVC: a crash after its file is pruned converges, the pruned snapshot and its file gone, the newest kept', async () => {
+      const claim = await kube.create({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'crash-backups', namespace: NS },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      });
+      assert.equal(claim.kind, 'created');
+      const claimUid = claim.kind === 'created' ? (claim.object.metadata as KubeObject['metadata']).uid : '';
+      const created = await kube.create({
+        apiVersion: API_VERSION,
+        kind: 'EtcdSnapshotSchedule',
+        metadata: { name: 'to-claim', namespace: NS },
+        spec: {
+          clusterRef: { name: CLUSTER },
+          schedule: '@every 1m',
+          retention: { keepLast: 1 },
+          destination: { pvc: { claimName: 'crash-backups', subPath: 'sched' } },
+        },
+      });
+      assert.equal(created.kind, 'created');
+      // The second run's retention removes the first run's file through a Job, then crashes.
+      await crashAt('schedule:file-pruned', async () => {}, 'to-claim', 360_000);
+      const dir = join(sandbox.dir, 'kubelet', 'pvcs', NS, `crash-backups-${claimUid}`, 'sched');
+      const left = await waitFor(
+        'one verified snapshot of the schedule, and only its file on the claim',
+        async () => {
+          const all = (await kube.list<Snapshot>(API_VERSION, 'EtcdSnapshot', NS)).filter(s =>
+            s.metadata.ownerReferences?.some(o => o.name === 'to-claim'),
+          );
+          const done = all.filter(s => s.status?.phase === 'Complete');
+          if (all.length !== 1 || done.length !== 1) return false;
+          const own = `${done[0].metadata.name}-${(done[0].metadata.uid ?? '').slice(0, 8)}.db`;
+          const files = existsSync(dir) ? readdirSync(dir).sort() : [];
+          return files.join() === [own, `${own}.etcdfn-owner`].join() ? done[0] : false;
+        },
+        { timeoutMs: STEP_TIMEOUT, intervalMs: 1000 },
+        world('to-claim'),
+      );
+      await kube.mergePatch(
+        { apiVersion: API_VERSION, kind: 'EtcdSnapshotSchedule', namespace: NS, name: 'to-claim' },
+        { spec: { suspend: true } },
+      );
+      assert.equal(left.status?.conditions?.find(c => c.type === 'Verified')?.status, 'True');
     });
 
     it('every run-snapshot crash point was crashed through', () => {
