@@ -385,7 +385,7 @@ describe('a crash-looping member with start settings the cluster no longer asks 
         },
       ],
     });
-    if (options) m.spec.options = options as EtcdMember['spec']['options'];
+    if (options) m.spec.options = options;
     return m;
   };
   const bad = { autoCompactionRetention: '3000000h' };
@@ -416,8 +416,8 @@ describe('a crash-looping member with start settings the cluster no longer asks 
   });
   it('the spec still has that option: not replaced (a new member would fail the same way)', () => {
     const c = cluster(4);
-    c.spec.options = bad as EtcdCluster['spec']['options'];
-    c.status!.observed!.options = bad as EtcdCluster['spec']['options'];
+    c.spec.options = bad;
+    c.status!.observed!.options = bad;
     const plan = planCluster(state(c, looping(3, bad)));
     assert.equal(plan.status.replacement, undefined);
   });
