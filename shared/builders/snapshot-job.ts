@@ -2,7 +2,7 @@
 // image's agent (`snapshot-save`, shared/snapshot-file/save.ts), so no function mounts a volume and
 // a long copy is not cut by a function's request limit. One Job per attempt: its name carries the
 // attempt's claim time, so a retried invocation finds (not duplicates) the Job of its attempt.
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import { CLUSTER_LABEL } from '../names.ts';
 import {
@@ -43,28 +43,63 @@ export interface SnapshotJobOptions {
 }
 
 export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V1Job {
-  const pvc = snapshot.spec.destination.pvc;
-  if (!pvc) throw new Error(`EtcdSnapshot ${snapshot.metadata.name} has no destination.pvc`);
   const owner = { name: snapshot.metadata.name ?? '', uid: snapshot.metadata.uid ?? '' };
   const dir = opts.subPath ? `${SNAPSHOT_MOUNT}/${opts.subPath}` : SNAPSHOT_MOUNT;
   const file = snapshotFileName(owner);
+  return agentJob(snapshot, {
+    name: snapshotJobName(snapshot, opts.startTime),
+    container: SAVE_CONTAINER,
+    operatorImage: opts.operatorImage,
+    activeDeadlineSeconds: opts.activeDeadlineSeconds,
+    args: [
+      'snapshot-save',
+      `--dir=${dir}`,
+      `--file=${file}`,
+      `--recorded-path=${opts.subPath ? `${opts.subPath}/${file}` : file}`,
+      `--owner-uid=${owner.uid}`,
+      // Named, not defaulted, so a runtime that maps the path (the sandbox) sees it.
+      `--termination-log=${TERMINATION_LOG}`,
+      ...opts.sources.map(s => `--source=${s.member}=${s.endpoint}`),
+    ],
+    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+  });
+}
+
+/**
+ * A Job of the snapshot's that runs one agent step in one Pod mounting its claim at SNAPSHOT_MOUNT:
+ * owned by the snapshot, labelled with its cluster and UID, one attempt (run-snapshot decides about
+ * retries), gone an hour after it finished, non-root, no API token, its report in the termination
+ * message.
+ */
+function agentJob(
+  snapshot: EtcdSnapshot,
+  o: {
+    name: string;
+    container: string;
+    operatorImage: string;
+    activeDeadlineSeconds: number;
+    args: string[];
+    resources: V1ResourceRequirements;
+  },
+): V1Job {
+  const pvc = snapshot.spec.destination.pvc;
+  if (!pvc) throw new Error(`EtcdSnapshot ${snapshot.metadata.name} has no destination.pvc`);
   const labels = {
     [CLUSTER_LABEL]: snapshot.spec.clusterRef.name,
-    [SNAPSHOT_UID_LABEL]: owner.uid,
+    [SNAPSHOT_UID_LABEL]: snapshot.metadata.uid ?? '',
   };
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: {
-      name: snapshotJobName(snapshot, opts.startTime),
+      name: o.name,
       namespace: snapshot.metadata.namespace,
       labels,
       ownerReferences: [controllerRef(snapshot)],
     },
     spec: {
-      // One attempt per Job: run-snapshot decides about retries (a new Job after the retry delay).
       backoffLimit: 0,
-      activeDeadlineSeconds: opts.activeDeadlineSeconds,
+      activeDeadlineSeconds: o.activeDeadlineSeconds,
       ttlSecondsAfterFinished: JOB_TTL_SECONDS,
       template: {
         metadata: { labels },
@@ -74,24 +109,15 @@ export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V
           securityContext: podSecurityContext(),
           containers: [
             {
-              name: SAVE_CONTAINER,
-              image: opts.operatorImage,
+              name: o.container,
+              image: o.operatorImage,
               command: [AGENT_COMMAND],
-              args: [
-                'snapshot-save',
-                `--dir=${dir}`,
-                `--file=${file}`,
-                `--recorded-path=${opts.subPath ? `${opts.subPath}/${file}` : file}`,
-                `--owner-uid=${owner.uid}`,
-                // Named, not defaulted, so a runtime that maps the path (the sandbox) sees it.
-                `--termination-log=${TERMINATION_LOG}`,
-                ...opts.sources.map(s => `--source=${s.member}=${s.endpoint}`),
-              ],
+              args: o.args,
               volumeMounts: [{ name: 'snapshots', mountPath: SNAPSHOT_MOUNT }],
               terminationMessagePath: TERMINATION_LOG,
               terminationMessagePolicy: 'FallbackToLogsOnError',
               securityContext: containerSecurityContext(),
-              resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+              resources: o.resources,
             },
           ],
           volumes: [{ name: 'snapshots', persistentVolumeClaim: { claimName: pvc.claimName } }],
@@ -117,55 +143,23 @@ export function snapshotDeleteJob(
   snapshot: EtcdSnapshot,
   opts: { operatorImage: string; sha256: string; activeDeadlineSeconds: number },
 ): V1Job {
-  const pvc = snapshot.spec.destination.pvc;
-  if (!pvc) throw new Error(`EtcdSnapshot ${snapshot.metadata.name} has no destination.pvc`);
   const owner = { name: snapshot.metadata.name ?? '', uid: snapshot.metadata.uid ?? '' };
-  const subPath = (pvc.subPath ?? '').replace(/\/+$/, '');
+  const subPath = (snapshot.spec.destination.pvc?.subPath ?? '').replace(/\/+$/, '');
   const file = snapshotFileName(owner);
-  const labels = { [CLUSTER_LABEL]: snapshot.spec.clusterRef.name, [SNAPSHOT_UID_LABEL]: owner.uid };
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: {
-      name: snapshotDeleteJobName(snapshot),
-      namespace: snapshot.metadata.namespace,
-      labels,
-      ownerReferences: [controllerRef(snapshot)],
-    },
-    spec: {
-      backoffLimit: 0,
-      activeDeadlineSeconds: opts.activeDeadlineSeconds,
-      ttlSecondsAfterFinished: JOB_TTL_SECONDS,
-      template: {
-        metadata: { labels },
-        spec: {
-          restartPolicy: 'Never',
-          automountServiceAccountToken: false,
-          securityContext: podSecurityContext(),
-          containers: [
-            {
-              name: DELETE_CONTAINER,
-              image: opts.operatorImage,
-              command: [AGENT_COMMAND],
-              args: [
-                'snapshot-delete',
-                `--dir=${subPath ? `${SNAPSHOT_MOUNT}/${subPath}` : SNAPSHOT_MOUNT}`,
-                `--file=${file}`,
-                `--recorded-path=${subPath ? `${subPath}/${file}` : file}`,
-                `--owner-uid=${owner.uid}`,
-                `--sha256=${opts.sha256}`,
-                `--termination-log=${TERMINATION_LOG}`,
-              ],
-              volumeMounts: [{ name: 'snapshots', mountPath: SNAPSHOT_MOUNT }],
-              terminationMessagePath: TERMINATION_LOG,
-              terminationMessagePolicy: 'FallbackToLogsOnError',
-              securityContext: containerSecurityContext(),
-              resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
-            },
-          ],
-          volumes: [{ name: 'snapshots', persistentVolumeClaim: { claimName: pvc.claimName } }],
-        },
-      },
-    },
-  };
+  return agentJob(snapshot, {
+    name: snapshotDeleteJobName(snapshot),
+    container: DELETE_CONTAINER,
+    operatorImage: opts.operatorImage,
+    activeDeadlineSeconds: opts.activeDeadlineSeconds,
+    args: [
+      'snapshot-delete',
+      `--dir=${subPath ? `${SNAPSHOT_MOUNT}/${subPath}` : SNAPSHOT_MOUNT}`,
+      `--file=${file}`,
+      `--recorded-path=${subPath ? `${subPath}/${file}` : file}`,
+      `--owner-uid=${owner.uid}`,
+      `--sha256=${opts.sha256}`,
+      `--termination-log=${TERMINATION_LOG}`,
+    ],
+    resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
+  });
 }

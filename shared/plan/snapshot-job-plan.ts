@@ -2,7 +2,7 @@
 // Pure: the adapter observes the Job (named after the attempt's claim time) and, once it has
 // finished, its Pod's termination message; this turns that into the attempt's outcome.
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
-import { parseStepReport, pvcUri, snapshotFilePath } from '../snapshot-file/result.ts';
+import { parseDeleteReport, parseStepReport, pvcUri, snapshotFilePath } from '../snapshot-file/result.ts';
 import type { TakeOutcome } from './snapshot-plan.ts';
 
 /** The Job of the attempt in progress, as observed. */
@@ -130,4 +130,36 @@ export function unscheduledOutcome(
         ? `; PersistentVolumeClaim ${claim} must be Bound and mountable next to the members (kubectl describe pvc ${claim})`
         : ''),
   };
+}
+
+/** Retention of a file on a PVC, after looking at its delete Job (shared/reconcile/snapshot-prune.ts). */
+export type FilePruneResult =
+  /** The Job runs (or was just created): the EtcdSnapshot stays until it reports. */
+  | { kind: 'pending'; message: string }
+  /** Done with the file (deleted, already gone, or left with a reason): the EtcdSnapshot may go. */
+  | { kind: 'done'; deleted?: string; kept?: string }
+  /** A person must look: the Job failed without a report. The EtcdSnapshot is kept. */
+  | { kind: 'problem'; message: string };
+
+/** What the delete Job says: create it (absent), wait for it, or its outcome once it finished. */
+export function filePruneStep(
+  snapshot: EtcdSnapshot,
+  job: AttemptJob,
+): { kind: 'create-job' } | FilePruneResult {
+  const claim = snapshot.spec.destination.pvc?.claimName ?? '';
+  if (job.state === 'absent') return { kind: 'create-job' };
+  if (job.state === 'running') {
+    return { kind: 'pending', message: `Job ${job.name} is removing its file from claim ${claim}` };
+  }
+  const report = parseDeleteReport(job.report);
+  if (!report) {
+    const why = job.succeeded ? 'left no report' : `failed (${job.jobReason ?? 'no reason'})`;
+    const tail = (job.report ?? '').trim().slice(0, 300);
+    return {
+      kind: 'problem',
+      message: `Job ${job.name}, removing the file of EtcdSnapshot ${snapshot.metadata.name} from claim ${claim}, ${why}${tail ? `: ${tail}` : ''}; delete the Job to try again (the EtcdSnapshot is kept until its file is handled)`,
+    };
+  }
+  if (report.kind === 'kept') return { kind: 'done', kept: report.message };
+  return { kind: 'done', ...(report.kind === 'deleted' && { deleted: `pvc://${claim}: ${report.message}` }) };
 }

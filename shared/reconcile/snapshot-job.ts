@@ -25,9 +25,26 @@ export async function claimExists(ctx: Context, snapshot: Snapshot): Promise<boo
 }
 
 /** The Job of the attempt claimed at status.startTime, and once finished, its Pod's report. */
-export async function observeAttemptJob(ctx: Context, snapshot: Snapshot): Promise<AttemptJob> {
+export function observeAttemptJob(ctx: Context, snapshot: Snapshot): Promise<AttemptJob> {
+  return observeSnapshotJob(
+    ctx,
+    snapshot,
+    snapshotJobName(snapshot, snapshot.status?.startTime ?? ''),
+    SAVE_CONTAINER,
+  );
+}
+
+/**
+ * A Job the snapshot owns, by name: absent (or another snapshot's of the same name), running (and
+ * whether the scheduler has placed its Pod), or finished with `container`'s termination message.
+ */
+export async function observeSnapshotJob(
+  ctx: Context,
+  snapshot: Snapshot,
+  name: string,
+  container: string,
+): Promise<AttemptJob> {
   const namespace = snapshot.metadata.namespace ?? '';
-  const name = snapshotJobName(snapshot, snapshot.status?.startTime ?? '');
   const job = await ctx.kube.find<V1Job & KubeObject>({
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -48,7 +65,7 @@ export async function observeAttemptJob(ctx: Context, snapshot: Snapshot): Promi
     return { name, state: 'running', ...(unscheduled && { unscheduled }) };
   }
   const reports = pods
-    .map(p => p.status?.containerStatuses?.find(c => c.name === SAVE_CONTAINER)?.state?.terminated)
+    .map(p => p.status?.containerStatuses?.find(c => c.name === container)?.state?.terminated)
     .filter(t => t !== undefined)
     .sort((a, b) => String(a.finishedAt ?? '').localeCompare(String(b.finishedAt ?? '')));
   const report = reports.at(-1)?.message;

@@ -7,6 +7,7 @@ import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-sna
 import { snapshotJob, snapshotJobName } from '../../shared/builders/snapshot-job.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import {
+  filePruneStep,
   jobOutcome,
   UNSCHEDULED_GRACE_MS,
   unscheduledSince,
@@ -18,7 +19,12 @@ import {
   type SnapshotState,
   type SnapshotTimings,
 } from '../../shared/plan/snapshot-plan.ts';
-import { failedMessage, parseStepReport, savedMessage } from '../../shared/snapshot-file/result.ts';
+import {
+  deleteMessage,
+  failedMessage,
+  parseStepReport,
+  savedMessage,
+} from '../../shared/snapshot-file/result.ts';
 
 const CREATED = new Date('2026-11-22T10:00:00Z');
 const NOW = new Date('2026-11-22T10:02:00Z');
@@ -371,4 +377,58 @@ describe('the step report', () => {
     assert.equal((parseStepReport('Whatever: x') as { reason: string }).reason, 'SaveFailed');
     assert.match((parseStepReport(undefined) as { message: string }).message, /without a message/);
   });
+});
+
+describe('filePruneStep: retention of a file on a PVC, from its delete Job', () => {
+  const old = snapshot({ phase: 'Complete' });
+  const job = (over: Partial<Extract<AttemptJob, { state: 'finished' }>>): AttemptJob => ({
+    name: 'nightly-0f1e2d3c-rm',
+    state: 'finished',
+    succeeded: true,
+    ...over,
+  });
+  const rows: [string, AttemptJob, ReturnType<typeof filePruneStep>][] = [
+    ['no Job yet', { name: 'nightly-0f1e2d3c-rm', state: 'absent' }, { kind: 'create-job' }],
+    [
+      'the Job runs',
+      { name: 'nightly-0f1e2d3c-rm', state: 'running' },
+      { kind: 'pending', message: 'Job nightly-0f1e2d3c-rm is removing its file from claim backups' },
+    ],
+    [
+      'deleted',
+      job({ report: deleteMessage({ kind: 'deleted', message: 'deleted etcd/daily/nightly-0f1e2d3c.db' }) }),
+      { kind: 'done', deleted: 'pvc://backups: deleted etcd/daily/nightly-0f1e2d3c.db' },
+    ],
+    [
+      'already gone',
+      job({ report: deleteMessage({ kind: 'gone', message: 'x was not there' }) }),
+      { kind: 'done' },
+    ],
+    [
+      'kept (not ours, or changed)',
+      job({ report: deleteMessage({ kind: 'kept', message: 'x belongs to another EtcdSnapshot' }) }),
+      { kind: 'done', kept: 'x belongs to another EtcdSnapshot' },
+    ],
+    [
+      'failed without a report',
+      job({ succeeded: false, jobReason: 'DeadlineExceeded', report: 'panic: boom' }),
+      {
+        kind: 'problem',
+        message:
+          'Job nightly-0f1e2d3c-rm, removing the file of EtcdSnapshot nightly from claim backups, failed (DeadlineExceeded): panic: boom; delete the Job to try again (the EtcdSnapshot is kept until its file is handled)',
+      },
+    ],
+    [
+      'finished, its Pod gone',
+      job({}),
+      {
+        kind: 'problem',
+        message:
+          'Job nightly-0f1e2d3c-rm, removing the file of EtcdSnapshot nightly from claim backups, left no report; delete the Job to try again (the EtcdSnapshot is kept until its file is handled)',
+      },
+    ],
+  ];
+  for (const [what, j, want] of rows) {
+    it(`${what} → ${want.kind}`, () => assert.deepEqual(filePruneStep(old, j), want));
+  }
 });
