@@ -3,7 +3,7 @@
 // finished, its Pod's termination message; this turns that into the attempt's outcome.
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import { parseDeleteReport, parseStepReport, pvcUri, snapshotFilePath } from '../snapshot-file/result.ts';
-import type { TakeOutcome } from './snapshot-plan.ts';
+import type { TakeOutcome } from './snapshot-outcome.ts';
 
 /** The Job of the attempt in progress, as observed. */
 export type AttemptJob =

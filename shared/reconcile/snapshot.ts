@@ -18,14 +18,12 @@ import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
 import { clusterSelector } from '../names.ts';
 import { isPodReady } from '../plan/member-pod.ts';
 import {
-  planOutcome,
   planSnapshot,
   SNAPSHOT_FINALIZER,
   type SnapshotPlan,
   type SnapshotState,
-  type StoredArtifact,
-  type TakeOutcome,
 } from '../plan/snapshot-plan.ts';
+import { planOutcome, type StoredArtifact, type TakeOutcome } from '../plan/snapshot-outcome.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { secretValues } from '../k8s/secrets.ts';

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { jobOutcome, type AttemptJob } from '../../shared/plan/snapshot-job-plan.ts';
-import { planOutcome, type TakeOutcome } from '../../shared/plan/snapshot-plan.ts';
+import { planOutcome, type TakeOutcome } from '../../shared/plan/snapshot-outcome.ts';
 import { failedMessage, savedMessage, type SaveFailureReason } from '../../shared/snapshot-file/result.ts';
 
 const NOW = new Date('2026-11-22T10:02:00Z');

@@ -6,12 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-snapshot.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import {
-  planOutcome,
-  planSnapshot,
-  type SnapshotPlan,
-  type TakeOutcome,
-} from '../../shared/plan/snapshot-plan.ts';
+import { planSnapshot, type SnapshotPlan } from '../../shared/plan/snapshot-plan.ts';
+import { planOutcome, type TakeOutcome } from '../../shared/plan/snapshot-outcome.ts';
 
 const DONE = new Date('2026-11-22T10:02:05Z');
 const URI = 's3://etcd/prod/prod/demo/before-upgrade-snap-uid.db';

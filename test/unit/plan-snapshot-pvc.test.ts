@@ -13,12 +13,8 @@ import {
   unscheduledSince,
   type AttemptJob,
 } from '../../shared/plan/snapshot-job-plan.ts';
-import {
-  planOutcome,
-  planSnapshot,
-  type SnapshotState,
-  type SnapshotTimings,
-} from '../../shared/plan/snapshot-plan.ts';
+import { planSnapshot, type SnapshotState, type SnapshotTimings } from '../../shared/plan/snapshot-plan.ts';
+import { planOutcome } from '../../shared/plan/snapshot-outcome.ts';
 import {
   deleteMessage,
   failedMessage,

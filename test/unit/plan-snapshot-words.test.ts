@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planOutcome, planSnapshot, type SnapshotPlan } from '../../shared/plan/snapshot-plan.ts';
+import { planSnapshot, type SnapshotPlan } from '../../shared/plan/snapshot-plan.ts';
+import { planOutcome } from '../../shared/plan/snapshot-outcome.ts';
 
 const NOW = new Date('2026-11-22T10:02:00Z');
 const DONE = new Date('2026-11-22T10:02:05Z');

@@ -6,15 +6,14 @@ import type { SnapshotLocation } from '../../shared/api/common.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { ObjectEvent, TickEvent } from '../../shared/events/types.ts';
 import {
-  planOutcome,
   planSnapshot,
   snapshotSources,
   snapshotTimingsFromEnv,
   type SnapshotPlan,
   type SnapshotState,
   type SnapshotTimings,
-  type TakeOutcome,
 } from '../../shared/plan/snapshot-plan.ts';
+import { planOutcome, type TakeOutcome } from '../../shared/plan/snapshot-outcome.ts';
 import { snapshotTarget as s3Target, usePathStyle } from '../../shared/s3/location.ts';
 import { snapshotTarget } from '../../functions/run-snapshot/targets.ts';
 
