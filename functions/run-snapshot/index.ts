@@ -8,7 +8,7 @@ import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedu
 import { API_VERSION, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from '../../shared/api/group.ts';
 import { eventFunction, type EventHandler, type HandlerOutcome } from '../../shared/events/handler.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
-import { owningSchedule } from '../../shared/plan/schedule-plan.ts';
+import { owningSchedule } from '../../shared/plan/schedule-run.ts';
 import { isFinished } from '../../shared/plan/snapshot-plan.ts';
 import { reconcileSchedule, type ScheduleRef } from '../../shared/reconcile/schedule.ts';
 import { ensureSchedulePing } from '../../shared/reconcile/schedule-ping.ts';

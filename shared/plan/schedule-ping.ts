@@ -18,7 +18,7 @@ import {
   SCHEDULE_PING_LABEL,
   type PingSource,
 } from './ping-source.ts';
-import { SCHEDULE_LABEL } from './schedule-plan.ts';
+import { SCHEDULE_LABEL } from './schedule-run.ts';
 
 export { PING_SOURCE_API_VERSION, PING_SOURCE_KIND, SCHEDULE_PING_LABEL, type PingSource };
 

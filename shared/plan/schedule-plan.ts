@@ -1,6 +1,6 @@
 // run-snapshot's decision for an EtcdSnapshotSchedule: given the schedule, its cluster, the
 // EtcdSnapshots it owns and the time, which snapshot to create (if one is due), which old ones to
-// delete, and the schedule's status. Pure: no I/O, no clock; the cron is evaluated with croner.
+// delete, and the schedule's status. Pure: no I/O, no clock; the cron is read by cadence.ts.
 //
 // When a run is due: the most recent time the cron names (in spec.timeZone) that is not later than
 // `now` and later than the last run, the schedule's creation and the moment it was last resumed. Only
@@ -24,22 +24,18 @@
 // the newest FAILED_KEPT stay, so a person can read why, without a broken schedule piling up one
 // object a minute. Unfinished snapshots, and Complete ones without a Verified condition (made before
 // verification existed), are never deleted.
-import { Cron } from 'croner';
 import type { Condition } from '../api/common.ts';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import type { EtcdSnapshotSchedule, EtcdSnapshotScheduleStatus } from '../api/etcd-snapshot-schedule.ts';
-import { API_VERSION, ETCD_SNAPSHOT_SCHEDULE } from '../api/group.ts';
 import type { EventContent } from '../builders/k8s-event.ts';
 import { findCondition, setCondition, toKubeTime } from '../conditions.ts';
-import { CLUSTER_LABEL, MANAGED_BY } from '../names.ts';
 import { ownerOf, snapshotTarget } from '../s3/location.ts';
 import { pvcUri, snapshotFilePath } from '../snapshot-file/result.ts';
 import { isFinished, SNAPSHOT_VERIFIED } from './snapshot-plan.ts';
+import { parseCadence } from './cadence.ts';
+import { runSnapshot, runSnapshotName, scheduledTimeOf } from './schedule-run.ts';
 
-export const SCHEDULE_LABEL = 'etcdfn.io/schedule';
-/** The run (RFC 3339) a snapshot was created for. */
-export const SCHEDULED_TIME_ANNOTATION = 'etcdfn.io/scheduled-time';
 export const SCHEDULE_READY = 'Ready';
 /** Present once the schedule has been suspended; its lastTransitionTime to False is when it resumed. */
 export const SCHEDULE_SUSPENDED = 'Suspended';
@@ -49,7 +45,6 @@ export const FAILED_KEPT = 3;
 export const DEFAULT_KEEP_LAST = 7;
 /** <schedule>-<yyyymmddhhmm> must stay a valid object name (253 characters). */
 export const MAX_SCHEDULE_NAME = 253 - 13;
-const MAX_LABEL_VALUE = 63;
 
 export interface ScheduleTimings {
   /** A run not started this long after its time is skipped and recorded as missed. */
@@ -96,58 +91,6 @@ export interface SchedulePlan {
   /** Kubernetes Events about the schedule, recorded once the status is written. */
   events: EventContent[];
   summary: string;
-}
-
-/** A parsed schedule: the most recent run at or before a time, and the next one after it. */
-export interface Cadence {
-  previous(at: Date): Date | undefined;
-  next(at: Date): Date | undefined;
-}
-
-const EVERY = /^@every (?:(\d+)h)?(?:(\d+)m)?$/;
-
-/** Parses spec.schedule in the time zone; a string saying what is wrong when it cannot be used. */
-export function parseCadence(schedule: string, timeZone = 'UTC'): Cadence | string {
-  const every = EVERY.exec(schedule.trim());
-  if (every) {
-    const ms = (Number(every[1] ?? 0) * 60 + Number(every[2] ?? 0)) * 60_000;
-    if (ms <= 0) return `schedule "${schedule}" has an interval of zero; use at least "@every 1m"`;
-    // Counted from the Unix epoch, so runs fall on the same times whoever evaluates them:
-    // @every 6h runs at 00:00, 06:00, 12:00 and 18:00 UTC. The time zone does not apply.
-    return {
-      previous: at => new Date(Math.floor(at.getTime() / ms) * ms),
-      next: at => new Date((Math.floor(at.getTime() / ms) + 1) * ms),
-    };
-  }
-  let cron: Cron;
-  try {
-    cron = new Cron(schedule.trim(), { paused: true, mode: '5-part', timezone: timeZone });
-    // croner only looks at the time zone when it evaluates: do it once here.
-    cron.nextRun(new Date(0));
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    if (/timezone/i.test(message)) {
-      return `timeZone "${timeZone}" is not a known IANA time zone (for example UTC or Europe/Berlin)`;
-    }
-    return `schedule "${schedule}" cannot be used: ${message}`;
-  }
-  return {
-    // previousRuns is strict (a run exactly at `at` is left out): look from just after it.
-    previous: at => cron.previousRuns(1, new Date(at.getTime() + 1))[0],
-    next: at => cron.nextRun(at) ?? undefined,
-  };
-}
-
-/** The name of the snapshot for the run at `time`: <schedule>-<yyyymmddhhmm> in UTC. */
-export function runSnapshotName(schedule: string, time: Date): string {
-  const stamp = time.toISOString().slice(0, 16).replace(/[-T:]/g, '');
-  return `${schedule}-${stamp}`;
-}
-
-/** The run a snapshot was made for: its annotation, else its creation time. */
-export function scheduledTimeOf(snapshot: EtcdSnapshot): number {
-  const annotated = timeOf(snapshot.metadata.annotations?.[SCHEDULED_TIME_ANNOTATION]);
-  return annotated ?? timeOf(snapshot.metadata.creationTimestamp) ?? 0;
 }
 
 export function planSchedule(state: ScheduleState): SchedulePlan {
@@ -420,54 +363,6 @@ function ownedFileSha256(snapshot: EtcdSnapshot): string | undefined {
   const path = snapshotFilePath(pvc.subPath, { name: snapshot.metadata.name ?? '', uid });
   if (artifact.uri !== pvcUri(pvc.claimName, path)) return undefined;
   return /^sha256:([0-9a-f]{64})$/.exec(artifact.checksum)?.[1];
-}
-
-/** The EtcdSnapshot of the run at `time`: owned by the schedule, labelled, spec from the schedule. */
-export function runSnapshot(schedule: EtcdSnapshotSchedule, time: Date): EtcdSnapshot {
-  const name = schedule.metadata.name ?? '';
-  const labels: Record<string, string> = {
-    'app.kubernetes.io/managed-by': MANAGED_BY,
-    [CLUSTER_LABEL]: schedule.spec.clusterRef.name,
-  };
-  if (name.length <= MAX_LABEL_VALUE) labels[SCHEDULE_LABEL] = name;
-  return {
-    apiVersion: API_VERSION,
-    kind: 'EtcdSnapshot',
-    metadata: {
-      name: runSnapshotName(name, time),
-      namespace: schedule.metadata.namespace ?? '',
-      labels,
-      annotations: { [SCHEDULED_TIME_ANNOTATION]: toKubeTime(time) },
-      ownerReferences: [
-        {
-          apiVersion: API_VERSION,
-          kind: ETCD_SNAPSHOT_SCHEDULE.kind,
-          name,
-          uid: schedule.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
-    spec: {
-      clusterRef: { name: schedule.spec.clusterRef.name },
-      destination: structuredClone(schedule.spec.destination),
-    },
-  };
-}
-
-/** Whether `snapshot` is owned by the schedule with this uid. */
-export function isOwnedBy(snapshot: EtcdSnapshot, scheduleUid: string | undefined): boolean {
-  return (snapshot.metadata.ownerReferences ?? []).some(
-    o => o.kind === ETCD_SNAPSHOT_SCHEDULE.kind && o.uid === scheduleUid && scheduleUid !== undefined,
-  );
-}
-
-/** The name of the schedule that owns `snapshot`, if one does. */
-export function owningSchedule(snapshot: EtcdSnapshot): string | undefined {
-  return snapshot.metadata.ownerReferences?.find(
-    o => o.kind === ETCD_SNAPSHOT_SCHEDULE.kind && o.apiVersion === API_VERSION,
-  )?.name;
 }
 
 function nameTooLong(name: string): string {

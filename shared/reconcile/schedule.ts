@@ -18,12 +18,12 @@ import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
 import { secretValues } from '../k8s/secrets.ts';
 import {
-  isOwnedBy,
   planRetentionResult,
   planSchedule,
   type ScheduleDeletion,
   type ScheduleState,
 } from '../plan/schedule-plan.ts';
+import { isOwnedBy } from '../plan/schedule-run.ts';
 import { pruneFile } from './snapshot-prune.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';

@@ -18,7 +18,7 @@ import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-sna
 import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
-import { runSnapshotName } from '../../shared/plan/schedule-plan.ts';
+import { runSnapshotName } from '../../shared/plan/schedule-run.ts';
 import { pingSourceName, PING_SOURCE_API_VERSION, type PingSource } from '../../shared/plan/schedule-ping.ts';
 import { OWNER_METADATA } from '../../shared/s3/location.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';

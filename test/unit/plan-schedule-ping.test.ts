@@ -17,7 +17,7 @@ import {
 import { snapshotTarget } from '../../functions/run-snapshot/targets.ts';
 import { ClockTicker, pingSpecOf } from '../../standalone/bridge/api-pings.ts';
 import type { WatchedObject } from '../../standalone/bridge/format.ts';
-import { parseCadence } from '../../shared/plan/schedule-plan.ts';
+import { parseCadence } from '../../shared/plan/cadence.ts';
 
 type Schedule = EtcdSnapshotSchedule & KubeObject;
 const SINK = 'http://broker-ingress.knative-eventing.svc.cluster.local/etcdfn-system/etcdfn';

@@ -13,16 +13,14 @@ import { findCondition } from '../../shared/conditions.ts';
 import { ownerOf, snapshotTarget } from '../../shared/s3/location.ts';
 import {
   FAILED_KEPT,
-  isOwnedBy,
-  owningSchedule,
-  parseCadence,
   planRetentionResult,
   planSchedule,
-  runSnapshotName,
   scheduleTimingsFromEnv,
   type SchedulePlan,
   type ScheduleState,
 } from '../../shared/plan/schedule-plan.ts';
+import { isOwnedBy, owningSchedule, runSnapshotName } from '../../shared/plan/schedule-run.ts';
+import { parseCadence } from '../../shared/plan/cadence.ts';
 
 const CREATED = new Date('2026-11-22T08:00:30Z');
 const T = (iso: string) => new Date(iso);
