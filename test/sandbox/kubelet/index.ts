@@ -9,7 +9,7 @@ import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFile
 import { dirname, join } from 'node:path';
 import { HostsFile } from '../hosts.ts';
 import { bindHostsFile, insidePrivateMountNamespace } from '../namespace.ts';
-import { Api, errorText } from './api.ts';
+import { Api } from './api.ts';
 import type { RuntimeConfig } from './container.ts';
 import { startControlServer } from './control.ts';
 import { DisruptionController, type Pdb } from './disruption.ts';
@@ -45,6 +45,7 @@ import { PodWorker } from './pod-worker.ts';
 import type { NodeContext } from './pod-worker.ts';
 import { PvcController } from './pvcs.ts';
 import { PvcResizeController } from './pvc-resize.ts';
+import { Scheduler } from './scheduler.ts';
 import type { Endpoints, Job, KObj, Logger, Pod, Pvc, Service } from './types.ts';
 import { pvcDir } from './volumes.ts';
 
@@ -57,6 +58,8 @@ export { podLogHandler } from './logs.ts';
 
 export interface Kubelet {
   readonly nodeName: string;
+  /** every node this kubelet runs Pods for (nodeName first, then options.extraNodes) */
+  readonly nodeNames: readonly string[];
   readonly dataDir: string;
   /** the loopback control endpoint (fault injection over HTTP), if enabled */
   readonly controlUrl: string | undefined;
@@ -91,6 +94,11 @@ function defaultLogger(dataDir: string): Logger {
 
 class ProcessKubelet implements Kubelet, Faults {
   readonly nodeName: string;
+  readonly nodeNames: readonly string[];
+  /** hosted nodes whose Node object was deleted: machines that are gone */
+  private readonly lostNodes = new Set<string>();
+  private readonly nodeContexts = new Map<string, NodeContext>();
+  private scheduler: Scheduler | undefined;
   readonly dataDir: string;
   controlUrl: string | undefined;
   hostsFile: string | undefined;
@@ -126,6 +134,7 @@ class ProcessKubelet implements Kubelet, Faults {
     this.dataDir = opts.dataDir;
     mkdirSync(this.dataDir, { recursive: true });
     this.nodeName = opts.nodeName ?? 'sandbox';
+    this.nodeNames = [this.nodeName, ...(opts.extraNodes ?? []).filter(n => n !== this.nodeName)];
     this.log = opts.log ?? defaultLogger(this.dataDir);
     const kc = loadKubeConfig(opts);
     this.api = new Api(kc);
@@ -208,13 +217,21 @@ class ProcessKubelet implements Kubelet, Faults {
     const disruption = ctl.disruption !== false;
     if (disruption) this.controllers.push(new DisruptionController(this.api, this.pdbs, this.pods, this.log));
     const nodes = new Informer<KObj>(this.api, '/api/v1/nodes', this.log);
+    this.controllers.push(nodes);
+    nodes.on({ deleted: node => void this.nodeGone(node.metadata.name) });
     if (ctl.podGc !== false) {
       const quarantineMs = this.opts.podGcQuarantineMs;
-      this.controllers.push(
-        new PodGcController(this.api, nodes, this.pods, this.log, { quarantineMs }),
-        nodes,
-      );
+      this.controllers.push(new PodGcController(this.api, nodes, this.pods, this.log, { quarantineMs }));
     }
+    const informers = {
+      pods: this.pods,
+      pvcs: this.pvcs,
+      classes: this.storageClasses,
+      nodes,
+      services: this.services,
+    };
+    this.scheduler = new Scheduler(this.api, informers, this.nodeNames, this.log);
+    this.controllers.push(this.scheduler);
     this.controllers.push(
       ...[this.pods, this.services, this.endpoints, this.pvcs, this.jobs, this.pdbs, this.storageClasses],
     );
@@ -230,9 +247,9 @@ class ProcessKubelet implements Kubelet, Faults {
       this.endpoints.start(),
       this.jobs.start(),
       disruption ? this.pdbs.start() : undefined,
-      ctl.podGc !== false ? nodes.start() : undefined,
+      nodes.start(),
     ]);
-    await registerNode(this.api, this.nodeName, this.node.hostIP, this.log);
+    for (const name of this.nodeNames) await registerNode(this.api, name, this.node.hostIP, this.log);
     await this.pods.start();
     if (this.opts.controlPort !== false) {
       const logs = (ns: string, pod: string, c: string, prev: boolean): string => this.logs(ns, pod, c, prev);
@@ -295,18 +312,46 @@ class ProcessKubelet implements Kubelet, Faults {
     }
   }
 
+  /**
+   * Whether this kubelet runs the Pod: bound to one of its nodes that is not lost, or (one node
+   * only) not bound yet — a single-node kubelet starts a Pod while binding it, as it always has;
+   * with more nodes the scheduler binds it first.
+   */
   private ours(pod: Pod): boolean {
-    return !pod.spec.nodeName || pod.spec.nodeName === this.nodeName;
+    const node = pod.spec.nodeName;
+    if (!node) return this.nodeNames.length === 1;
+    return this.nodeNames.includes(node) && !this.lostNodes.has(node);
+  }
+
+  private contextFor(nodeName: string | undefined): NodeContext {
+    const name = nodeName ?? this.nodeName;
+    if (name === this.nodeName) return this.node;
+    let ctx = this.nodeContexts.get(name);
+    if (!ctx) this.nodeContexts.set(name, (ctx = { ...this.node, nodeName: name }));
+    return ctx;
   }
 
   private onPod(pod: Pod): void {
-    if (this.stopped || !this.ours(pod)) return;
     const existing = this.workers.get(pod.metadata.uid);
-    if (existing) return existing.update(pod);
-    const worker = new PodWorker(pod, this.node);
+    if (existing && !this.stopped) return existing.update(pod);
+    if (this.stopped || !this.ours(pod)) return;
+    const worker = new PodWorker(pod, this.contextFor(pod.spec.nodeName));
     this.workers.set(pod.metadata.uid, worker);
     if (!pod.spec.nodeName) void this.bind(pod);
     worker.start();
+  }
+
+  /**
+   * A hosted node's Node object is gone: the machine is gone. Its Pods' processes die at once and
+   * nothing reports on them any more; their API objects stay as they were until the pod GC deletes
+   * them (their workers clean up then).
+   */
+  private async nodeGone(name: string): Promise<void> {
+    if (!this.nodeNames.includes(name) || this.lostNodes.has(name)) return;
+    this.lostNodes.add(name);
+    const lost = [...this.workers.values()].filter(w => w.nodeName === name);
+    this.log(`node ${name} deleted: the machine is gone with ${lost.length} Pod(s)`);
+    await Promise.all(lost.map(w => w.shutdown(0)));
   }
 
   private onPodDeleted(pod: Pod): void {
@@ -316,22 +361,11 @@ class ProcessKubelet implements Kubelet, Faults {
     void worker.forget();
   }
 
-  /** Schedules a Pod onto this node (pods/binding), as the scheduler would. */
+  /** One node: binds a Pod to it (pinning WaitForFirstConsumer claims to it), as the scheduler would. */
   private async bind(pod: Pod): Promise<void> {
-    try {
-      await this.api.core.createNamespacedPodBinding({
-        name: pod.metadata.name,
-        namespace: pod.metadata.namespace!,
-        body: {
-          apiVersion: 'v1',
-          kind: 'Binding',
-          metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace },
-          target: { apiVersion: 'v1', kind: 'Node', name: this.nodeName },
-        },
-      });
-    } catch (err) {
-      this.log(`pod ${pod.metadata.namespace}/${pod.metadata.name}: binding failed: ${errorText(err)}`);
-    }
+    const placed = this.scheduler?.placement(pod);
+    const pin = placed?.kind === 'bind' ? placed.pin : [];
+    await this.scheduler?.bind(pod, this.nodeName, pin);
   }
 
   private worker(namespace: string | undefined, name: string): PodWorker {

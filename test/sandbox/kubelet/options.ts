@@ -16,6 +16,12 @@ export interface KubeletOptions {
   dataDir: string;
   /** the node's name (spec.nodeName of the Pods it runs; Pods with no nodeName are bound to it) */
   nodeName?: string;
+  /**
+   * more nodes this kubelet runs Pods for, as separate machines: each is registered as a Node, a
+   * scheduler (scheduler.ts) binds Pods to them, and deleting one's Node object kills its Pods'
+   * processes as a lost machine would
+   */
+  extraNodes?: string[];
   /** status.hostIP of every Pod (default 127.0.0.1) */
   hostIP?: string;
   /** local etcd releases; default: every minor version test/support/etcd-binaries.ts finds */

@@ -74,6 +74,11 @@ export class PodWorker {
     return this.pod.metadata.namespace ?? 'default';
   }
 
+  /** the node the Pod runs on */
+  get nodeName(): string {
+    return this.node.nodeName;
+  }
+
   get name(): string {
     return this.pod.metadata.name;
   }

@@ -2,6 +2,9 @@
 // storage) when it names no storageClassName, or '' (as if the cluster had a default class and
 // static volumes), or a StorageClass that exists; a claim naming a class that does not exist stays
 // Pending with a ProvisioningFailed Event, as with no provisioner, and binds when the class appears.
+// A claim of a class with volumeBindingMode WaitForFirstConsumer (a local volume) stays Pending,
+// with the controller's WaitForFirstConsumer Event, until the scheduler pins it to the node of its
+// first Pod (annotation volume.kubernetes.io/selected-node, scheduler.ts), then binds.
 // A bound claim is backed by a directory <dataDir>/pvcs/<ns>/<name>-<uid> that outlives Pods. When
 // the claim is deleted (the API server's pvc-protection keeps it while a Pod uses it) the directory
 // is removed.
@@ -11,6 +14,7 @@ import { errorText, isNotFound, mergePatch } from './api.ts';
 import type { Informer } from './informer.ts';
 import type { KObj, Logger, Pod, Pvc } from './types.ts';
 import { pvcDir } from './volumes.ts';
+import { SELECTED_NODE_ANNOTATION, WAIT_FOR_FIRST_CONSUMER } from './placement.ts';
 
 export class PvcController {
   private readonly pendingRemoval = new Map<string, Pvc>();
@@ -55,7 +59,20 @@ export class PvcController {
     if (pvc.metadata.deletionTimestamp || pvc.status?.phase === 'Bound') return;
     const missing = this.missingClass(pvc);
     if (missing) {
-      await this.reportPending(pvc, missing);
+      await this.reportPending(
+        pvc,
+        'ProvisioningFailed',
+        `storageclass.storage.k8s.io "${missing}" not found`,
+      );
+      return;
+    }
+    if (this.waitsForConsumer(pvc)) {
+      await this.reportPending(
+        pvc,
+        'WaitForFirstConsumer',
+        'waiting for first consumer to be created before binding',
+        'Normal',
+      );
       return;
     }
     mkdirSync(pvcDir(this.dataDir, pvc), { recursive: true });
@@ -76,9 +93,25 @@ export class PvcController {
     }
   }
 
-  private async reportPending(pvc: Pvc, className: string): Promise<void> {
-    if (this.reported.has(pvc.metadata.uid)) return;
-    this.reported.add(pvc.metadata.uid);
+  /** A claim of a WaitForFirstConsumer class that no scheduler has pinned to a node yet. */
+  private waitsForConsumer(pvc: Pvc): boolean {
+    const cls = this.classes.get(undefined, pvc.spec?.storageClassName ?? '') as
+      { volumeBindingMode?: string } | undefined;
+    return (
+      cls?.volumeBindingMode === WAIT_FOR_FIRST_CONSUMER &&
+      !pvc.metadata.annotations?.[SELECTED_NODE_ANNOTATION]
+    );
+  }
+
+  private async reportPending(
+    pvc: Pvc,
+    reason: string,
+    message: string,
+    type: 'Warning' | 'Normal' = 'Warning',
+  ): Promise<void> {
+    const key = `${pvc.metadata.uid}/${reason}`;
+    if (this.reported.has(key)) return;
+    this.reported.add(key);
     const ns = pvc.metadata.namespace!;
     try {
       await this.api.core.patchNamespacedPersistentVolumeClaimStatus(
@@ -96,9 +129,9 @@ export class PvcController {
             namespace: ns,
             uid: pvc.metadata.uid,
           },
-          reason: 'ProvisioningFailed',
-          message: `storageclass.storage.k8s.io "${className}" not found`,
-          type: 'Warning',
+          reason,
+          message,
+          type,
           source: { component: 'persistentvolume-controller' },
           count: 1,
           firstTimestamp: new Date(),
