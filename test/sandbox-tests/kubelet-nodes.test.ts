@@ -1,7 +1,7 @@
 // The sandbox with three nodes (one kubelet, extraNodes), with an in-process API server: the
 // scheduler spreads the Pods a Service selects over the nodes; claims of a WaitForFirstConsumer
 // class (local volumes) wait for their first Pod, are pinned to its node (annotation
-// volume.kubernetes.io/selected-node) and then bound. Deleting a Node object is a machine gone:
+// volume.kubernetes.io/selected-node) and then bound to a PersistentVolume with node affinity to it. Deleting a Node object is a machine gone:
 // its Pods' processes die, the pod GC deletes the Pods after its quarantine, and a new Pod for a
 // claim pinned to that node stays Pending with kube-scheduler's words (PodScheduled False
 // Unschedulable, a FailedScheduling Warning Event); a Pod without such a claim goes to a node left.
@@ -119,6 +119,13 @@ describe('sandbox nodes: spreading, local volumes pinned to a node, a node gone'
       const pvc = await core.readNamespacedPersistentVolumeClaim({ name: `data-${i}`, namespace: NS });
       assert.equal(pvc.metadata?.annotations?.[SELECTED_NODE_ANNOTATION], pod.spec?.nodeName);
       assert.equal(pvc.status?.phase, 'Bound');
+      // Bound to a node-local volume, as local-path-provisioner makes them.
+      const pv = await core.readPersistentVolume({ name: pvc.spec?.volumeName ?? '' });
+      const term = pv.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions?.[0];
+      assert.deepEqual(
+        [term?.key, term?.operator, term?.values, pv.spec?.claimRef?.name],
+        ['kubernetes.io/hostname', 'In', [pod.spec?.nodeName], `data-${i}`],
+      );
     }
     assert.deepEqual([...placed.values()].sort(), NODES, 'one Pod per node');
   });
@@ -160,8 +167,16 @@ describe('sandbox nodes: spreading, local volumes pinned to a node, a node gone'
       NODES.filter(n => n !== node).includes(free.spec?.nodeName ?? ''),
       `free went to ${free.spec?.nodeName}`,
     );
-    // Still Pending a few scheduler rounds later.
+    // Still Pending a few scheduler rounds later; deleting the claim deletes its volume.
     await new Promise(r => setTimeout(r, 6_000));
     assert.equal((await readPod(core, NS, 'p-1'))?.spec?.nodeName, undefined);
+    const volumeName = (await core.readNamespacedPersistentVolumeClaim({ name: 'data-1', namespace: NS }))
+      .spec?.volumeName;
+    await core.deleteNamespacedPod({ name: 'p-1', namespace: NS, gracePeriodSeconds: 0 });
+    await core.deleteNamespacedPersistentVolumeClaim({ name: 'data-1', namespace: NS });
+    await waitFor('the volume deleted with its claim', async () => {
+      const list = await core.listPersistentVolume();
+      return !list.items.some(v => v.metadata?.name === volumeName);
+    });
   });
 });

@@ -303,6 +303,13 @@ export function builtinDefs(opts: BuiltinOptions): ResourceDef[] {
       fieldSelectors: EVENT_FIELD_SELECTORS,
     }),
     core({ resource: 'nodes', kind: 'Node', namespaced: false, shortNames: ['no'], statusSubresource: true }),
+    core({
+      resource: 'persistentvolumes',
+      kind: 'PersistentVolume',
+      namespaced: false,
+      shortNames: ['pv'],
+      statusSubresource: true,
+    }),
     makeDef({
       group: 'events.k8s.io',
       version: 'v1',

@@ -223,9 +223,12 @@ class ProcessKubelet implements Kubelet, Faults {
       const quarantineMs = this.opts.podGcQuarantineMs;
       this.controllers.push(new PodGcController(this.api, nodes, this.pods, this.log, { quarantineMs }));
     }
+    const volumes = new Informer<KObj>(this.api, '/api/v1/persistentvolumes', this.log);
+    this.controllers.push(volumes);
     const informers = {
       pods: this.pods,
       pvcs: this.pvcs,
+      volumes,
       classes: this.storageClasses,
       nodes,
       services: this.services,
@@ -248,6 +251,7 @@ class ProcessKubelet implements Kubelet, Faults {
       this.jobs.start(),
       disruption ? this.pdbs.start() : undefined,
       nodes.start(),
+      volumes.start(),
     ]);
     for (const name of this.nodeNames) await registerNode(this.api, name, this.node.hostIP, this.log);
     await this.pods.start();

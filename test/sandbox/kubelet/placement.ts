@@ -24,6 +24,8 @@ export interface PlacementInput {
   pods: Pod[];
   services: Service[];
   claim(namespace: string, name: string): Pvc | undefined;
+  /** a PersistentVolume by name */
+  volume(name: string): KObj | undefined;
   /** volumeBindingMode of a StorageClass, undefined when the class does not exist */
   bindingMode(className: string): string | undefined;
 }
@@ -58,9 +60,9 @@ export function placePod(input: PlacementInput): Placement {
     .filter((c): c is string => !!c)
     .map(name => ({ name, pvc: input.claim(ns, name) }));
   const pinnedTo = claims
-    .map(c => c.pvc?.metadata.annotations?.[SELECTED_NODE_ANNOTATION])
-    .filter((n): n is string => !!n);
-  const fits = nodes.filter(n => pinnedTo.every(p => p === n));
+    .map(c => c.pvc && pinnedNodes(c.pvc, input.volume))
+    .filter((n): n is string[] => n !== undefined);
+  const fits = nodes.filter(n => pinnedTo.every(p => p.includes(n)));
   if (fits.length === 0)
     return {
       kind: 'unschedulable',
@@ -75,6 +77,34 @@ export function placePod(input: PlacementInput): Placement {
     .filter(c => input.bindingMode(c.pvc?.spec?.storageClassName ?? '') === WAIT_FOR_FIRST_CONSUMER)
     .map(c => c.name);
   return { kind: 'bind', node, pin };
+}
+
+interface NodeAffinityJson {
+  required?: {
+    nodeSelectorTerms?: { matchExpressions?: { key: string; operator: string; values?: string[] }[] }[];
+  };
+}
+
+/**
+ * The nodes a claim's volume can be used on, or undefined when any: the bound volume's required
+ * node affinity on kubernetes.io/hostname (VolumeBinding's check), or, before it is bound, the
+ * node the scheduler pinned it to.
+ */
+export function pinnedNodes(pvc: Pvc, volume: (name: string) => KObj | undefined): string[] | undefined {
+  const pv = pvc.spec?.volumeName ? volume(pvc.spec.volumeName) : undefined;
+  if (pv) {
+    const terms =
+      (pv as { spec?: { nodeAffinity?: NodeAffinityJson } }).spec?.nodeAffinity?.required
+        ?.nodeSelectorTerms ?? [];
+    const hosts = terms.flatMap(t =>
+      (t.matchExpressions ?? [])
+        .filter(e => e.key === 'kubernetes.io/hostname' && e.operator === 'In')
+        .flatMap(e => e.values ?? []),
+    );
+    return hosts.length > 0 ? hosts : undefined;
+  }
+  const selected = pvc.metadata.annotations?.[SELECTED_NODE_ANNOTATION];
+  return selected ? [selected] : undefined;
 }
 
 function compareNodes(a: [number, number], b: [number, number], an: string, bn: string): number {

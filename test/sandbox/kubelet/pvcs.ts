@@ -4,13 +4,15 @@
 // Pending with a ProvisioningFailed Event, as with no provisioner, and binds when the class appears.
 // A claim of a class with volumeBindingMode WaitForFirstConsumer (a local volume) stays Pending,
 // with the controller's WaitForFirstConsumer Event, until the scheduler pins it to the node of its
-// first Pod (annotation volume.kubernetes.io/selected-node, scheduler.ts), then binds.
+// first Pod (annotation volume.kubernetes.io/selected-node, scheduler.ts), then binds to a new
+// PersistentVolume pvc-<uid> with node affinity to that node (kubernetes.io/hostname), as
+// local-path-provisioner makes them; the volume is deleted with its claim (reclaimPolicy Delete).
 // A bound claim is backed by a directory <dataDir>/pvcs/<ns>/<name>-<uid> that outlives Pods. When
 // the claim is deleted (the API server's pvc-protection keeps it while a Pod uses it) the directory
 // is removed.
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Api } from './api.ts';
-import { errorText, isNotFound, mergePatch } from './api.ts';
+import { errorText, isConflict, isNotFound, mergePatch } from './api.ts';
 import type { Informer } from './informer.ts';
 import type { KObj, Logger, Pod, Pvc } from './types.ts';
 import { pvcDir } from './volumes.ts';
@@ -77,6 +79,8 @@ export class PvcController {
     }
     mkdirSync(pvcDir(this.dataDir, pvc), { recursive: true });
     const storage = pvc.spec?.resources?.requests?.storage;
+    const node = pvc.metadata.annotations?.[SELECTED_NODE_ANNOTATION];
+    if (node && !(await this.provisionLocal(pvc, node))) return;
     const status = {
       phase: 'Bound',
       accessModes: pvc.spec?.accessModes ?? ['ReadWriteOnce'],
@@ -90,6 +94,61 @@ export class PvcController {
     } catch (err) {
       if (!isNotFound(err))
         this.log(`pvc ${pvc.metadata.namespace}/${pvc.metadata.name}: bind failed: ${errorText(err)}`);
+    }
+  }
+
+  /**
+   * The node-local PersistentVolume of a claim pinned to `node`, and the claim's spec.volumeName;
+   * false when the claim cannot be bound now (logged).
+   */
+  private async provisionLocal(pvc: Pvc, node: string): Promise<boolean> {
+    const ns = pvc.metadata.namespace!;
+    const name = `pvc-${pvc.metadata.uid}`;
+    const body = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': 'sandbox.etcdfn.io/local' } },
+      spec: {
+        capacity: { storage: String(pvc.spec?.resources?.requests?.storage ?? '1Gi') },
+        accessModes: pvc.spec?.accessModes ?? ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Delete',
+        storageClassName: pvc.spec?.storageClassName ?? '',
+        volumeMode: 'Filesystem',
+        claimRef: {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          namespace: ns,
+          name: pvc.metadata.name,
+          uid: pvc.metadata.uid,
+        },
+        hostPath: { path: pvcDir(this.dataDir, pvc), type: 'DirectoryOrCreate' },
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
+            ],
+          },
+        },
+      },
+    };
+    try {
+      await this.api.core.createPersistentVolume({ body }).catch((err: unknown) => {
+        if (!isConflict(err)) throw err;
+      });
+      await this.api.core.patchPersistentVolumeStatus(
+        { name, body: { status: { phase: 'Bound' } } },
+        mergePatch,
+      );
+      if (pvc.spec?.volumeName !== name)
+        await this.api.core.patchNamespacedPersistentVolumeClaim(
+          { name: pvc.metadata.name, namespace: ns, body: { spec: { volumeName: name } } },
+          mergePatch,
+        );
+      return true;
+    } catch (err) {
+      if (!isNotFound(err))
+        this.log(`pvc ${ns}/${pvc.metadata.name}: provisioning failed: ${errorText(err)}`);
+      return false;
     }
   }
 
@@ -155,6 +214,8 @@ export class PvcController {
   }
 
   private remove(pvc: Pvc): void {
+    if (pvc.spec?.volumeName === `pvc-${pvc.metadata.uid}`)
+      this.api.core.deletePersistentVolume({ name: pvc.spec.volumeName }).catch(() => undefined);
     if (this.inUse(pvc)) {
       // Without pvc-protection a claim can vanish under a running Pod: keep the data until it stops.
       this.pendingRemoval.set(pvc.metadata.uid, pvc);

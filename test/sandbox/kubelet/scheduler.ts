@@ -14,6 +14,7 @@ import { nowIso } from './types.ts';
 export interface SchedulerInformers {
   pods: Informer<Pod>;
   pvcs: Informer<Pvc>;
+  volumes: Informer<KObj>;
   classes: Informer<KObj>;
   nodes: Informer<KObj>;
   services: Informer<Service>;
@@ -76,6 +77,7 @@ export class Scheduler {
       pods: live,
       services: this.inf.services.list(),
       claim: (ns, name) => this.inf.pvcs.get(ns, name),
+      volume: name => this.inf.volumes.get(undefined, name),
       bindingMode: name =>
         (this.inf.classes.get(undefined, name) as { volumeBindingMode?: string })?.volumeBindingMode,
     });
