@@ -141,10 +141,11 @@ export interface MemberReplacementStatus {
   /** The evidence, as the member recorded it. */
   reason: string;
   /**
-   * Why it is replaced: DataLost (the default), or CrashLoop: it crash-loops with start settings
-   * (options, resources, image pull secrets) the cluster no longer asks for.
+   * Why it is replaced: DataLost (the default); CrashLoop: it crash-loops with start settings
+   * (options, resources, image pull secrets) the cluster no longer asks for; NodeLost: its data was
+   * on a node that is gone (a local volume, or memory).
    */
-  cause?: 'DataLost' | 'CrashLoop';
+  cause?: 'DataLost' | 'CrashLoop' | 'NodeLost';
   /** The member added in its place, once claimed. */
   newMember?: string;
   /** RFC 3339 time. */

@@ -58,6 +58,7 @@ export function planReplacement(state: ClusterState): MembershipStep | undefined
     ...(oldID && { oldID }),
     reason: evidence,
     ...(!dataLost && { cause: 'CrashLoop' as const }),
+    ...(dataLost?.status?.dataLoss?.reason === 'NodeLost' && { cause: 'NodeLost' as const }),
     startedAt: toKubeTime(state.now),
   };
   const why = `replacing member ${name}${oldID ? ` (ID ${oldID})` : ''}: ${replacement.reason}; removing it from etcd, then adding a new member`;
@@ -126,7 +127,11 @@ export function replacementProgress(
   if (!r) return { done: false };
   const old = `${r.member}${r.oldID ? ` (ID ${r.oldID})` : ''}`;
   const why =
-    r.cause === 'CrashLoop' ? `which crash-looped (${r.reason})` : `whose data was lost (${r.reason})`;
+    r.cause === 'CrashLoop'
+      ? `which crash-looped (${r.reason})`
+      : r.cause === 'NodeLost'
+        ? `whose node is gone (${r.reason})`
+        : `whose data was lost (${r.reason})`;
   const etcd = state.etcd?.reachable ? state.etcd : undefined;
   const fresh = r.newMember ? state.members.find(m => m.metadata.name === r.newMember) : undefined;
   const entry = fresh && etcd ? membershipOf(state.cluster, fresh, etcd.members) : undefined;

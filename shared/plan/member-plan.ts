@@ -18,7 +18,7 @@ import {
   type MemberPlan,
   type MemberState,
 } from './member-step.ts';
-import { dataLost, planVolume } from './member-volume-plan.ts';
+import { dataLost, planVolume, podOnLostNode } from './member-volume-plan.ts';
 import { growVolume, withVolume } from './member-volume-grow.ts';
 
 export type { MemberAction, MemberEvent, MemberPlan, MemberState, MembershipView } from './member-step.ts';
@@ -105,7 +105,7 @@ function planDormant(state: MemberState): MemberPlan {
 }
 
 function planRunning(state: MemberState): MemberPlan {
-  const gone = dataLost(state);
+  const gone = dataLost(state) ?? podOnLostNode(state);
   if (gone) return gone;
   const volume = planVolume(state);
   if (volume) return volume;

@@ -7,6 +7,7 @@ import type { EtcdMember, EtcdMemberStatus } from '../api/etcd-member.ts';
 import type { ConditionInput } from '../conditions.ts';
 import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
 import type { MemberStatus as SelfReport } from '../etcd/status.ts';
+import type { MemberNodes } from './member-node-loss.ts';
 import { ownershipOf } from './member-pod.ts';
 import { findInEtcd, memberStatus, READY, statusDiffers, type StatusInputs } from './member-status.ts';
 
@@ -33,6 +34,8 @@ export interface MemberState {
   etcd?: MembershipView;
   /** What the member's own endpoint says about itself (best effort; undefined when it did not answer). */
   self?: SelfReport;
+  /** The nodes the member depends on and which are gone (read only while its Pod is not running). */
+  nodes?: MemberNodes;
   /** Repository of etcd images for the whole operator (settings). */
   etcdImageRepository?: string;
   /** The operator's image (settings): runs a restoring seed's fetch and commit steps. */
@@ -51,8 +54,11 @@ export type MemberAction =
   | { kind: 'wait'; reason: string; retry: boolean }
   | { kind: 'create-pvc'; pvc: V1PersistentVolumeClaim }
   | { kind: 'create-pod'; pod: V1Pod; clusterFormed: boolean; isVoter: boolean }
-  /** Delete the Pod with this uid (it is recreated by the next invocation unless the member is dormant). */
-  | { kind: 'delete-pod'; name: string; uid: string; reason: string }
+  /**
+   * Delete the Pod with this uid (it is recreated by the next invocation unless the member is
+   * dormant); `force`: with no grace period (its node is gone, nothing would confirm the stop).
+   */
+  | { kind: 'delete-pod'; name: string; uid: string; reason: string; force?: boolean }
   /** Ask the member's PVC (`name`) for `size` (it asks for `from`): the volume grows online. */
   | { kind: 'resize-pvc'; name: string; from: string; size: string }
   /**

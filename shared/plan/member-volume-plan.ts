@@ -10,6 +10,7 @@ import { isBeingDeleted, ownershipOf } from './member-pod.ts';
 import type { MemberDataLoss } from '../api/etcd-member.ts';
 import { toKubeTime } from '../conditions.ts';
 import { startFailure } from './member-failure.ts';
+import { NODE_LOST, nodeLoss } from './member-node-loss.ts';
 import {
   notReady,
   ownPod,
@@ -71,9 +72,9 @@ export function planVolume(state: MemberState): MemberPlan | undefined {
 }
 
 /**
- * The member's data is gone or unusable: etcd said so when it exited (member-failure.ts), the
- * Pod that held a Memory member's data is gone, or the volume that held it is gone, replaced or
- * going. Restarting the member under
+ * The member's data is gone or unusable: the node that held it is gone (member-node-loss.ts), etcd
+ * said so when it exited (member-failure.ts), the Pod that held a Memory member's data is gone, or
+ * the volume that held it is gone, replaced or going. Restarting the member under
  * its etcd member ID on a fresh, empty volume would put an empty member among the voters (it could
  * vote for a leader missing acknowledged writes): instead the evidence is recorded (sticky), the
  * member's Pod is stopped, and reconcile-cluster replaces the member with a new one (new ID) when
@@ -87,7 +88,10 @@ export function dataLost(state: MemberState): MemberPlan | undefined {
   const recorded = member.status?.pvcUID;
   const known = member.status?.dataLoss;
   let found: Omit<MemberDataLoss, 'detectedAt'> | undefined;
-  if (!known) {
+  const lostNode = known ? undefined : nodeLoss(state);
+  // The node went with the data: said first, as the cause of whatever else is seen (a Pod gone).
+  if (lostNode?.kind === 'data') found = { reason: NODE_LOST, message: lostNode.message };
+  if (!known && !found) {
     // etcd itself says the data is gone or unusable (any medium).
     const failure = startFailure(member, ownPod(state));
     if (failure?.kind === 'data') found = { reason: failure.reason, message: failure.message };
@@ -116,14 +120,39 @@ export function dataLost(state: MemberState): MemberPlan | undefined {
           name,
           uid: own.metadata?.uid ?? '',
           reason: `${loss.message}: stopping ${name}`,
+          // Nothing on a gone node would confirm a graceful stop.
+          ...(loss.reason === NODE_LOST && { force: true }),
         }
       : { kind: 'wait', reason: `${name}: ${message}`, retry: false };
   const planned = plan(
     state,
     action,
     { pod: own, ready: notReady('DataLost', message) },
-    known ? [] : [{ type: 'Warning', reason: 'MemberDataLost', message }],
+    known
+      ? []
+      : [{ type: 'Warning', reason: loss.reason === NODE_LOST ? NODE_LOST : 'MemberDataLost', message }],
   );
   const status = { ...planned.status, dataLoss: loss };
   return { ...planned, status, statusChanged: planned.statusChanged || !known };
+}
+
+/**
+ * The member's Pod was on a node that is gone, and its volume can follow it elsewhere
+ * (member-node-loss.ts): the Pod is deleted with no grace, and the next invocation creates it
+ * again, to be scheduled on a node that is left.
+ */
+export function podOnLostNode(state: MemberState): MemberPlan | undefined {
+  const lost = nodeLoss(state);
+  if (lost?.kind !== 'move-pod') return undefined;
+  const name = state.member.metadata.name ?? '';
+  const action: MemberAction = {
+    kind: 'delete-pod',
+    name: lost.podName,
+    uid: lost.uid,
+    reason: `${lost.message}: deleting Pod ${lost.podName} with no grace period`,
+    force: true,
+  };
+  return plan(state, action, { pod: ownPod(state), ready: notReady(NODE_LOST, lost.message) }, [
+    { type: 'Warning', reason: NODE_LOST, message: `${name}: ${lost.message}` },
+  ]);
 }

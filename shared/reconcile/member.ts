@@ -19,6 +19,7 @@ import { crashPoint } from '../runtime/crash.ts';
 import { emitEvents } from './member-events.ts';
 import { noteLogContext } from '../log-context.ts';
 import { resizePvc } from './member-volume.ts';
+import { observeMemberNodes } from './member-nodes.ts';
 
 export interface MemberRef {
   namespace: string;
@@ -70,12 +71,22 @@ export async function observeMember(ctx: Context, ref: MemberRef): Promise<Membe
     cluster,
     pod,
     pvc,
+    ...(await observeNodes(ctx, pod, pvc)),
     etcdImageRepository: ctx.settings.etcdImageRepository,
     operatorImage: ctx.settings.operatorImage,
     ...(ctx.settings.s3AllowedEndpoints && { s3AllowedEndpoints: ctx.settings.s3AllowedEndpoints }),
   };
   if (cluster && needsEtcd(state)) await observeEtcd(ctx, state, cluster);
   return state;
+}
+
+async function observeNodes(
+  ctx: Context,
+  pod: V1Pod | undefined,
+  pvc: V1PersistentVolumeClaim | undefined,
+): Promise<Pick<MemberState, 'nodes'>> {
+  const nodes = await observeMemberNodes(ctx, pod, pvc);
+  return nodes ? { nodes } : {};
 }
 
 /** etcd's membership through the cluster's ready voters and the member itself; its own status if ready. */
@@ -154,7 +165,10 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
     }
     case 'delete-pod':
       // By uid: a duplicate invocation must not delete the Pod another one just recreated.
-      await ctx.kube.delete(objectRef('v1', 'Pod', ns, action.name), action.uid ? { uid: action.uid } : {});
+      await ctx.kube.delete(objectRef('v1', 'Pod', ns, action.name), {
+        ...(action.uid && { uid: action.uid }),
+        ...(action.force && { gracePeriodSeconds: 0 }),
+      });
       await crashPoint('member:pod-deleted');
       return emitted(action.reason);
     case 'patch-pod-metadata': {

@@ -179,6 +179,21 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
       why: /cannot replace member demo-1 yet \(demo-1 kept its data in memory and its Pod is gone\): member demo-2 is not healthy/,
     },
     {
+      name: 'a member whose node is gone (NodeLost), the other two healthy: the same claim, then deletion',
+      members: [member(0), member(1, lost('NodeLost')), member(2)],
+      ready: [0, 2],
+      etcd: etcdOf([membership(0), membership(1), membership(2)]),
+      kind: 'none',
+    },
+    {
+      name: 'two of three nodes gone: etcd has no quorum, nothing is replaced',
+      members: [member(0), member(1, lost('NodeLost')), member(2, lost('NodeLost'))],
+      ready: [0],
+      etcd: { reachable: false, error: 'context deadline exceeded' },
+      kind: 'wait',
+      why: /cannot replace member demo-1 yet .*etcd does not answer/,
+    },
+    {
       name: '2 members (a 2-voter cluster needs both): waits',
       members: [member(0), member(1, lost())],
       ready: [0],
@@ -231,6 +246,19 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
       world(c, members, [0, 2, 3], etcdOf([membership(0), membership(2), membership(3, { learner: true })])),
     );
     assert.notEqual(plan.action.kind, 'delete-member');
+  });
+
+  it('a NodeLost replacement is recorded with cause NodeLost and says the node is gone', () => {
+    const members = [member(0), member(1, lost('NodeLost')), member(2)];
+    const etcd = etcdOf([membership(0), membership(1), membership(2)]);
+    const plan = planCluster(world(cluster(3), members, [0, 2], etcd));
+    assert.equal(plan.status.replacement?.cause, 'NodeLost');
+    assert.match(
+      condition(plan)?.message ?? '',
+      /^replacing member demo-1 \(ID [0-9a-f]+\), whose node is gone \(/,
+    );
+    const other = planCluster(world(cluster(3), [member(0), member(1, lost()), member(2)], [0, 2], etcd));
+    assert.equal(other.status.replacement?.cause, undefined, 'DataLost stays the default');
   });
 
   it('the new member is recorded at its claim, and the replacement completes with old and new IDs', () => {

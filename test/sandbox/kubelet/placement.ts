@@ -60,7 +60,7 @@ export function placePod(input: PlacementInput): Placement {
     .filter((c): c is string => !!c)
     .map(name => ({ name, pvc: input.claim(ns, name) }));
   const pinnedTo = claims
-    .map(c => c.pvc && pinnedNodes(c.pvc, input.volume))
+    .map(c => c.pvc && pinnedNodes(c.pvc, v => input.volume(v)))
     .filter((n): n is string[] => n !== undefined);
   const fits = nodes.filter(n => pinnedTo.every(p => p.includes(n)));
   if (fits.length === 0)
@@ -71,7 +71,7 @@ export function placePod(input: PlacementInput): Placement {
         nodes.map(() => VOLUME_CONFLICT),
       ),
     };
-  const node = [...fits].sort((a, b) => compareNodes(spreadCount(input, a), spreadCount(input, b), a, b))[0]!;
+  const node = [...fits].sort((a, b) => compareNodes(spreadCount(input, a), spreadCount(input, b), a, b))[0];
   const pin = claims
     .filter(c => c.pvc && !c.pvc.metadata.annotations?.[SELECTED_NODE_ANNOTATION])
     .filter(c => input.bindingMode(c.pvc?.spec?.storageClassName ?? '') === WAIT_FOR_FIRST_CONSUMER)
