@@ -57,6 +57,11 @@ const program = new Command()
     '0',
   )
   .option('--persist', 'keep API objects across restarts of the sandbox')
+  .option(
+    '--nodes <n>',
+    'nodes (sandbox, sandbox-2, …); with more than one, a scheduler spreads Pods over them and StorageClass local-path gives volumes tied to a node',
+    '1',
+  )
   .option('--watch-stdin', 'stop when stdin closes (when started by a test)')
   .option(
     '--crash-dir <dir>',
@@ -73,6 +78,7 @@ const o = program.opts<{
   chaosSeed?: string;
   readyJson?: boolean;
   persist?: boolean;
+  nodes: string;
   watchStdin?: boolean;
   crashDir?: string;
   loseEvents: string;
@@ -132,8 +138,10 @@ try {
     crdDir: join(repoRoot, 'crds'),
     port: Number(o.port),
     persist: o.persist ?? false,
+    nodes: Number(o.nodes),
   });
   say(`  API server  ${core.api.url}`);
+  if (core.kubelet.nodeNames.length > 1) say(`  nodes       ${core.kubelet.nodeNames.join(', ')}`);
   if (o.s3) {
     objectStore = await startObjectStore(core, dir);
     say(

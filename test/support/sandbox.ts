@@ -21,6 +21,8 @@ export interface FullSandboxOptions {
   loseEvents?: number;
   /** Run as `npm run sandbox` does: apply examples/etcdcluster.yaml and start the object store. */
   asUserSees?: boolean;
+  /** Nodes of the sandbox (`--nodes`; default 1). */
+  nodes?: number;
   /** Extra environment for the sandbox process (e.g. ETCD_3_4_BIN pointing nowhere: no 3.4 image). */
   env?: Record<string, string>;
 }
@@ -64,6 +66,7 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
   if (opts.chaos) args.push('--chaos', '--chaos-seed', String(opts.chaosSeed ?? 1));
   if (opts.crashDir) args.push('--crash-dir', opts.crashDir);
   if (opts.loseEvents) args.push('--lose-events', String(opts.loseEvents));
+  if (opts.nodes) args.push('--nodes', String(opts.nodes));
   const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
   let started: ReadyChild<ReadyLine>;
   try {
