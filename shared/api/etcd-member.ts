@@ -45,11 +45,20 @@ export interface EtcdMemberSpec {
 }
 
 export interface MemberDataLoss {
-  /** PVCMissing, PVCReplaced, PVCDeleted, MemoryLost, DataDirEmpty, RaftLogLost, MemberRemoved or DataCorrupt. */
+  /** NodeLost, PVCMissing, PVCReplaced, PVCDeleted, MemoryLost, DataDirEmpty, RaftLogLost, MemberRemoved or DataCorrupt. */
   reason: string;
   message: string;
   /** RFC 3339 time of detection. */
   detectedAt: string;
+}
+
+/** The etcd container's exits in the member's current Pod, newest last (shared/plan/member-restarts.ts). */
+export interface MemberRestarts {
+  podUID: string;
+  /** The Pod's restart count of the etcd container when last seen. */
+  restartCount: number;
+  /** The newest few exits: RFC 3339 time and exit code. */
+  exits: { at: string; exitCode: number }[];
 }
 
 /** The member's PVC as it reports itself (shared/plan/member-volume-grow.ts). */
@@ -82,6 +91,8 @@ export interface EtcdMemberStatus {
   hasData?: boolean;
   /** Why the member's data is gone or unusable, once detected (it stays until the member is replaced). */
   dataLoss?: MemberDataLoss;
+  /** Recent exits of etcd in the current Pod (crash-loop evidence); absent until it first exits. */
+  restarts?: MemberRestarts;
   volume?: MemberVolumeStatus;
   version?: string;
   peerURL?: string;

@@ -8,17 +8,14 @@
 //   corrupt data). Each signature is definitive the first time it is seen: restarting cannot fix
 //   it, so the member is replaced (new member ID) under reconcile-cluster's quorum guard.
 // - crash loop: etcd exits again and again for another reason (a flag or option etcd refuses, for
-//   example): reported with etcd's own words, never replaced — a new member would get the same
-//   configuration and fail the same way.
+//   example) — 5 exits with the same code within 10 minutes, from the member's record of its exits
+//   (member-restarts.ts): reported with etcd's own words, never replaced — a new member would get
+//   the same configuration and fail the same way.
 import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { ETCD_CONTAINER } from '../builders/pod.ts';
 import { podJoinSettings } from './member-pod.ts';
-
-/** Restarts after which a Pod that keeps exiting is reported as crash-looping. */
-export const CRASH_LOOP_RESTARTS = 5;
-/** A run shorter than this that ended in an exit counts toward a crash loop (kubelet: 10 min). */
-export const CRASH_LOOP_WINDOW_MS = 10 * 60 * 1000;
+import { isCrashLoop, recordRestarts } from './member-restarts.ts';
 
 export type StartFailure =
   { kind: 'data'; reason: DataFailureReason; message: string } | { kind: 'crash-loop'; message: string };
@@ -87,12 +84,13 @@ export function startFailure(member: EtcdMember, pod: V1Pod | undefined): StartF
     }
   }
   const last = exits[0];
-  if (!last || status.restartCount < CRASH_LOOP_RESTARTS || status.state?.running) return undefined;
-  const lasted = runMs(last);
-  if (lasted !== undefined && lasted >= CRASH_LOOP_WINDOW_MS) return undefined;
+  const record = recordRestarts(member.status?.restarts, pod);
+  if (!last || status.state?.running || !isCrashLoop(record)) return undefined;
+  const seen = record?.exits ?? [];
+  const minutes = Math.max(1, Math.ceil((Date.parse(seen.at(-1)!.at) - Date.parse(seen[0].at)) / 60_000));
   return {
     kind: 'crash-loop',
-    message: `etcd in Pod ${pod.metadata?.name} keeps exiting (${status.restartCount} restarts, last exit code ${last.exitCode}): ${etcdError(last.message ?? '')}; not a data problem, so the member is not replaced while a new one would fail the same way: fix the cause in the EtcdCluster's spec (an option etcd refuses? spec.options, spec.resources), and the member is then replaced by one with the new settings`,
+    message: `etcd in Pod ${pod.metadata?.name} keeps exiting (${seen.length} exits with code ${last.exitCode} within ${minutes} min, ${status.restartCount} restarts): ${etcdError(last.message ?? '')}; not a data problem, so the member is not replaced while a new one would fail the same way: fix the cause in the EtcdCluster's spec (an option etcd refuses? spec.options, spec.resources), and the member is then replaced by one with the new settings`,
   };
 }
 
@@ -108,11 +106,6 @@ function guardedPod(pod: V1Pod): boolean {
     join?.state === 'existing' &&
     !!name
   );
-}
-
-function runMs(t: V1ContainerStateTerminated): number | undefined {
-  if (!t.startedAt || !t.finishedAt) return undefined;
-  return new Date(t.finishedAt).getTime() - new Date(t.startedAt).getTime();
 }
 
 /**

@@ -9,6 +9,7 @@ import { isMemoryMedium } from '../builders/storage.ts';
 import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
 import { sameURL } from '../etcd/connection.ts';
 import type { MemberStatus as SelfReport } from '../etcd/status.ts';
+import { recordRestarts } from './member-restarts.ts';
 import { clientUrl, peerUrl, pvcName } from '../names.ts';
 
 export const READY = 'Ready';
@@ -77,6 +78,11 @@ export function memberStatus(input: StatusInputs): EtcdMemberStatus {
     if (pod.metadata.uid && pod.metadata.uid !== current.podUID) delete status.version;
     if (pod.metadata.uid) status.podUID = pod.metadata.uid;
   }
+
+  // Exits are noted as they are seen: the Pod only ever shows the last one (member-restarts.ts).
+  const restarts = recordRestarts(current.restarts, input.clearPod ? undefined : pod);
+  if (restarts) status.restarts = restarts;
+  else delete status.restarts;
 
   const memberID = membership?.id ?? current.memberID ?? self?.memberId;
   if (memberID) status.memberID = memberID;

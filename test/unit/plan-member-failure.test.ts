@@ -74,6 +74,23 @@ function failingPod(m: EtcdMember, flags: string[], status: V1ContainerStatus): 
   return { ...p, spec: { containers: [{ name: 'etcd', command: ['etcd', '--name=demo-1', ...flags] }] } };
 }
 
+/**
+ * The member as it is after seeing the exits before the one `status` shows: restartCount − 1 of
+ * them (at most 4), with the same exit code, each one run (`ran`, default 1 s) plus a 10 s back-off
+ * apart — the record reconcile-member keeps (shared/plan/member-restarts.ts).
+ */
+function seenBefore(m: EtcdMember, status: V1ContainerStatus, ran = 1): EtcdMember {
+  const last = status.lastState?.terminated ?? status.state?.terminated;
+  const earlier = Math.min(status.restartCount - 1, 4);
+  if (!last?.finishedAt || earlier < 1) return m;
+  const end = new Date(last.finishedAt).getTime();
+  const exits = Array.from({ length: earlier }, (_, i) => ({
+    at: new Date(end - (earlier - i) * (ran + 10) * 1000).toISOString(),
+    exitCode: last.exitCode,
+  }));
+  return { ...m, status: { ...m.status, restarts: { podUID: 'pod-uid', restartCount: earlier, exits } } };
+}
+
 const ran = (s: EtcdMemberStatus = {}): EtcdMember =>
   member(
     {},
@@ -88,6 +105,8 @@ describe('startFailure: what the Pod says about why etcd stopped', () => {
     status: V1ContainerStatus;
     want: StartFailure['kind'] | undefined;
     reason?: string;
+    /** seconds each earlier run lasted (seenBefore) */
+    ran?: number;
   }[] = [
     {
       name: 'guarded Pod, etcd found no peer to ask: data directory empty',
@@ -162,8 +181,9 @@ describe('startFailure: what the Pod says about why etcd stopped', () => {
       want: undefined,
     },
     {
-      name: 'many restarts but the last run lasted over 10 minutes: not a loop',
+      name: 'many restarts but each run lasted over 10 minutes: not a loop',
       status: container(7, { message: 'killed', code: 137, ran: 900 }),
+      ran: 900,
       want: undefined,
     },
     {
@@ -183,7 +203,7 @@ describe('startFailure: what the Pod says about why etcd stopped', () => {
   ];
   for (const row of rows) {
     it(row.name, () => {
-      const m = row.member ?? ran();
+      const m = seenBefore(row.member ?? ran(), row.status, row.ran);
       const got = startFailure(m, failingPod(m, row.flags ?? GUARD, row.status));
       assert.equal(got?.kind, row.want, JSON.stringify(got));
       if (row.reason) assert.equal(got?.kind === 'data' && got.reason, row.reason);
@@ -241,12 +261,11 @@ describe('planMember: data evidence from etcd itself', () => {
   });
 
   it('a crash loop for a bad option: reported once (Warning Event), the Pod kept, the member not replaced', () => {
-    const m = ran();
-    const p = failingPod(
-      m,
-      GUARD,
-      container(5, { message: fatal('error parsing CompactionRetention: time: invalid duration') }),
-    );
+    const looping = container(5, {
+      message: fatal('error parsing CompactionRetention: time: invalid duration'),
+    });
+    const m = seenBefore(ran(), looping);
+    const p = failingPod(m, GUARD, looping);
     const world = {
       now: NOW,
       member: m,
@@ -435,7 +454,8 @@ describe('startFailure: the exact words, signature by signature', () => {
     const { state: _state, ...status } = container(1, { message: fatal('invalid database') });
     assert.equal(startFailure(m, failingPod(m, FULL, status))?.kind, 'data');
     const { state: _again, ...looping } = container(6, { message: fatal('bad option') });
-    assert.equal(startFailure(m, failingPod(m, FULL, looping))?.kind, 'crash-loop');
+    const seen = seenBefore(m, looping);
+    assert.equal(startFailure(seen, failingPod(seen, FULL, looping))?.kind, 'crash-loop');
   });
 
   it('no Pod, no Pod status, or no etcd container status: nothing to say', () => {
@@ -523,60 +543,65 @@ describe('startFailure: an empty data directory only counts for a member that ha
   });
 });
 
-describe('startFailure: when exits become a crash loop', () => {
+describe('startFailure: when exits become a crash loop (5 with the same code within 10 minutes)', () => {
   const BAD = fatal('error parsing CompactionRetention: invalid duration');
-  const rows: { name: string; status: V1ContainerStatus; loop: boolean }[] = [
+  /** Exits `secondsApart` apart, the last one the Pod shows; codes oldest first. */
+  const rows: { name: string; codes: number[]; secondsApart: number; loop: boolean }[] = [
+    { name: '5 exits, code 1, 10 s apart', codes: [1, 1, 1, 1, 1], secondsApart: 10, loop: true },
+    { name: '5 exits spanning exactly 10 minutes', codes: [1, 1, 1, 1, 1], secondsApart: 150, loop: true },
+    { name: '5 exits spanning 10 minutes and 4 s', codes: [1, 1, 1, 1, 1], secondsApart: 151, loop: false },
+    { name: '4 exits seen', codes: [1, 1, 1, 1], secondsApart: 10, loop: false },
+    { name: 'the codes differ (not the same exit)', codes: [1, 1, 2, 1, 1], secondsApart: 10, loop: false },
     {
-      name: 'the last run lasted just under 10 minutes',
-      status: container(5, { message: BAD, ran: 599 }),
+      name: 'an older different exit falls out of the last 5',
+      codes: [2, 1, 1, 1, 1, 1],
+      secondsApart: 10,
       loop: true,
     },
-    {
-      name: 'the last run lasted exactly 10 minutes',
-      status: container(5, { message: BAD, ran: 600 }),
-      loop: false,
-    },
-    {
-      name: 'how long it ran is not known',
-      status: {
-        ...container(5),
-        lastState: { terminated: { exitCode: 1, message: BAD, finishedAt: NOW } },
-      },
-      loop: true,
-    },
-    {
-      name: 'exited with code 0 each time',
-      status: container(9, { message: BAD, code: 0 }),
-      loop: false,
-    },
+    { name: 'exited with code 0 each time', codes: [0, 0, 0, 0, 0], secondsApart: 10, loop: false },
   ];
   for (const row of rows) {
     it(row.name, () => {
-      const m = ran();
-      const got = startFailure(m, failingPod(m, GUARD, row.status));
+      const finished = new Date(NOW.getTime() - 1000);
+      const last = row.codes.at(-1)!;
+      const exits = row.codes.slice(0, -1).map((exitCode, i, all) => ({
+        at: new Date(finished.getTime() - (all.length - i) * row.secondsApart * 1000).toISOString(),
+        exitCode,
+      }));
+      const m = ran({ restarts: { podUID: 'pod-uid', restartCount: exits.length, exits } });
+      const status = container(row.codes.length, { message: BAD, code: last });
+      const got = startFailure(m, failingPod(m, GUARD, status));
       assert.equal(got?.kind, row.loop ? 'crash-loop' : undefined, JSON.stringify(got));
     });
   }
 
+  it('exits seen in an earlier Pod do not count (the record starts again)', () => {
+    const status = container(5, { message: BAD });
+    const m = seenBefore(ran(), status);
+    const other = { ...m, status: { ...m.status, restarts: { ...m.status!.restarts!, podUID: 'old-pod' } } };
+    assert.equal(startFailure(other, failingPod(other, GUARD, status)), undefined);
+  });
+
   it('an exit that left no log says so', () => {
-    const m = ran();
     const status: V1ContainerStatus = {
       ...container(5),
       lastState: { terminated: { exitCode: 1, startedAt: NOW, finishedAt: NOW } },
     };
+    const m = seenBefore(ran(), status);
     assert.match(
       startFailure(m, failingPod(m, GUARD, status))?.message ?? '',
-      /^etcd in Pod demo-1 keeps exiting \(5 restarts, last exit code 1\): no log output; not a data problem/,
+      /^etcd in Pod demo-1 keeps exiting \(5 exits with code 1 within 1 min, 5 restarts\): no log output; not a data problem/,
     );
   });
 
   it("says the restarts, the last exit code and etcd's words", () => {
-    const m = ran();
-    const got = startFailure(m, failingPod(m, GUARD, container(7, { message: BAD, code: 78 })));
+    const status = container(7, { message: BAD, code: 78 });
+    const m = seenBefore(ran(), status);
+    const got = startFailure(m, failingPod(m, GUARD, status));
     assert.deepEqual(got, {
       kind: 'crash-loop',
       message:
-        "etcd in Pod demo-1 keeps exiting (7 restarts, last exit code 78): discovery failed: error parsing CompactionRetention: invalid duration; not a data problem, so the member is not replaced while a new one would fail the same way: fix the cause in the EtcdCluster's spec (an option etcd refuses? spec.options, spec.resources), and the member is then replaced by one with the new settings",
+        "etcd in Pod demo-1 keeps exiting (5 exits with code 78 within 1 min, 7 restarts): discovery failed: error parsing CompactionRetention: invalid duration; not a data problem, so the member is not replaced while a new one would fail the same way: fix the cause in the EtcdCluster's spec (an option etcd refuses? spec.options, spec.resources), and the member is then replaced by one with the new settings",
     });
   });
 });

@@ -45,8 +45,18 @@ function looping(m: EtcdMember, restarts = 5): V1Pod {
   return { ...p, spec: { containers: [{ name: 'etcd', image: etcd.image, command: ['etcd'] }] } };
 }
 
+/** The four exits reconcile-member saw before the one looping() shows, 10 s apart. */
+const EARLIER: EtcdMemberStatus['restarts'] = {
+  podUID: 'pod-uid',
+  restartCount: 4,
+  exits: [4, 3, 2, 1].map(k => ({
+    at: new Date(NOW.getTime() - 1000 - k * 10_000).toISOString(),
+    exitCode: 1,
+  })),
+};
+
 const LOOP_MESSAGE =
-  "etcd in Pod demo-1 keeps exiting (5 restarts, last exit code 1): error parsing CompactionRetention: invalid duration; not a data problem, so the member is not replaced while a new one would fail the same way: fix the cause in the EtcdCluster's spec (an option etcd refuses? spec.options, spec.resources), and the member is then replaced by one with the new settings";
+  "etcd in Pod demo-1 keeps exiting (5 exits with code 1 within 1 min, 5 restarts): error parsing CompactionRetention: invalid duration; not a data problem, so the member is not replaced while a new one would fail the same way: fix the cause in the EtcdCluster's spec (an option etcd refuses? spec.options, spec.resources), and the member is then replaced by one with the new settings";
 
 const readyOf = (p: ReturnType<typeof planMember>) => {
   const r = ready(p);
@@ -116,7 +126,7 @@ describe('planPod: a crash loop is reported once, and never replaces the member'
   ];
   for (const row of rows) {
     it(row.name, () => {
-      const m = member({}, { ...voter, conditions: row.before });
+      const m = member({}, { ...voter, conditions: row.before, restarts: EARLIER });
       const p = planMember(running(m, { pod: looping(m) }));
       assert.deepEqual(p.action, { kind: 'none', reason: 'demo-1: waiting for its Pod to be ready' });
       assert.deepEqual(readyOf(p), ['False', 'CrashLooping', LOOP_MESSAGE]);
