@@ -104,7 +104,7 @@ export class Scheduler {
     const namespace = pod.metadata.namespace ?? 'default';
     const { name } = pod.metadata;
     // Assumed at once: the next Pod's placement counts this one before the informer shows it.
-    this.assumed.set(pod.metadata.uid, node);
+    if (this.hosted.length > 1) this.assumed.set(pod.metadata.uid, node);
     try {
       for (const claim of pin) {
         await this.api.core.patchNamespacedPersistentVolumeClaim(
