@@ -43,7 +43,17 @@ function subjectAltNames(text: string | undefined): { dnsNames: string[]; ipAddr
   const ipAddresses: string[] = [];
   for (const part of (text ?? '').split(', ')) {
     if (part.startsWith('DNS:')) dnsNames.push(part.slice(4));
-    else if (part.startsWith('IP Address:')) ipAddresses.push(part.slice(11));
+    else if (part.startsWith('IP Address:')) ipAddresses.push(canonicalIp(part.slice(11)));
   }
   return { dnsNames, ipAddresses };
+}
+
+// Node prints IPv6 in full (0:0:0:0:0:0:0:1); the URL parser gives the short form (::1).
+function canonicalIp(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  try {
+    return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
+  } catch {
+    return ip;
+  }
 }
