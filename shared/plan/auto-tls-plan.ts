@@ -40,7 +40,7 @@ export type AutoTlsStep =
   | { kind: 'create-ca' }
   /** The CA Secret holds no usable CA; replacing it would orphan every leaf, so a person decides. */
   | { kind: 'ca-unusable'; message: string }
-  | { kind: 'issue'; certificate: AutoCertificate; reason: IssueReason }
+  | { kind: 'issue'; certificate: AutoCertificate; reason: IssueReason; caNotAfter: Date }
   | { kind: 'none'; nextRenewal?: Date };
 
 /** When a certificate is due for renewal: 2/3 of the way through its validity. */
@@ -80,7 +80,7 @@ export function planAutoTls(o: AutoTlsObserved): AutoTlsStep {
   }
   for (const { certificate, observed } of o.leaves) {
     const reason = leafReason(certificate, observed, o.now);
-    if (reason) return { kind: 'issue', certificate, reason };
+    if (reason) return { kind: 'issue', certificate, reason, caNotAfter: o.ca.facts.notAfter };
   }
   const renewals = o.leaves.flatMap(l => (l.observed.kind === 'read' ? [renewalTime(l.observed.facts)] : []));
   const next = renewals.sort((a, b) => a.getTime() - b.getTime())[0];

@@ -81,16 +81,21 @@ export async function stepAutoTls(
   if (step.kind !== 'issue' || !ca) return { step, written: false };
 
   const { certificate } = step;
-  const pair = await issueLeaf(ca, {
-    ...certificate,
-    notBefore: backdated(now),
-    notAfter: after(now, timings.leafLifetimeMs),
-  });
+  // A leaf never outlives its CA: a client would stop trusting it at the CA's end anyway.
+  const caEnd = step.caNotAfter.getTime();
+  const notAfter = new Date(Math.min(now.getTime() + timings.leafLifetimeMs, caEnd));
+  const pair = await issueLeaf(ca, { ...certificate, notBefore: backdated(now), notAfter });
   const fresh = secretObject(cluster, certificate.secret, { ...pair, ca: ca.cert });
   const existing = leafSecrets[desired.indexOf(certificate)];
   if (!existing) return { step, written: (await kube.create(fresh)).kind === 'created' };
   const replaced = await kube.replace<Secret>({ ...existing, data: fresh.data, type: fresh.type });
   return { step, written: replaced.kind === 'written' };
+}
+
+/** What ensureAutoTls did: the steps it wrote, and the step it stopped at (none or ca-unusable). */
+export interface AutoTlsPass {
+  written: AutoTlsStep[];
+  last: AutoTlsStep;
 }
 
 /** Steps until nothing is left to do (a handful of writes at most: CA + three leaves). */
@@ -99,10 +104,13 @@ export async function ensureAutoTls(
   cluster: EtcdCluster,
   timings: AutoTlsTimings,
   now: Date,
-): Promise<AutoTlsStep> {
+): Promise<AutoTlsPass> {
+  const written: AutoTlsStep[] = [];
   for (let i = 0; i < 8; i++) {
-    const { step, written } = await stepAutoTls(kube, cluster, timings, now);
-    if (step.kind === 'none' || step.kind === 'ca-unusable' || !written) return step;
+    const outcome = await stepAutoTls(kube, cluster, timings, now);
+    if (outcome.written) written.push(outcome.step);
+    const { kind } = outcome.step;
+    if (kind === 'none' || kind === 'ca-unusable' || !outcome.written) return { written, last: outcome.step };
   }
   throw new Error(`auto TLS for ${cluster.metadata.name}: still issuing after 8 steps`);
 }

@@ -53,7 +53,7 @@ describe('ensureAutoTls', () => {
   it('creates the CA and three leaves, owned by the cluster, each leaf carrying the CA', async () => {
     const { kube, secrets, writes } = store();
     const now = new Date();
-    assert.equal((await ensureAutoTls(kube, cluster, timings, now)).kind, 'none');
+    assert.equal((await ensureAutoTls(kube, cluster, timings, now)).last.kind, 'none');
     assert.deepEqual([...secrets.keys()].sort(), [
       'db-ca',
       'db-operator-client-tls',
@@ -84,8 +84,9 @@ describe('ensureAutoTls', () => {
     const now = new Date();
     await ensureAutoTls(kube, cluster, timings, now);
     const before = writes();
-    const step = await ensureAutoTls(kube, cluster, timings, new Date(now.getTime() + DAY));
-    assert.equal(step.kind, 'none');
+    const pass = await ensureAutoTls(kube, cluster, timings, new Date(now.getTime() + DAY));
+    assert.deepEqual(pass, { written: [], last: pass.last });
+    assert.equal(pass.last.kind, 'none');
     assert.equal(writes(), before);
   });
 
@@ -98,8 +99,12 @@ describe('ensureAutoTls', () => {
       new X509Certificate(pem(secrets.get(name), 'tls.crt')).serialNumber;
     const before = ['db-server-tls', 'db-peer-tls', 'db-operator-client-tls'].map(serial);
     const later = new Date(now.getTime() + 61 * DAY);
-    const step = await ensureAutoTls(kube, cluster, timings, later);
-    assert.equal(step.kind, 'none');
+    const pass = await ensureAutoTls(kube, cluster, timings, later);
+    assert.equal(pass.last.kind, 'none');
+    assert.deepEqual(
+      pass.written.map(s => (s.kind === 'issue' ? `${s.certificate.secret} ${s.reason}` : s.kind)),
+      ['db-server-tls renewal-due', 'db-operator-client-tls renewal-due', 'db-peer-tls renewal-due'],
+    );
     const after = ['db-server-tls', 'db-peer-tls', 'db-operator-client-tls'].map(serial);
     for (let i = 0; i < 3; i++) assert.notEqual(after[i], before[i]);
     assert.equal(pem(secrets.get('db-ca'), 'tls.crt'), caBefore);
@@ -114,8 +119,8 @@ describe('ensureAutoTls', () => {
       metadata: { name: 'db-ca' },
       data: { 'tls.crt': 'eA==' },
     });
-    const step = await ensureAutoTls(kube, cluster, timings, new Date());
-    assert.equal(step.kind, 'ca-unusable');
+    const pass = await ensureAutoTls(kube, cluster, timings, new Date());
+    assert.equal(pass.last.kind, 'ca-unusable');
     assert.equal(writes(), 0);
   });
 });
