@@ -13,6 +13,7 @@ import { readCertificate } from '../tls/read.ts';
 import type { EventContent } from '../builders/k8s-event.ts';
 import type { AutoTlsStep } from '../plan/auto-tls-plan.ts';
 import { ensureAutoTls } from './auto-tls.ts';
+import { ensureCertManagerCertificates } from './cert-manager.ts';
 import { recordEvent } from './record-event.ts';
 
 const FUNCTION = 'reconcile-cluster';
@@ -64,6 +65,17 @@ export async function keepCertificates(ctx: Context, cluster: EtcdCluster): Prom
       problem = `auto TLS cannot issue certificates: ${pass.last.message}`;
     for (const step of pass.written) await recordEvent(ctx, cluster, issuedEvent(step), FUNCTION);
   }
+  for (const name of await ensureCertManagerCertificates(ctx.kube, cluster))
+    await recordEvent(
+      ctx,
+      cluster,
+      {
+        type: 'Normal',
+        reason: 'CertificateRequested',
+        message: `asked cert-manager for Certificate ${name}`,
+      },
+      FUNCTION,
+    );
   const namespace = cluster.metadata.namespace ?? 'default';
   const observed = await Promise.all(
     wanted.map(async w => {

@@ -36,40 +36,51 @@ function clientServiceNames(cluster: string, namespace: string): string[] {
   return [service, `${service}.${namespace}`, svc, `${svc}.cluster.local`];
 }
 
+/** The names and usages each role's certificate needs, whoever signs it (auto or cert-manager). */
+export function certificateShape(
+  role: AutoCertificateRole,
+  cluster: string,
+  namespace: string,
+): AutoCertificate {
+  const members = memberNames(cluster, namespace);
+  switch (role) {
+    case 'server':
+      return {
+        role,
+        secret: serverTlsSecretName(cluster),
+        commonName: `${cluster}-server`,
+        dnsNames: [...members, ...clientServiceNames(cluster, namespace), 'localhost'],
+        ipAddresses: LOOPBACK_IPS,
+        usages: ['server'],
+      };
+    case 'operator-client':
+      return {
+        role,
+        secret: operatorClientTlsSecretName(cluster),
+        commonName: OPERATOR_CLIENT_COMMON_NAME,
+        dnsNames: [],
+        ipAddresses: [],
+        usages: ['client'],
+      };
+    case 'peer':
+      // A member dials its peers with the same certificate it serves them with: both usages.
+      return {
+        role,
+        secret: peerTlsSecretName(cluster),
+        commonName: `${cluster}-peer`,
+        dnsNames: [...members, 'localhost'],
+        ipAddresses: LOOPBACK_IPS,
+        usages: ['server', 'client'],
+      };
+  }
+}
+
 /** The certificates this cluster's spec asks the operator to issue; empty without auto TLS. */
 export function autoCertificates(cluster: EtcdCluster): AutoCertificate[] {
   const name = cluster.metadata.name ?? '';
   const namespace = cluster.metadata.namespace ?? 'default';
-  const members = memberNames(name, namespace);
-  const out: AutoCertificate[] = [];
-  if (cluster.spec.tls?.client?.auto) {
-    out.push({
-      role: 'server',
-      secret: serverTlsSecretName(name),
-      commonName: `${name}-server`,
-      dnsNames: [...members, ...clientServiceNames(name, namespace), 'localhost'],
-      ipAddresses: LOOPBACK_IPS,
-      usages: ['server'],
-    });
-    out.push({
-      role: 'operator-client',
-      secret: operatorClientTlsSecretName(name),
-      commonName: OPERATOR_CLIENT_COMMON_NAME,
-      dnsNames: [],
-      ipAddresses: [],
-      usages: ['client'],
-    });
-  }
-  if (cluster.spec.tls?.peer?.auto) {
-    // A member dials its peers with the same certificate it serves them with: both usages.
-    out.push({
-      role: 'peer',
-      secret: peerTlsSecretName(name),
-      commonName: `${name}-peer`,
-      dnsNames: [...members, 'localhost'],
-      ipAddresses: LOOPBACK_IPS,
-      usages: ['server', 'client'],
-    });
-  }
-  return out;
+  const roles: AutoCertificateRole[] = [];
+  if (cluster.spec.tls?.client?.auto) roles.push('server', 'operator-client');
+  if (cluster.spec.tls?.peer?.auto) roles.push('peer');
+  return roles.map(role => certificateShape(role, name, namespace));
 }
