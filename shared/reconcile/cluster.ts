@@ -10,7 +10,10 @@ import type { ClusterState } from '../plan/cluster-state.ts';
 import { freshFigures } from '../plan/cluster-volumes.ts';
 import { clusterWakeName, desiredClusterWake, mayHaveWake, restoreWaits } from '../plan/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
+import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { crashPoint } from '../runtime/crash.ts';
+import { withCertificates } from '../plan/certificate-status.ts';
+import { keepCertificates } from './certificates.ts';
 import { act } from './cluster-act.ts';
 import { observeCluster, type ClusterRef } from './cluster-observe.ts';
 import { recordEvent } from './record-event.ts';
@@ -30,7 +33,11 @@ export async function reconcileCluster(
   if (!state) return { result: 'done', summary: `EtcdCluster ${ref.namespace}/${ref.name} is gone` };
   // Judged on the status as observed, before this invocation's own writes replace it.
   const wakeMayExist = opts.woken === true || mayHaveWake(state.cluster);
+  // Auto TLS certificates are issued here, before any step can need a member Pod to mount them.
+  const certificates = await keepCertificates(ctx, state.cluster);
   const plan = planCluster(state);
+  if (certificates.observed.length || state.cluster.status?.certificates)
+    plan.status = withCertificates(plan.status, certificates.observed, certificates.problem, ctx.now());
   noteLogContext({ cluster: ref.name, step: plan.action.kind });
   let cluster = state.cluster as Cluster;
   const claims = plan.action.kind === 'claim' || plan.action.kind === 'defragment';
@@ -42,7 +49,7 @@ export async function reconcileCluster(
     cluster = claimed.object;
     state.cluster = cluster;
   }
-  const result = await act(ctx, state, plan.action);
+  const result = await act(withClusterEtcd(ctx, cluster), state, plan.action);
   if (!claims) {
     const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
     const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
