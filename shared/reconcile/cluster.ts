@@ -8,7 +8,14 @@ import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
 import { recoveryWaits } from '../plan/cluster-recovery-loss.ts';
 import type { ClusterState } from '../plan/cluster-state.ts';
 import { freshFigures } from '../plan/cluster-volumes.ts';
-import { clusterWakeName, desiredClusterWake, mayHaveWake, restoreWaits } from '../plan/cluster-wake.ts';
+import {
+  clusterWakeName,
+  defragWakeName,
+  desiredClusterWake,
+  desiredDefragWake,
+  mayHaveWake,
+  restoreWaits,
+} from '../plan/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { act } from './cluster-act.ts';
@@ -30,6 +37,9 @@ export async function reconcileCluster(
   if (!state) return { result: 'done', summary: `EtcdCluster ${ref.namespace}/${ref.name} is gone` };
   // Judged on the status as observed, before this invocation's own writes replace it.
   const wakeMayExist = opts.woken === true || mayHaveWake(state.cluster);
+  const defragWakeMayExist =
+    state.cluster.spec.maintenance?.defrag?.schedule !== undefined ||
+    state.cluster.status?.defragSchedule !== undefined;
   const plan = planCluster(state);
   noteLogContext({ cluster: ref.name, step: plan.action.kind });
   let cluster = state.cluster as Cluster;
@@ -60,8 +70,16 @@ export async function reconcileCluster(
   }
   await recordPlanEvents(ctx, cluster, plan, result.ok);
   const woken = await syncWake(ctx, cluster, restoreWaits(state) || recoveryWaits(state), wakeMayExist);
+  const timed = defragWakeMayExist
+    ? await ensureWake(
+        ctx,
+        cluster,
+        defragWakeName(ref.name),
+        desiredDefragWake(cluster, ctx.settings.scheduleSink),
+      )
+    : '';
   if (!result.ok) return result.outcome;
-  const summary = woken ? `${result.summary}; ${woken}` : result.summary;
+  const summary = [result.summary, woken, timed].filter(Boolean).join('; ');
   return { result: 'done', summary, details: { action: plan.action.kind } };
 }
 
