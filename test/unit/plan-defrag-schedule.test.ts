@@ -18,7 +18,6 @@ const MIB = 1024 * 1024;
 const KEY = '* * * * * UTC';
 const EVERY_MINUTE = { maintenance: { defrag: { schedule: '* * * * *' } } };
 const ORDER = ['demo-0', 'demo-2', 'demo-1'];
-const at = (iso: string) => new Date(iso);
 const withRecord = (record?: DefragScheduleStatus, spec: Partial<EtcdCluster['spec']> = EVERY_MINUTE) =>
   cluster(spec, locked(3, { clusterID: 'c0ffee0000000001', ...(record && { defragSchedule: record }) }));
 
