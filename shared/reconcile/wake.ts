@@ -31,7 +31,7 @@ export async function ensureWake(
       case 'create': {
         const created = await ctx.kube.create<PingSource>(step.object);
         if (created.kind === 'invalid') return `PingSource ${name} refused: ${created.message}`;
-        return `PingSource ${name} ${created.kind === 'created' ? 'created: looked at again every minute while it waits' : created.kind}`;
+        return `PingSource ${name} ${created.kind === 'created' ? `created: looked at again on "${step.object.spec.schedule}"` : created.kind}`;
       }
       case 'update': {
         const written = await ctx.kube.replace<PingSource>(step.object);
