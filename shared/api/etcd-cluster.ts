@@ -1,5 +1,5 @@
 // EtcdCluster (crds/etcdfn.io_etcdclusters.yaml): the resource users write.
-import type { MaintenanceSpec } from './maintenance.ts';
+import type { DefragScheduleStatus, MaintenanceSpec } from './maintenance.ts';
 import type { V1Affinity, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import type { MemberRole } from '../names.ts';
 import type {
@@ -242,6 +242,8 @@ export interface EtcdClusterStatus {
   forceNewCluster?: ForceNewClusterStatus;
   /** The step claimed by the operator; its shape belongs to the planner. */
   operation?: Record<string, unknown>;
+  /** spec.maintenance.defrag.schedule's runs: the next one, and the progress of the last. */
+  defragSchedule?: DefragScheduleStatus;
   conditions?: Condition[];
 }
 

@@ -8,7 +8,14 @@ import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
 import { recoveryWaits } from '../plan/cluster-recovery-loss.ts';
 import type { ClusterState } from '../plan/cluster-state.ts';
 import { freshFigures } from '../plan/cluster-volumes.ts';
-import { clusterWakeName, desiredClusterWake, mayHaveWake, restoreWaits } from '../plan/cluster-wake.ts';
+import {
+  clusterWakeName,
+  defragWakeName,
+  desiredClusterWake,
+  desiredDefragWake,
+  mayHaveWake,
+  restoreWaits,
+} from '../plan/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -35,6 +42,9 @@ export async function reconcileCluster(
   const wakeMayExist = opts.woken === true || mayHaveWake(state.cluster);
   // Auto TLS certificates are issued here, before any step can need a member Pod to mount them.
   const certificates = await keepCertificates(ctx, state.cluster);
+  const defragWakeMayExist =
+    state.cluster.spec.maintenance?.defrag?.schedule !== undefined ||
+    state.cluster.status?.defragSchedule !== undefined;
   const plan = planCluster(state);
   if (certificates.observed.length || state.cluster.status?.certificates)
     plan.status = withCertificates(plan.status, certificates.observed, certificates.problem, ctx.now());
@@ -67,8 +77,16 @@ export async function reconcileCluster(
   }
   await recordPlanEvents(ctx, cluster, plan, result.ok);
   const woken = await syncWake(ctx, cluster, restoreWaits(state) || recoveryWaits(state), wakeMayExist);
+  const timed = defragWakeMayExist
+    ? await ensureWake(
+        ctx,
+        cluster,
+        defragWakeName(ref.name),
+        desiredDefragWake(cluster, ctx.settings.scheduleSink),
+      )
+    : '';
   if (!result.ok) return result.outcome;
-  const summary = woken ? `${result.summary}; ${woken}` : result.summary;
+  const summary = [result.summary, woken, timed].filter(Boolean).join('; ');
   return { result: 'done', summary, details: { action: plan.action.kind } };
 }
 
