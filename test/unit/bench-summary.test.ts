@@ -74,6 +74,7 @@ describe('bench summary', () => {
       machine: {},
       figures,
       failed: [{ section: 'tick', error: 'boom' }],
+      notes: [],
     };
     const text = formatSummary(summary);
     assert.match(text.split('\n')[0] ?? '', /QUICK MODE/);
