@@ -5,9 +5,12 @@
 //   the operator saw succeed. Rotating needs the old password to log in with; nothing else may
 //   hold it (never status, logs or Events), so it is kept here.
 import { randomBytes } from 'node:crypto';
-import type { V1Secret } from '@kubernetes/client-node';
+import type { V1ObjectMeta, V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import { clusterNameOf, clusterOwnedMetadata } from './cluster-meta.ts';
+
+/** A Secret as built here: metadata always set (what KubeObjects takes). */
+export type BuiltSecret = V1Secret & { metadata: V1ObjectMeta };
 
 export const BASIC_AUTH = 'kubernetes.io/basic-auth';
 export const ROOT_USER = 'root';
@@ -24,7 +27,11 @@ export function generatePassword(): string {
 }
 
 /** A basic-auth Secret for root, owned by the cluster (garbage-collected with it). */
-export function buildRootCredentialsSecret(cluster: EtcdCluster, name: string, password: string): V1Secret {
+export function buildRootCredentialsSecret(
+  cluster: EtcdCluster,
+  name: string,
+  password: string,
+): BuiltSecret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -38,14 +45,14 @@ export function buildRootCredentialsSecret(cluster: EtcdCluster, name: string, p
 }
 
 /** The Secret the user's spec names, to be created when absent. */
-export function buildGeneratedRootSecret(cluster: EtcdCluster, password: string): V1Secret {
+export function buildGeneratedRootSecret(cluster: EtcdCluster, password: string): BuiltSecret {
   const name = cluster.spec.auth?.rootCredentialsSecretRef?.name;
   if (!name)
     throw new Error(`EtcdCluster ${clusterNameOf(cluster)} names no spec.auth.rootCredentialsSecretRef`);
   return buildRootCredentialsSecret(cluster, name, password);
 }
 
-export function buildAppliedRootSecret(cluster: EtcdCluster, password: string): V1Secret {
+export function buildAppliedRootSecret(cluster: EtcdCluster, password: string): BuiltSecret {
   return buildRootCredentialsSecret(cluster, appliedRootSecretName(clusterNameOf(cluster)), password);
 }
 
