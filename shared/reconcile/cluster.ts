@@ -10,6 +10,7 @@ import type { ClusterState } from '../plan/cluster-state.ts';
 import { freshFigures } from '../plan/cluster-volumes.ts';
 import { clusterWakeName, desiredClusterWake, mayHaveWake, restoreWaits } from '../plan/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
+import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { act } from './cluster-act.ts';
 import { observeCluster, type ClusterRef } from './cluster-observe.ts';
@@ -42,7 +43,7 @@ export async function reconcileCluster(
     cluster = claimed.object;
     state.cluster = cluster;
   }
-  const result = await act(ctx, state, plan.action);
+  const result = await act(withClusterEtcd(ctx, cluster), state, plan.action);
   if (!claims) {
     const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
     const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
