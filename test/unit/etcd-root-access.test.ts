@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import { rootAuthAccess, rootAuthSecretName } from '../../shared/etcd/root-access.ts';
+import { accessFor, accessSecretNames } from '../../shared/etcd/access.ts';
 
 const cluster = (authEnabled?: boolean): EtcdCluster => ({
   apiVersion: 'etcdfn.io/v1alpha1',
@@ -37,5 +38,18 @@ describe('root access', () => {
     );
     const empty = rootAuthAccess(cluster(true), () => ({ password: Buffer.alloc(0) }));
     assert.ok('problem' in empty && empty.problem.key === 'password', JSON.stringify(empty));
+  });
+
+  it('reaches every etcd call through the access seam: the applied Secret is read and its password used', () => {
+    assert.deepEqual(accessSecretNames(cluster(true)), ['db-etcd-root-applied']);
+    assert.deepEqual(accessSecretNames(cluster(false)), []);
+    const read = (name: string) =>
+      name === 'db-etcd-root-applied' ? { password: Buffer.from('p2') } : undefined;
+    assert.deepEqual(accessFor(cluster(true), read), {
+      kind: 'ok',
+      access: { auth: { username: 'root', password: 'p2' } },
+    });
+    const unresolved = accessFor(cluster(true), () => undefined);
+    assert.equal(unresolved.kind, 'unresolved');
   });
 });
