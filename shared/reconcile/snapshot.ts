@@ -62,7 +62,7 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
   if (step.kind === 'start-job') {
     return {
       result: 'done',
-      summary: `${step.reason}: ${await startAttemptJob(ctx, snapshot, step.sources)}`,
+      summary: `${step.reason}: ${await startAttemptJob(ctx, snapshot, step.sources, state.cluster)}`,
     };
   }
   if (step.kind === 'record-job') return recordJob(ctx, snapshot, step);
@@ -88,7 +88,7 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
     await crashPoint('snapshot:claimed');
     return {
       result: 'done',
-      summary: `${step.reason}: ${await startAttemptJob(ctx, written.object, step.sources)}`,
+      summary: `${step.reason}: ${await startAttemptJob(ctx, written.object, step.sources, state.cluster)}`,
     };
   }
   if (step.kind !== 'claim') return { result: 'done', summary: step.reason };
