@@ -22,6 +22,8 @@ import { crashPoint } from '../runtime/crash.ts';
 import { withCertificates } from '../plan/certificate-status.ts';
 import { keepCertificates } from './certificates.ts';
 import { act } from './cluster-act.ts';
+import { runAuth } from './cluster-auth-run.ts';
+import { etcdEndpoints } from '../plan/members.ts';
 import { observeCluster, type ClusterRef } from './cluster-observe.ts';
 import { recordEvent } from './record-event.ts';
 import { ensureWake } from './wake.ts';
@@ -59,7 +61,22 @@ export async function reconcileCluster(
     cluster = claimed.object;
     state.cluster = cluster;
   }
-  const result = await act(withClusterEtcd(ctx, cluster), state, plan.action);
+  let result = await act(withClusterEtcd(ctx, cluster), state, plan.action);
+  // Auth only once the cluster plan has nothing left to do: formed, every member ready.
+  const available = plan.status.conditions?.some(c => c.type === 'Available' && c.status === 'True');
+  const auth =
+    result.ok && plan.action.kind === 'none' && available
+      ? await runAuth(ctx, cluster, etcdEndpoints(state, cluster))
+      : undefined;
+  if (auth) {
+    plan.status = { ...plan.status, authEnabled: auth.authEnabled };
+    if (auth.kind === 'failed')
+      result = { ok: false, outcome: { result: 'retry', reason: auth.reason, status: 503 } };
+    else {
+      result = { ok: true, summary: auth.summary };
+      if (auth.event) plan.events.push(auth.event);
+    }
+  }
   if (!claims) {
     const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
     const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
