@@ -84,11 +84,11 @@ describe('the operator ClusterRole grants exactly what the code calls', () => {
     assert.deepEqual(where, []);
   });
 
-  it('has no wildcards, reads Secrets with get only, and updates the owners’ finalizers', () => {
+  it('has no wildcards, writes Secrets only as auth needs (create/update), and updates the owners’ finalizers', () => {
     for (const p of granted) assert.doesNotMatch(p, /\*/);
     assert.deepEqual(
       [...granted].filter(p => p.startsWith('|secrets|')),
-      ['|secrets|get'],
+      ['|secrets|get', '|secrets|create', '|secrets|update'],
     );
     for (const owner of ['etcdclusters', 'etcdmembers', 'etcdsnapshotschedules'])
       assert.ok(granted.has(`etcdfn.io|${owner}/finalizers|update`), owner);
