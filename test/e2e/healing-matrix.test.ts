@@ -65,7 +65,10 @@ describe(
       const describe = async () =>
         `${await describeWorld(s.name)()}\nvictim: ${victim} (${oldID}), leader ${leader}`;
 
-      const writer = startWriter(await endpoints(s.name), 'during/', () => endpoints(s.name));
+      const clusterId = (await withEtcd(s.name, c => c.cluster.memberList({ linearizable: true }))).header
+        .cluster_id;
+      // Clusters faulted side by side: a released Pod IP may come back as another cluster's member.
+      const writer = startWriter(await endpoints(s.name), 'during/', () => endpoints(s.name), clusterId);
       let end: Awaited<ReturnType<typeof converged>>;
       let seen: { reason: string; message: string } | undefined;
       try {
@@ -117,7 +120,7 @@ describe(
         `every acknowledged put is readable (${writer.acknowledged.length} acknowledged)`,
       );
       t.diagnostic(
-        `${s.name}: ${seen ? `${seen.reason}; ` : ''}writer ${writer.acknowledged.length} acknowledged, ${writer.failed()} failed, 0 lost; ${victim} (${oldID}) → ${newcomer} (${end.ids.get(newcomer)})`,
+        `${s.name}: ${seen ? `${seen.reason}; ` : ''}writer ${writer.acknowledged.length} acknowledged, ${writer.failed()} failed, ${writer.misdirected()} answered by another cluster, 0 lost; ${victim} (${oldID}) → ${newcomer} (${end.ids.get(newcomer)})`,
       );
     }
 
