@@ -62,8 +62,8 @@ export class GrowthTimeline {
     const members = this.members();
     members.forEach(({ steps }, i) => {
       for (let s = 1; s < GROWTH_STEPS.length; s++) {
-        const from = GROWTH_STEPS[s - 1] as GrowthStep;
-        const to = GROWTH_STEPS[s] as GrowthStep;
+        const from = GROWTH_STEPS[s - 1];
+        const to = GROWTH_STEPS[s];
         const a = steps[from];
         const b = steps[to];
         if (a !== undefined && b !== undefined) out.set(`new member ${i + 1}: ${from} → ${to}`, b - a);

@@ -432,7 +432,7 @@ async function operatorRound(
   try {
     const start = performance.now();
     await kubectl(kubeconfig, 'apply', '-f', manifest);
-    await readyRunning(sandbox.kube, name, 3, start, say);
+    await readyRunning(sandbox.kube, name, 3, { start, say });
     result.op3 = secondsSince(start);
     say(`  kubectl apply → 3/3 ${fmt(result.op3)} s`);
     await sleep(SETTLE_MS);
@@ -440,11 +440,15 @@ async function operatorRound(
     timeline.existing((await listMembersAndPods(sandbox.kube, name)).members);
     const scaleStart = performance.now();
     await kubectl(kubeconfig, 'scale', 'etcdcluster', name, '--replicas=5', '-n', NS);
-    await readyRunning(sandbox.kube, name, 5, scaleStart, say, timeline);
+    await readyRunning(sandbox.kube, name, 5, { start: scaleStart, say, timeline });
     result.op5 = secondsSince(scaleStart);
     say(`  kubectl scale → 5/5 ${fmt(result.op5)} s`);
     for (const { member, steps } of timeline.members())
-      say(`    ${member}: ${Object.entries(steps).map(([step, at]) => `${step} +${at.toFixed(2)}`).join(', ')} s`);
+      say(
+        `    ${member}: ${Object.entries(steps)
+          .map(([step, at]) => `${step} +${at.toFixed(2)}`)
+          .join(', ')} s`,
+      );
     result.growth = timeline.gaps();
     result.etcdAfter = await etcdMembership(sandbox.kube, etcd, name);
     say(`  etcd after the scale: ${result.etcdAfter}`);
@@ -479,9 +483,7 @@ async function readyRunning(
   kube: KubeObjects,
   name: string,
   n: number,
-  start: number,
-  say: (line: string) => void,
-  timeline?: GrowthTimeline,
+  { start, say, timeline }: { start: number; say: (line: string) => void; timeline?: GrowthTimeline },
 ): Promise<void> {
   const deadline = Date.now() + STEP_TIMEOUT_MS;
   let seen = '';
