@@ -334,12 +334,15 @@ async function wireLearner(
  * reconfiguration check), which right after a start or a promotion is always the case: wait
  * inside the request rather than bounce the event through the retry back-off.
  */
+/** How often a refused memberAdd is asked again: etcd lets it through the moment 5 s are up. */
+const UNHEALTHY_POLL_MS = 100;
+
 async function addLearnerPatiently(ctx: Context, endpoints: string[], peer: string) {
   const deadline = Date.now() + ctx.settings.unhealthyWaitMs;
   for (;;) {
     const added = await ctx.etcd.addLearner(endpoints, peer);
     if (added.kind !== 'unhealthy-cluster' || Date.now() >= deadline) return added;
-    await sleep(250);
+    await sleep(UNHEALTHY_POLL_MS);
   }
 }
 
