@@ -59,6 +59,7 @@ import { ensurePrivateMountNamespace, insidePrivateMountNamespace } from '../san
 import { etcdBinaries } from '../support/etcd-binaries.ts';
 import { EtcdTestCluster, probeStatus, type RaftTimings } from '../support/etcd-process.ts';
 import { isWrite, startCountingProxy, type CountingProxy, type RequestKind } from './counting-proxy.ts';
+import { GrowthTimeline, type PodSeen } from './growth-timeline.ts';
 
 export interface LifecycleRow {
   measurement: string;
@@ -123,6 +124,8 @@ interface RoundResult {
   etcdAfter?: string;
   cold?: NoopCount;
   warm?: NoopCount;
+  /** Where the scale 3 → 5 spent its time, step by step (growth-timeline.ts). */
+  growth?: Map<string, number>;
 }
 
 /** Thrown when a round did not finish; `rows` holds what was measured before. */
@@ -429,15 +432,24 @@ async function operatorRound(
   try {
     const start = performance.now();
     await kubectl(kubeconfig, 'apply', '-f', manifest);
-    await readyRunning(sandbox.kube, name, 3, start, say);
+    await readyRunning(sandbox.kube, name, 3, { start, say });
     result.op3 = secondsSince(start);
     say(`  kubectl apply → 3/3 ${fmt(result.op3)} s`);
     await sleep(SETTLE_MS);
+    const timeline = new GrowthTimeline();
+    timeline.existing((await listMembersAndPods(sandbox.kube, name)).members);
     const scaleStart = performance.now();
     await kubectl(kubeconfig, 'scale', 'etcdcluster', name, '--replicas=5', '-n', NS);
-    await readyRunning(sandbox.kube, name, 5, scaleStart, say);
+    await readyRunning(sandbox.kube, name, 5, { start: scaleStart, say, timeline });
     result.op5 = secondsSince(scaleStart);
     say(`  kubectl scale → 5/5 ${fmt(result.op5)} s`);
+    for (const { member, steps } of timeline.members())
+      say(
+        `    ${member}: ${Object.entries(steps)
+          .map(([step, at]) => `${step} +${at.toFixed(2)}`)
+          .join(', ')} s`,
+      );
+    result.growth = timeline.gaps();
     result.etcdAfter = await etcdMembership(sandbox.kube, etcd, name);
     say(`  etcd after the scale: ${result.etcdAfter}`);
     say('  no-op reconcile through a counting proxy…');
@@ -471,12 +483,15 @@ async function readyRunning(
   kube: KubeObjects,
   name: string,
   n: number,
-  start: number,
-  say: (line: string) => void,
+  { start, say, timeline }: { start: number; say: (line: string) => void; timeline?: GrowthTimeline },
 ): Promise<void> {
   const deadline = Date.now() + STEP_TIMEOUT_MS;
   let seen = '';
   for (;;) {
+    if (timeline) {
+      const { members, pods } = await listMembersAndPods(kube, name);
+      timeline.observe(secondsSince(start), members, pods);
+    }
     const cluster = await readCluster(kube, name);
     const s = cluster?.status;
     const learners = s?.members?.filter(m => m.role === 'learner').length ?? 0;
@@ -490,6 +505,18 @@ async function readyRunning(
       );
     await sleep(STATUS_POLL_MS);
   }
+}
+
+async function listMembersAndPods(
+  kube: KubeObjects,
+  name: string,
+): Promise<{ members: (EtcdMemberObject & KubeObject)[]; pods: PodSeen[] }> {
+  const selector = `etcdfn.io/cluster=${name}`;
+  const [members, pods] = await Promise.all([
+    kube.list<EtcdMemberObject & KubeObject>(API_VERSION, 'EtcdMember', NS, selector),
+    kube.list<KubeObject & PodSeen>('v1', 'Pod', NS, selector),
+  ]);
+  return { members, pods };
 }
 
 /** What etcd itself says (not timed): voters and learners, through the Pods' IPs. */
@@ -671,6 +698,9 @@ function toRows(rounds: RoundResult[]): LifecycleRow[] {
     r => r.static3,
     'all 3 started at once',
   );
+  const steps = [...new Set(rounds.flatMap(r => [...(r.growth?.keys() ?? [])]))];
+  for (const step of steps)
+    add(`scale 3 → 5, ${step}`, 's', r => r.growth?.get(step), 'first seen by polling (≤ 100 ms late)');
   add('ratio 3/3: operator / by hand same way', '×', r => ratio(r.op3, r.hand3), 'the figure');
   add('ratio 5/5: operator / by hand same way', '×', r => ratio(r.op5, r.hand5), 'the figure');
   add('ratio 3/3: operator / static --initial-cluster', '×', r => ratio(r.op3, r.static3), 'for reference');
