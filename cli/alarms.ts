@@ -34,20 +34,20 @@ export async function runAlarms(
   opts: { disarm?: boolean; output?: string },
 ): Promise<{ text: string; exitCode: number }> {
   const cluster = await getCluster(cli, name);
-  const members = await memberEndpoints(cli, cluster);
+  const { members, options } = await memberEndpoints(cli, cluster);
   const endpoints = members.map(m => m.endpoint);
-  const statuses = await clusterStatus(endpoints);
+  const statuses = await clusterStatus(endpoints, options);
   const nameOf = (id: string): string => {
     const i = statuses.findIndex(s => s.kind === 'ok' && s.status.memberId === id);
     return i >= 0 ? (members[i]?.name ?? id) : id;
   };
   const named = (a: Alarm) => ({ ...a, member: nameOf(a.memberId) });
-  let listed = await listAlarms(endpoints);
+  let listed = await listAlarms(endpoints, options);
   if (listed.kind !== 'ok') throw new CliError(`cannot read alarms: ${listed.message}`);
   const disarmed: AlarmsView['disarmed'] = [];
   if (opts.disarm) {
     for (const alarm of listed.alarms) {
-      const after = await disarmAlarm(endpoints, alarm);
+      const after = await disarmAlarm(endpoints, alarm, options);
       if (after.kind !== 'ok')
         throw new CliError(`cannot disarm ${alarm.alarm} on ${nameOf(alarm.memberId)}: ${after.message}`);
       disarmed.push(named(alarm));

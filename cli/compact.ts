@@ -6,8 +6,9 @@ import { memberEndpoints } from './endpoints.ts';
 
 export async function runCompact(cli: Cli, name: string, revision: number | undefined): Promise<string> {
   const cluster = await getCluster(cli, name);
-  const endpoints = (await memberEndpoints(cli, cluster)).map(m => m.endpoint);
-  const result = await compact(endpoints, revision);
+  const { members, options } = await memberEndpoints(cli, cluster);
+  const endpoints = members.map(m => m.endpoint);
+  const result = await compact(endpoints, revision, options);
   if (result.kind !== 'ok') throw new CliError(`compaction of ${name} failed: ${result.message}`);
   return result.alreadyCompacted
     ? `${name}: history was already compacted at revision ${result.revision}`

@@ -42,21 +42,21 @@ export async function runDefrag(
   print: (line: string) => void,
 ): Promise<number> {
   const cluster = await getCluster(cli, name);
-  const endpoints = await memberEndpoints(cli, cluster);
-  const view = healthView(name, cli.namespace, endpoints, await askHealth(endpoints));
+  const { members, options } = await memberEndpoints(cli, cluster);
+  const view = healthView(name, cli.namespace, members, await askHealth(members, options));
   const order = defragOrder(view, opts.member);
   if (order.kind === 'refused') throw new CliError(`defragmentation of ${name} refused: ${order.reason}`);
   for (const [i, m] of order.members.entries()) {
     const role = m.leader ? 'leader' : m.learner ? 'learner' : 'follower';
     print(`[${i + 1}/${order.members.length}] defragmenting ${m.name} (${role}, ${formatBytes(m.dbSize)})…`);
-    const result = await defragment(m.endpoint);
+    const result = await defragment(m.endpoint, options);
     if (result.kind !== 'ok') throw new CliError(`defragmentation of ${m.name} failed: ${result.message}`);
-    if (!(await untilServing(() => healthRead([m.endpoint]), opts.timeout * 1000))) {
+    if (!(await untilServing(() => healthRead([m.endpoint], options), opts.timeout * 1000))) {
       throw new CliError(
         `${m.name} did not answer healthy within ${opts.timeout}s after defragmentation; stopped`,
       );
     }
-    const after = await memberStatus(m.endpoint);
+    const after = await memberStatus(m.endpoint, options);
     const size = after.kind === 'ok' ? formatBytes(after.status.dbSize) : '?';
     print(`    ${m.name}: ${formatBytes(m.dbSize)} → ${size}`);
   }

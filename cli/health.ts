@@ -10,6 +10,7 @@ import {
   type AlarmKind,
   type AlarmsResult,
   type EndpointStatus,
+  type EtcdConnectionOptions,
   type HealthResult,
 } from '../shared/etcd/index.ts';
 import { getCluster, type Cli } from './context.ts';
@@ -53,12 +54,15 @@ export interface HealthAnswers {
 }
 
 /** Asks every member for its status and a linearizable read, and the cluster for its alarms. */
-export async function askHealth(members: readonly MemberEndpoint[]): Promise<HealthAnswers> {
+export async function askHealth(
+  members: readonly MemberEndpoint[],
+  options: EtcdConnectionOptions = {},
+): Promise<HealthAnswers> {
   const endpoints = members.map(m => m.endpoint);
   const [statuses, reads, alarms] = await Promise.all([
-    clusterStatus(endpoints),
-    Promise.all(endpoints.map(e => healthRead([e]))),
-    listAlarms(endpoints),
+    clusterStatus(endpoints, options),
+    Promise.all(endpoints.map(e => healthRead([e], options))),
+    listAlarms(endpoints, options),
   ]);
   return { statuses, reads, alarms };
 }
@@ -169,7 +173,7 @@ export async function runHealth(
   output: string | undefined,
 ): Promise<{ text: string; exitCode: number }> {
   const cluster = await getCluster(cli, name);
-  const members = await memberEndpoints(cli, cluster);
-  const view = healthView(name, cli.namespace, members, await askHealth(members));
+  const { members, options } = await memberEndpoints(cli, cluster);
+  const view = healthView(name, cli.namespace, members, await askHealth(members, options));
   return { text: structuredOutput(output, view) ?? renderHealth(view), exitCode: view.healthy ? 0 : 1 };
 }

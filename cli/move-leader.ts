@@ -6,7 +6,7 @@ import { memberEndpoints } from './endpoints.ts';
 
 export async function runMoveLeader(cli: Cli, name: string, member: string): Promise<string> {
   const cluster = await getCluster(cli, name);
-  const members = await memberEndpoints(cli, cluster);
+  const { members, options } = await memberEndpoints(cli, cluster);
   const endpoints = members.map(m => m.endpoint);
   const i = members.findIndex(m => m.name === member);
   if (i < 0) {
@@ -14,13 +14,13 @@ export async function runMoveLeader(cli: Cli, name: string, member: string): Pro
       `no running member "${member}" in ${name} (members: ${members.map(m => m.name).join(', ')})`,
     );
   }
-  const statuses = await clusterStatus(endpoints);
+  const statuses = await clusterStatus(endpoints, options);
   const target = statuses[i];
   if (!target || target.kind !== 'ok') {
     throw new CliError(`${member} does not answer: ${target?.message ?? 'not asked'}`);
   }
   if (target.status.isLearner) throw new CliError(`${member} is a learner and cannot lead`);
-  const moved = await moveLeader(endpoints, target.status.memberId);
+  const moved = await moveLeader(endpoints, target.status.memberId, options);
   if (moved.kind !== 'ok') throw new CliError(`leadership not moved: ${moved.message}`);
   const nameOf = (id: string) =>
     members[statuses.findIndex(s => s.kind === 'ok' && s.status.memberId === id)]?.name ?? id;

@@ -70,7 +70,8 @@ export async function runSnapshotSave(
   );
   if (exists) throw new CliError(`${file} exists; it is never overwritten: choose another file name`);
   const cluster = await getCluster(cli, name);
-  let members = await memberEndpoints(cli, cluster);
+  const reach = await memberEndpoints(cli, cluster);
+  let members = reach.members;
   if (opts.member) {
     members = members.filter(m => m.name === opts.member);
     if (members.length === 0) throw new CliError(`no running member "${opts.member}" in ${name}`);
@@ -78,7 +79,7 @@ export async function runSnapshotSave(
   const failures: string[] = [];
   const partial = `${file}.partial`;
   for (const member of members) {
-    const opened = await snapshot(member.endpoint);
+    const opened = await snapshot(member.endpoint, reach.options);
     if (opened.kind !== 'ok') {
       failures.push(`${member.name}: ${opened.message}`);
       continue;
