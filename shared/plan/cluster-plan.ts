@@ -60,7 +60,10 @@ export function planCluster(state: ClusterState): ClusterPlan {
   }
   if (current.operation) {
     const operation = current.operation as unknown as AddMemberOperation;
-    const progress = { active: true, reason: 'AddingMember', message: `adding member ${operation.member}` };
+    const message = operation.initialMembers
+      ? `creating the initial members ${operation.initialMembers.join(', ')} together`
+      : `adding member ${operation.member}`;
+    const progress = { active: true, reason: 'AddingMember', message };
     return {
       action: { kind: 'resume', operation },
       status: computeStatus(state, current, progress),
