@@ -2,8 +2,9 @@
 // copy can take longer than any function request. `etcdfn-agent restore-fetch|restore-commit ...`.
 // A failed step writes `<Reason>: <message>` to its termination log, which the operator turns
 // into the cluster's Restored condition, and exits non-zero so the Pod goes no further.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Command } from 'commander';
+import type { EtcdAccess } from '../shared/etcd/access.ts';
 import { RestoreFailure, failureMessage, restorePaths } from '../shared/restore/layout.ts';
 import { fetchSnapshot, type FetchSource } from '../shared/restore/fetch.ts';
 import { commitRestore } from '../shared/restore/commit.ts';
@@ -107,8 +108,14 @@ program
   .requiredOption('--owner-uid <uid>')
   .requiredOption('--source <member=url...>', 'members to stream from, in order of preference')
   .option('--termination-log <file>', '', '/dev/termination-log')
+  .option('--tls-ca <file>', "the CA of etcd's serving certificate (client TLS)")
+  .option('--tls-cert <file>', 'client certificate (mTLS)')
+  .option('--tls-key <file>', "the client certificate's key")
   .action(
     async (o: {
+      tlsCa?: string;
+      tlsCert?: string;
+      tlsKey?: string;
       dir: string;
       file: string;
       recordedPath: string;
@@ -123,6 +130,7 @@ program
           file: o.file,
           recordedPath: o.recordedPath,
           ownerUid: o.ownerUid,
+          access: agentAccess(o),
           sources: o.source.map(s => {
             const at = s.indexOf('=');
             return { member: s.slice(0, at), endpoint: s.slice(at + 1) };
@@ -160,8 +168,14 @@ program
   .requiredOption('--owner-uid <uid>')
   .requiredOption('--sha256 <hex>', 'the checksum the status records')
   .option('--termination-log <file>', '', '/dev/termination-log')
+  .option('--tls-ca <file>', "the CA of etcd's serving certificate (client TLS)")
+  .option('--tls-cert <file>', 'client certificate (mTLS)')
+  .option('--tls-key <file>', "the client certificate's key")
   .action(
     async (o: {
+      tlsCa?: string;
+      tlsCert?: string;
+      tlsKey?: string;
       dir: string;
       file: string;
       recordedPath: string;
@@ -188,3 +202,15 @@ program
   );
 
 await program.parseAsync(process.argv);
+
+/** Client TLS from the files the Job mounts (shared/builders/snapshot-job.ts), read at start. */
+function agentAccess(o: { tlsCa?: string; tlsCert?: string; tlsKey?: string }): EtcdAccess {
+  if (!o.tlsCa) return {};
+  return {
+    tls: {
+      ca: readFileSync(o.tlsCa),
+      ...(o.tlsCert && { cert: readFileSync(o.tlsCert) }),
+      ...(o.tlsKey && { key: readFileSync(o.tlsKey) }),
+    },
+  };
+}

@@ -1,5 +1,5 @@
 // EtcdCluster (crds/etcdfn.io_etcdclusters.yaml): the resource users write.
-import type { MaintenanceSpec } from './maintenance.ts';
+import type { DefragScheduleStatus, MaintenanceSpec } from './maintenance.ts';
 import type { V1Affinity, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import type { MemberRole } from '../names.ts';
 import type {
@@ -207,6 +207,15 @@ export interface ForceNewClusterStatus {
   finishedAt?: string;
 }
 
+export interface ClusterCertificateStatus {
+  secret: string;
+  role: 'server' | 'peer' | 'operator-client';
+  /** RFC 3339 time; unset when the Secret holds no readable certificate. */
+  notAfter?: string;
+  /** RFC 3339 time the operator re-issues it; auto TLS only. */
+  renewAfter?: string;
+}
+
 export interface EtcdClusterStatus {
   phase?: ClusterPhase;
   /** "ready/desired", e.g. "3/3", for kubectl get. */
@@ -223,6 +232,8 @@ export interface EtcdClusterStatus {
   /** RFC 3339 time. */
   progressDeadline?: string;
   members?: ClusterMemberStatus[];
+  /** Each TLS certificate's expiry as read from its Secret (shared/reconcile/certificates.ts). */
+  certificates?: ClusterCertificateStatus[];
   /** The member replacement under way (one at a time), recorded before the lost member is deleted. */
   replacement?: MemberReplacementStatus;
   /** The in-place restore under way or last done (shared/plan/in-place-restore.ts). */
@@ -231,6 +242,8 @@ export interface EtcdClusterStatus {
   forceNewCluster?: ForceNewClusterStatus;
   /** The step claimed by the operator; its shape belongs to the planner. */
   operation?: Record<string, unknown>;
+  /** spec.maintenance.defrag.schedule's runs: the next one, and the progress of the last. */
+  defragSchedule?: DefragScheduleStatus;
   conditions?: Condition[];
 }
 

@@ -14,6 +14,29 @@ export interface DefragThreshold {
 
 export interface DefragPolicy {
   threshold?: DefragThreshold;
+  /**
+   * Cron (five fields, a macro, or "@every <h>h<m>m"): at each run every member is defragmented
+   * once, followers first, the leader last, whatever its unused space.
+   */
+  schedule?: string;
+  /** IANA time zone of the schedule. Default UTC. */
+  timeZone?: string;
+}
+
+/** status.defragSchedule: the scheduled runs' memory (shared/plan/defrag-schedule.ts). */
+export interface DefragScheduleStatus {
+  /** The schedule (and time zone) nextRun was computed from: "<schedule> <timeZone>". */
+  schedule?: string;
+  /** RFC 3339: when the next run is due. */
+  nextRun?: string;
+  /** RFC 3339: the due time of the run under way or last run. */
+  lastRun?: string;
+  /** Members defragmented in lastRun, in order (never defragmented twice in one run). */
+  defragmented?: string[];
+  /** RFC 3339: when lastRun finished every member; absent while it runs. */
+  completedAt?: string;
+  /** Why a due run does not start (empty while it can). */
+  waiting?: string;
 }
 
 export interface MaintenanceSpec {

@@ -2,7 +2,7 @@
 // image's agent (`snapshot-save`, shared/snapshot-file/save.ts), so no function mounts a volume and
 // a long copy is not cut by a function's request limit. One Job per attempt: its name carries the
 // attempt's claim time, so a retried invocation finds (not duplicates) the Job of its attempt.
-import type { V1Job, V1ResourceRequirements } from '@kubernetes/client-node';
+import type { V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import { CLUSTER_LABEL } from '../names.ts';
 import {
@@ -21,6 +21,31 @@ export const SNAPSHOT_UID_LABEL = 'etcdfn.io/snapshot-uid';
 export const JOB_TTL_SECONDS = 3600;
 const TERMINATION_LOG = '/dev/termination-log';
 
+/** Where the save Job mounts the cluster's CA (ca/) and the operator's client certificate (client/). */
+export const AGENT_TLS_DIR = '/etc/etcdfn/etcd-tls';
+
+/** Only the keys the agent reads, so a server Secret's private key never reaches the Job. */
+function tlsVolumes(tls: SnapshotJobOptions['tls']): {
+  volumes?: V1Volume[];
+  volumeMounts?: V1VolumeMount[];
+} {
+  if (!tls) return {};
+  const secret = (name: string, keys: string[]) => ({
+    secretName: name,
+    defaultMode: 0o440,
+    items: keys.map(key => ({ key, path: key })),
+  });
+  const volumes: V1Volume[] = [{ name: 'etcd-ca', secret: secret(tls.serverSecret, ['ca.crt']) }];
+  const volumeMounts: V1VolumeMount[] = [
+    { name: 'etcd-ca', mountPath: `${AGENT_TLS_DIR}/ca`, readOnly: true },
+  ];
+  if (tls.operatorClientSecret) {
+    volumes.push({ name: 'etcd-client', secret: secret(tls.operatorClientSecret, ['tls.crt', 'tls.key']) });
+    volumeMounts.push({ name: 'etcd-client', mountPath: `${AGENT_TLS_DIR}/client`, readOnly: true });
+  }
+  return { volumes, volumeMounts };
+}
+
 /** The Job of the attempt claimed at `startTime`: `<name>-<uid8>-<claim time, base 36>`. */
 export function snapshotJobName(snapshot: Pick<EtcdSnapshot, 'metadata'>, startTime: string): string {
   const uid8 = (snapshot.metadata.uid ?? '').slice(0, 8);
@@ -38,6 +63,8 @@ export interface SnapshotJobOptions {
   startTime: string;
   /** Members to stream from, in order of preference. */
   sources: { member: string; endpoint: string }[];
+  /** The cluster's client TLS Secrets (shared/builders/tls.ts): the agent dials with them. */
+  tls?: { serverSecret: string; operatorClientSecret?: string };
   /** The Job fails (DeadlineExceeded) after this long. */
   activeDeadlineSeconds: number;
 }
@@ -60,7 +87,12 @@ export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V
       // Named, not defaulted, so a runtime that maps the path (the sandbox) sees it.
       `--termination-log=${TERMINATION_LOG}`,
       ...opts.sources.map(s => `--source=${s.member}=${s.endpoint}`),
+      ...(opts.tls ? [`--tls-ca=${AGENT_TLS_DIR}/ca/ca.crt`] : []),
+      ...(opts.tls?.operatorClientSecret
+        ? [`--tls-cert=${AGENT_TLS_DIR}/client/tls.crt`, `--tls-key=${AGENT_TLS_DIR}/client/tls.key`]
+        : []),
     ],
+    ...tlsVolumes(opts.tls),
     resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
   });
 }
@@ -80,6 +112,8 @@ function agentJob(
     activeDeadlineSeconds: number;
     args: string[];
     resources: V1ResourceRequirements;
+    volumes?: V1Volume[];
+    volumeMounts?: V1VolumeMount[];
   },
 ): V1Job {
   const pvc = snapshot.spec.destination.pvc;
@@ -113,14 +147,17 @@ function agentJob(
               image: o.operatorImage,
               command: [AGENT_COMMAND],
               args: o.args,
-              volumeMounts: [{ name: 'snapshots', mountPath: SNAPSHOT_MOUNT }],
+              volumeMounts: [{ name: 'snapshots', mountPath: SNAPSHOT_MOUNT }, ...(o.volumeMounts ?? [])],
               terminationMessagePath: TERMINATION_LOG,
               terminationMessagePolicy: 'FallbackToLogsOnError',
               securityContext: containerSecurityContext(),
               resources: o.resources,
             },
           ],
-          volumes: [{ name: 'snapshots', persistentVolumeClaim: { claimName: pvc.claimName } }],
+          volumes: [
+            { name: 'snapshots', persistentVolumeClaim: { claimName: pvc.claimName } },
+            ...(o.volumes ?? []),
+          ],
         },
       },
     },

@@ -25,6 +25,7 @@
  * - Defragmentation gets a long deadline of its own: it rewrites the whole database file.
  */
 export * from './adapter.ts';
+export * from './auth.ts';
 export * from './connection.ts';
 export * from './errors.ts';
 export * from './ids.ts';

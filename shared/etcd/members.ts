@@ -12,6 +12,7 @@ import type { CallFailure, FailureOf } from './errors.ts';
 import { callEndpoint, callFailure, callFirstAvailable, sameURL } from './connection.ts';
 import type { EtcdConnectionOptions } from './connection.ts';
 import { toDecimalId, toHexId } from './ids.ts';
+import { clusterStatus } from './status.ts';
 
 export interface EtcdMember {
   /** 16 lowercase hex digits. */
@@ -113,7 +114,10 @@ export async function promote(
   const ID = toDecimalId(id);
   const listed = await chooseEndpoint(endpoints, options, m => m.isLearner);
   if (listed.kind !== 'ok') return listed;
-  const result = await callEndpoint(listed.endpoint, options, client => client.cluster.memberPromote({ ID }));
+  const target = options.auth
+    ? ((await leaderEndpoint(endpoints, options)) ?? listed.endpoint)
+    : listed.endpoint;
+  const result = await callEndpoint(target, options, client => client.cluster.memberPromote({ ID }));
   if (result.kind === 'ok') {
     const members = result.value.members.map(toMember);
     return { kind: 'ok', member: members.find(m => m.id === toHexId(ID)), members };
@@ -173,6 +177,19 @@ async function chooseEndpoint(
     remaining = remaining.slice(remaining.indexOf(listed.endpoint) + 1);
     if (remaining.length === 0) return fallback;
   }
+}
+
+/**
+ * With auth on, a follower forwards a promote to the leader without the caller's token and the
+ * leader refuses it ("user name is empty"), so the call runs out its deadline: etcd bug #20757,
+ * unfixed in 3.4.23 and 3.5.16. The promote then goes to the leader itself.
+ */
+async function leaderEndpoint(
+  endpoints: readonly string[],
+  options: EtcdConnectionOptions,
+): Promise<string | undefined> {
+  const statuses = await clusterStatus(endpoints, options);
+  return statuses.find(s => s.kind === 'ok' && s.status.isLeader)?.endpoint;
 }
 
 async function memberByPeerURL(

@@ -1,7 +1,7 @@
 // Streaming a snapshot of one member's backend. The bytes are passed on verbatim: the stream ends
 // with etcd's integrity hash, which `etcdutl snapshot restore` checks.
 import { Readable } from 'node:stream';
-import type { ISnapshotResponse } from 'etcd3';
+import type { Etcd3, ISnapshotResponse } from 'etcd3';
 import { classifyEtcdError } from './errors.ts';
 import type { CallFailure } from './errors.ts';
 import { DEFAULT_TIMEOUT_MS, callFailure, createClient, withTimeout } from './connection.ts';
@@ -40,8 +40,8 @@ export async function snapshot(
   try {
     const status = await withTimeout(client.maintenance.status(), idleMs, endpoint);
     revision = Number(status.header.revision);
-    const grpcStream = await withTimeout(client.maintenance.snapshot(), idleMs, endpoint);
-    const readable = grpcStream as unknown as AsyncIterable<ISnapshotResponse> & { cancel?: () => void };
+    const grpcStream = await withTimeout(openSnapshotStream(client), idleMs, endpoint);
+    const readable = grpcStream as AsyncIterable<ISnapshotResponse> & { cancel?: () => void };
     cancel = () => readable.cancel?.();
     source = readable[Symbol.asyncIterator]();
     first = await withTimeout(source.next(), idleMs, endpoint);
@@ -64,4 +64,26 @@ export async function snapshot(
     }
   }
   return { kind: 'ok', endpoint, stream: Readable.from(chunks(), { objectMode: false }), revision };
+}
+
+interface PoolWithConnection {
+  withConnection<T>(
+    service: 'Maintenance',
+    fn: (args: {
+      client: { snapshot(req: object, metadata: unknown, options: object): T };
+      metadata: unknown;
+    }) => T,
+  ): Promise<T>;
+}
+
+/**
+ * etcd3's `maintenance.snapshot()` hands grpc-js its arguments one place off (metadata where the
+ * request goes), so the auth token never reaches etcd and a cluster with auth on answers "user
+ * name is empty". This opens the same stream through etcd3's pool with the arguments in order.
+ */
+function openSnapshotStream(client: Etcd3): Promise<unknown> {
+  const pool = (client as unknown as { pool: PoolWithConnection }).pool;
+  return pool.withConnection('Maintenance', ({ client: service, metadata }) =>
+    service.snapshot({}, metadata, {}),
+  );
 }

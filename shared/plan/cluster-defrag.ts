@@ -16,6 +16,7 @@ import type { ClusterState } from './cluster-state.ts';
 import type { ClusterEvent, MembershipStep } from './cluster-step.ts';
 import { isMemberReady, memberUrls, membershipOf, runningMembers } from './members.ts';
 import { specDiffersFromObserved } from './target.ts';
+import { scheduledRun, statusWithoutClaim } from './defrag-schedule.ts';
 
 /** The claim in status.operation while one member is defragmented. */
 export interface DefragOperation {
@@ -25,6 +26,10 @@ export interface DefragOperation {
   startedAt: string;
   /** Why the member was due, for the Progressing message (stable while the claim stands). */
   why: string;
+  /** The scheduled run (its due time) the claim is for; absent for the threshold policy. */
+  run?: string;
+  /** A scheduled claim: the member's dbSize when claimed (a defragmentation is what shrinks it). */
+  dbSizeBefore?: number;
 }
 
 /** What one member says of its database file (etcd's Status call). */
@@ -51,11 +56,19 @@ export type DefragDecision =
   | { step: 'hold'; why: string }
   | { step: 'nothing-due' }
   /** Claim `member` (again, when `retake`) and defragment it. */
-  | { step: 'defragment'; member: string; endpoint: string; why: string; retake: boolean }
+  | {
+      step: 'defragment';
+      member: string;
+      endpoint: string;
+      why: string;
+      retake: boolean;
+      run?: string;
+      dbSizeBefore?: number;
+    }
   /** The claimed member's defragmentation is (or may be) still running. */
   | { step: 'await'; member: string; why: string }
   /** Drop the claim: the member is done, gone, or the claim expired on an unfit cluster. */
-  | { step: 'finish'; member: string; why: string };
+  | { step: 'finish'; member: string; why: string; done?: boolean };
 
 export function thresholdOf(cluster: EtcdCluster): Threshold | undefined {
   const policy = cluster.spec.maintenance?.defrag;
@@ -108,12 +121,15 @@ export function defragOperation(status: EtcdClusterStatus | undefined): DefragOp
  */
 export function decideDefrag(state: ClusterState, complete: boolean): DefragDecision {
   const claim = defragOperation(state.cluster.status);
-  if (claim) return decideClaimed(state, claim, complete);
+  if (claim)
+    return claim.run ? decideScheduledClaim(state, claim, complete) : decideClaimed(state, claim, complete);
+  const order = followersThenLeader(state);
+  const run = scheduledRun(state.cluster, order, state.now);
+  if (run.step === 'run') return decideScheduled(state, complete, run.record.lastRun!, run.remaining[0]);
   const threshold = thresholdOf(state.cluster);
   if (!threshold) return { step: 'off' };
   const unfit = unfitBecause(state, complete);
   if (unfit) return { step: 'hold', why: unfit };
-  const order = followersThenLeader(state);
   const silent = order.find(name => !state.space?.[name]);
   if (silent) return { step: 'hold', why: `${silent} did not report its database size` };
   for (const name of order) {
@@ -128,6 +144,68 @@ export function decideDefrag(state: ClusterState, complete: boolean): DefragDeci
       };
   }
   return { step: 'nothing-due' };
+}
+
+/** A scheduled run's next member: every member once, whatever its unused space. */
+function decideScheduled(
+  state: ClusterState,
+  complete: boolean,
+  run: string,
+  member: string,
+): DefragDecision {
+  const unfit = unfitBecause(state, complete);
+  if (unfit) return { step: 'hold', why: unfit };
+  const space = state.space?.[member];
+  if (!space) return { step: 'hold', why: `${member} did not report its database size` };
+  return {
+    step: 'defragment',
+    member,
+    endpoint: memberUrls(state.cluster, member).client,
+    why: `the scheduled run due at ${run}`,
+    retake: false,
+    run,
+    dbSizeBefore: space.dbSize,
+  };
+}
+
+/**
+ * A scheduled claim: the member is done once its file shrank below its size when claimed (only a
+ * defragmentation shrinks it) and it serves again; a claim left by a crash before that is taken over.
+ */
+function decideScheduledClaim(
+  state: ClusterState,
+  claim: DefragOperation,
+  complete: boolean,
+): DefragDecision {
+  const member = runningMembers(state).find(m => m.metadata.name === claim.member);
+  if (!member) return { step: 'finish', member: claim.member, why: `${claim.member} is gone` };
+  const space = state.space?.[claim.member];
+  const shrank = space !== undefined && claim.dbSizeBefore !== undefined && space.dbSize < claim.dbSizeBefore;
+  if (shrank && isMemberReady(state, member))
+    return {
+      step: 'finish',
+      member: claim.member,
+      why: `${claim.member} is defragmented and serving`,
+      done: true,
+    };
+  const age = state.now.getTime() - Date.parse(claim.startedAt);
+  if (age < DEFRAG_LEASE_MS)
+    return { step: 'await', member: claim.member, why: `defragmenting ${claim.member} (${claim.why})` };
+  const unfit = state.cluster.spec.maintenance?.defrag?.schedule
+    ? unfitBecause(state, complete, true)
+    : 'the schedule was removed';
+  if (unfit) return { step: 'finish', member: claim.member, why: `gave up on ${claim.member}: ${unfit}` };
+  if (!space)
+    return { step: 'await', member: claim.member, why: `${claim.member} does not report its database size` };
+  return {
+    step: 'defragment',
+    member: claim.member,
+    endpoint: memberUrls(state.cluster, claim.member).client,
+    why: claim.why,
+    retake: true,
+    run: claim.run!,
+    dbSizeBefore: claim.dbSizeBefore ?? space.dbSize,
+  };
 }
 
 function decideClaimed(state: ClusterState, claim: DefragOperation, complete: boolean): DefragDecision {
@@ -156,7 +234,7 @@ function decideClaimed(state: ClusterState, claim: DefragOperation, complete: bo
 }
 
 /** Why the cluster must not lose a member for a while now; undefined when it may. */
-function unfitBecause(state: ClusterState, complete: boolean, ownClaim = false): string | undefined {
+export function unfitBecause(state: ClusterState, complete: boolean, ownClaim = false): string | undefined {
   const etcd = state.etcd;
   if (!etcd?.reachable) return 'etcd does not answer';
   if (etcd.alarms?.includes('CORRUPT')) return 'a CORRUPT alarm is raised';
@@ -180,7 +258,7 @@ function unfitBecause(state: ClusterState, complete: boolean, ownClaim = false):
 }
 
 /** Running members by name, the leader last. */
-function followersThenLeader(state: ClusterState): string[] {
+export function followersThenLeader(state: ClusterState): string[] {
   const etcd = state.etcd?.reachable ? state.etcd : undefined;
   const leaderOf = (name: string) => {
     const m = runningMembers(state).find(x => x.metadata.name === name);
@@ -209,6 +287,8 @@ export function planDefrag(state: ClusterState, complete: boolean): MembershipSt
         member: decision.member,
         startedAt: state.now.toISOString(),
         why: decision.why,
+        ...(decision.run && { run: decision.run }),
+        ...(decision.dbSizeBefore !== undefined && { dbSizeBefore: decision.dbSizeBefore }),
       };
       return {
         action: {
@@ -251,5 +331,22 @@ export function defragAbandoned(state: ClusterState, complete: boolean): Cluster
 /** The state with the defragmentation claim dropped (planned on after a 'finish'). */
 export function withoutDefragClaim(state: ClusterState): ClusterState {
   const { operation: _dropped, ...status } = state.cluster.status ?? {};
+  return { ...state, cluster: { ...state.cluster, status } };
+}
+
+/**
+ * The state after a 'finish': the claim dropped and, when the member is done, the member recorded
+ * in its scheduled run (so the plan that follows goes on to the next member, never back to it).
+ */
+export function releasedDefragClaim(state: ClusterState, complete: boolean): ClusterState {
+  const claim = defragOperation(state.cluster.status);
+  const decision = decideDefrag(state, complete);
+  if (!claim || decision.step !== 'finish') return withoutDefragClaim(state);
+  const status = statusWithoutClaim(
+    state.cluster.status ?? {},
+    claim.member,
+    claim.run,
+    decision.done === true,
+  );
   return { ...state, cluster: { ...state.cluster, status } };
 }

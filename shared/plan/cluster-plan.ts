@@ -16,7 +16,14 @@ import { computeStatus, type Progress } from './cluster-status.ts';
 import { planMembership } from './cluster-scaling.ts';
 import { planSpaceRecovery } from './cluster-space.ts';
 import { planVolumeGrowth } from './cluster-volumes.ts';
-import { defragAbandoned, defragOperation, planDefrag, withoutDefragClaim } from './cluster-defrag.ts';
+import {
+  defragAbandoned,
+  defragOperation,
+  planDefrag,
+  releasedDefragClaim,
+  withoutDefragClaim,
+} from './cluster-defrag.ts';
+import { withDefragSchedule } from './cluster-defrag-schedule.ts';
 import {
   podTrouble,
   targetMessage,
@@ -33,6 +40,17 @@ import { deadlineFrom, deadlinePassed, observedFromSpec, specDiffersFromObserved
 export type { AddMemberOperation, ClusterAction, ClusterEvent, ClusterPlan } from './cluster-step.ts';
 
 export function planCluster(state: ClusterState): ClusterPlan {
+  const plan = planSteps(state);
+  return state.cluster.status?.observed && !isDeleting(state.cluster)
+    ? withDefragSchedule(
+        state,
+        plan,
+        isComplete({ ...state, cluster: { ...state.cluster, status: plan.status } }),
+      )
+    : plan;
+}
+
+function planSteps(state: ClusterState): ClusterPlan {
   const cluster = state.cluster;
   const current = cluster.status ?? {};
   if (isDeleting(cluster)) return { action: { kind: 'none' }, status: current, events: [] };
@@ -48,7 +66,7 @@ export function planCluster(state: ClusterState): ClusterPlan {
     const free = withoutDefragClaim(state);
     const held = planDefrag(state, isComplete(free));
     if (!held) {
-      const next = planCluster(free);
+      const next = planSteps(releasedDefragClaim(state, isComplete(free)));
       const abandoned = defragAbandoned(state, isComplete(free));
       return abandoned ? { ...next, events: [abandoned, ...next.events] } : next;
     }

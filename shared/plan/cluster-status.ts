@@ -5,7 +5,7 @@ import { setCondition, type ConditionInput } from '../conditions.ts';
 import { clusterSelector, pvcName } from '../names.ts';
 import { restoreRecoveryAdvice } from './cluster-recovery-loss.ts';
 import { replacementProgress } from './cluster-replacement.ts';
-import { memberFigures } from './cluster-volumes.ts';
+import { GROWING_REASON, memberFigures } from './cluster-volumes.ts';
 import { inPlaceRestoreCondition } from './in-place-restore-status.ts';
 import { forceRecoveryCondition } from './cluster-recovery-force-status.ts';
 import type { ClusterState } from './cluster-state.ts';
@@ -176,6 +176,12 @@ function pausedMessage(state: ClusterState): string {
   return `paused (spec.replicas=0); the data is kept on PersistentVolumeClaim ${pvcName(dormant.metadata.name ?? '')}; scale up to resume`;
 }
 
+/**
+ * Work on a cluster at its target that changes neither its members nor its version: not Scaling.
+ * The phase says whether it serves (Running or Degraded); Progressing=True names the work.
+ */
+const MAINTENANCE_REASONS = new Set([GROWING_REASON, 'Defragmenting']);
+
 function phaseOf(
   status: EtcdClusterStatus,
   desired: number,
@@ -185,7 +191,7 @@ function phaseOf(
   if (progress.reason === 'DeadlineExceeded' || progress.reason === 'BootstrapFailed') return 'Failed';
   if (desired === 0 && !progress.active) return 'Paused';
   if (!status.clusterID) return desired === 0 ? 'Paused' : 'Bootstrapping';
-  if (progress.active) return 'Scaling';
+  if (progress.active && !MAINTENANCE_REASONS.has(progress.reason)) return 'Scaling';
   return ready >= desired ? 'Running' : 'Degraded';
 }
 

@@ -7,6 +7,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { RESTORED_CONDITION } from './restore-source.ts';
 import { boundedName, type PingSource } from './ping-source.ts';
+import { pingSchedule } from './schedule-ping.ts';
 import { wakePingSource, wokenObject } from './wake.ts';
 
 const DATA_KEY = 'etcdCluster';
@@ -41,3 +42,20 @@ export function desiredClusterWake(
 
 /** The cluster a tick's data names, when the tick came from a cluster's wake-up. */
 export const clusterOfWake = (data: unknown) => wokenObject(data, DATA_KEY);
+
+/**
+ * The defragmentation schedule's own timing: `<name>-defrag-etcdfn-cluster-wake` fires at the
+ * schedule's times for reconcile-cluster (the functions scale to zero; the resync tick is too rare),
+ * and goes with the schedule. Same route and data as the wake-up above.
+ */
+export const defragWakeName = (clusterName: string): string =>
+  boundedName('', clusterName, `-defrag${CLUSTER_WAKE_SUFFIX}`);
+
+export function desiredDefragWake(cluster: EtcdCluster & KubeObject, sink: string): PingSource | undefined {
+  const policy = cluster.spec.maintenance?.defrag;
+  if (!policy?.schedule || cluster.metadata.deletionTimestamp) return undefined;
+  const name = cluster.metadata.name ?? '';
+  const wake = wakePingSource(cluster, defragWakeName(name), DATA_KEY, name, sink);
+  const { schedule: _everyMinute, timezone: _none, ...rest } = wake.spec;
+  return { ...wake, spec: { ...rest, ...pingSchedule(policy.schedule, policy.timeZone) } };
+}

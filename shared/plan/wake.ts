@@ -67,10 +67,12 @@ export type WakeStep =
   | { kind: 'none' }
   | { kind: 'create'; object: PingSource }
   | { kind: 'delete'; name: string; uid?: string }
+  /** Its timing changed (a defragmentation schedule edited): the existing one with the new spec. */
+  | { kind: 'update'; object: PingSource }
   /** A PingSource of that name the owner does not own: left alone, and said so. */
   | { kind: 'conflict'; message: string };
 
-/** What to do to bring the existing wake (if any) to the desired one; its spec never changes. */
+/** What to do to bring the existing wake (if any) to the desired one; only its timing may change. */
 export function wakeStep(
   owner: WakeOwner,
   desired: PingSource | undefined,
@@ -83,7 +85,12 @@ export function wakeStep(
       message: `PingSource ${existing.metadata.namespace}/${existing.metadata.name} exists and does not belong to ${owner.kind} ${owner.metadata.name}: left alone, so it is looked at again on the resync tick`,
     };
   }
-  if (desired) return { kind: 'none' };
+  if (desired) {
+    const have = existing.spec as Partial<PingSource['spec']> | undefined;
+    const same =
+      have?.schedule === desired.spec.schedule && (have.timezone ?? '') === (desired.spec.timezone ?? '');
+    return same ? { kind: 'none' } : { kind: 'update', object: { ...existing, spec: desired.spec } };
+  }
   return {
     kind: 'delete',
     name: existing.metadata.name ?? '',

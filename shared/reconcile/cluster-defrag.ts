@@ -8,6 +8,7 @@ import type { KubeObject } from '../k8s/objects.ts';
 import { untilServing } from '../etcd/maintenance.ts';
 import { defragOperation, size as mib, type MemberSpace } from '../plan/cluster-defrag.ts';
 import type { ClusterState } from '../plan/cluster-state.ts';
+import { statusWithoutClaim } from '../plan/defrag-schedule.ts';
 import type { ClusterAction } from '../plan/cluster-step.ts';
 import { memberUrls, runningMembers } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
@@ -81,8 +82,10 @@ export async function defragmentMember(
 async function releaseClaim(ctx: Context, claimed: Cluster, member: string): Promise<boolean> {
   let cluster = claimed;
   for (let attempt = 0; attempt < RELEASE_ATTEMPTS; attempt++) {
-    if (defragOperation(cluster.status)?.member !== member) return true;
-    const { operation: _dropped, ...status } = cluster.status ?? {};
+    const claim = defragOperation(cluster.status);
+    if (claim?.member !== member) return true;
+    // A scheduled run's member is recorded as done in the same write (never defragmented twice).
+    const status = statusWithoutClaim(cluster.status ?? {}, member, claim.run, true);
     const written = await ctx.kube.replaceStatus({ ...cluster, status });
     if (written.kind === 'written') return true;
     const read = await ctx.kube.get<Cluster>({

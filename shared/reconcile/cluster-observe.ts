@@ -32,6 +32,7 @@ import {
 } from '../names.ts';
 import type { ClusterState, EtcdView, PodFacts } from '../plan/cluster-state.ts';
 import { etcdEndpoints, ownMembers } from '../plan/members.ts';
+import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import type { Context } from '../runtime/context.ts';
 import { observeRecoverySnapshot } from './cluster-observe-recovery.ts';
 import { needsSelfReports } from '../plan/cluster-recovery-force.ts';
@@ -54,6 +55,8 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   });
   if (read.kind === 'not-found') return undefined;
   const cluster = read.object;
+  // Every etcd call below dials with this cluster's TLS and credentials.
+  ctx = withClusterEtcd(ctx, cluster);
   const selector = clusterSelector(ref.name);
   const namespaced = (apiVersion: string, kind: string, name: string) => ({
     apiVersion,

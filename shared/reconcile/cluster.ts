@@ -8,10 +8,22 @@ import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
 import { recoveryWaits } from '../plan/cluster-recovery-loss.ts';
 import type { ClusterState } from '../plan/cluster-state.ts';
 import { freshFigures } from '../plan/cluster-volumes.ts';
-import { clusterWakeName, desiredClusterWake, mayHaveWake, restoreWaits } from '../plan/cluster-wake.ts';
+import {
+  clusterWakeName,
+  defragWakeName,
+  desiredClusterWake,
+  desiredDefragWake,
+  mayHaveWake,
+  restoreWaits,
+} from '../plan/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
+import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { crashPoint } from '../runtime/crash.ts';
+import { withCertificates } from '../plan/certificate-status.ts';
+import { keepCertificates } from './certificates.ts';
 import { act } from './cluster-act.ts';
+import { runAuth } from './cluster-auth-run.ts';
+import { etcdEndpoints } from '../plan/members.ts';
 import { observeCluster, type ClusterRef } from './cluster-observe.ts';
 import { recordEvent } from './record-event.ts';
 import { ensureWake } from './wake.ts';
@@ -30,7 +42,14 @@ export async function reconcileCluster(
   if (!state) return { result: 'done', summary: `EtcdCluster ${ref.namespace}/${ref.name} is gone` };
   // Judged on the status as observed, before this invocation's own writes replace it.
   const wakeMayExist = opts.woken === true || mayHaveWake(state.cluster);
+  // Auto TLS certificates are issued here, before any step can need a member Pod to mount them.
+  const certificates = await keepCertificates(ctx, state.cluster);
+  const defragWakeMayExist =
+    state.cluster.spec.maintenance?.defrag?.schedule !== undefined ||
+    state.cluster.status?.defragSchedule !== undefined;
   const plan = planCluster(state);
+  if (certificates.observed.length || state.cluster.status?.certificates)
+    plan.status = withCertificates(plan.status, certificates.observed, certificates.problem, ctx.now());
   noteLogContext({ cluster: ref.name, step: plan.action.kind });
   let cluster = state.cluster as Cluster;
   const claims = plan.action.kind === 'claim' || plan.action.kind === 'defragment';
@@ -42,7 +61,22 @@ export async function reconcileCluster(
     cluster = claimed.object;
     state.cluster = cluster;
   }
-  const result = await act(ctx, state, plan.action);
+  let result = await act(withClusterEtcd(ctx, cluster), state, plan.action);
+  // Auth only once the cluster plan has nothing left to do: formed, every member ready.
+  const available = plan.status.conditions?.some(c => c.type === 'Available' && c.status === 'True');
+  const auth =
+    result.ok && plan.action.kind === 'none' && available
+      ? await runAuth(ctx, cluster, etcdEndpoints(state, cluster))
+      : undefined;
+  if (auth) {
+    plan.status = { ...plan.status, authEnabled: auth.authEnabled };
+    if (auth.kind === 'failed')
+      result = { ok: false, outcome: { result: 'retry', reason: auth.reason, status: 503 } };
+    else {
+      result = { ok: true, summary: auth.summary };
+      if (auth.event) plan.events.push(auth.event);
+    }
+  }
   if (!claims) {
     const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
     const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
@@ -60,8 +94,16 @@ export async function reconcileCluster(
   }
   await recordPlanEvents(ctx, cluster, plan, result.ok);
   const woken = await syncWake(ctx, cluster, restoreWaits(state) || recoveryWaits(state), wakeMayExist);
+  const timed = defragWakeMayExist
+    ? await ensureWake(
+        ctx,
+        cluster,
+        defragWakeName(ref.name),
+        desiredDefragWake(cluster, ctx.settings.scheduleSink),
+      )
+    : '';
   if (!result.ok) return result.outcome;
-  const summary = woken ? `${result.summary}; ${woken}` : result.summary;
+  const summary = [result.summary, woken, timed].filter(Boolean).join('; ');
   return { result: 'done', summary, details: { action: plan.action.kind } };
 }
 

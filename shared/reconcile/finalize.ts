@@ -20,6 +20,7 @@ import {
 import { isBeingDeleted } from '../plan/member-pod.ts';
 import { ownUrls } from '../plan/member-status.ts';
 import type { Context } from '../runtime/context.ts';
+import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { emitEvents } from './member-events.ts';
 import { noteLogContext } from '../log-context.ts';
@@ -42,7 +43,7 @@ export async function finalizeMember(ctx: Context, ref: MemberRef): Promise<Hand
     if (!state) return done(summaries, `EtcdMember ${ref.namespace}/${ref.name} is gone`);
     const action = planFinalize(state);
     noteLogContext({ cluster: state.member.spec.clusterName, member: ref.name, step: action.kind });
-    const step = await act(ctx, state, action);
+    const step = await act(state.cluster ? withClusterEtcd(ctx, state.cluster) : ctx, state, action);
     if ('outcome' in step) {
       const outcome = step.outcome;
       return outcome.result === 'done' ? done(summaries, outcome.summary) : outcome;
@@ -70,6 +71,8 @@ export async function observeFinalize(ctx: Context, ref: MemberRef): Promise<Fin
     name: clusterName,
   });
   const state: FinalizeState = { member, cluster, others: [], tried: [] };
+  // A member whose cluster is gone has no Secrets to dial with: plain ctx.etcd then.
+  if (cluster) ctx = withClusterEtcd(ctx, cluster);
   // Whether there are others matters only for a member whose removal is still ours to do.
   if (!needsEtcd({ ...state, others: [member] })) return state;
   const all = await ctx.kube.list<Member>(

@@ -15,6 +15,7 @@ import { needsEtcd, planMember, type MemberPlan, type MemberState } from '../pla
 import { ownUrls } from '../plan/member-status.ts';
 import { memberUrls } from '../plan/members.ts';
 import type { Context } from '../runtime/context.ts';
+import { clusterEtcd } from '../runtime/cluster-etcd.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { emitEvents } from './member-events.ts';
 import { noteLogContext } from '../log-context.ts';
@@ -97,9 +98,10 @@ async function observeEtcd(ctx: Context, state: MemberState, cluster: EtcdCluste
     .filter(m => m.role === 'voter' && m.ready === true && m.name !== state.member.metadata.name)
     .map(m => memberUrls(cluster, m.name).client);
   const endpoints = podUp ? [...voters, own] : voters;
+  const etcd = clusterEtcd(ctx, cluster);
   const [listed, self] = await Promise.all([
-    endpoints.length > 0 ? ctx.etcd.listMembers(endpoints) : undefined,
-    state.pod && isPodReady(state.pod) ? ctx.etcd.memberStatus(own) : undefined,
+    endpoints.length > 0 ? etcd.listMembers(endpoints) : undefined,
+    state.pod && isPodReady(state.pod) ? etcd.memberStatus(own) : undefined,
   ]);
   if (listed?.kind === 'ok') state.etcd = { members: listed.members, clusterId: listed.clusterId };
   if (self?.kind === 'ok') state.self = self.status;

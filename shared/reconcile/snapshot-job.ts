@@ -1,7 +1,9 @@
 // run-snapshot's I/O for snapshots to a PVC: observe the claim and the attempt's Job, create the Job
 // (shared/builders/snapshot-job.ts), and delete it once its result is in the EtcdSnapshot's status.
 import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
+import { tlsSecretNames } from '../builders/tls.ts';
 import { snapshotJob, snapshotJobName } from '../builders/snapshot-job.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { unscheduledSince, type AttemptJob } from '../plan/snapshot-job-plan.ts';
@@ -83,8 +85,16 @@ export async function startAttemptJob(
   ctx: Context,
   snapshot: Snapshot,
   sources: SnapshotSource[],
+  cluster: EtcdCluster | undefined,
 ): Promise<string> {
+  const tls = cluster ? tlsSecretNames(cluster) : {};
   const job = snapshotJob(snapshot, {
+    ...(tls.clientServer && {
+      tls: {
+        serverSecret: tls.clientServer,
+        ...(tls.operatorClient && { operatorClientSecret: tls.operatorClient }),
+      },
+    }),
     operatorImage: ctx.settings.operatorImage,
     subPath: (snapshot.spec.destination.pvc?.subPath ?? '').replace(/\/+$/, ''),
     startTime: snapshot.status?.startTime ?? '',

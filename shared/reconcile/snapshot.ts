@@ -24,6 +24,7 @@ import {
   type SnapshotState,
 } from '../plan/snapshot-plan.ts';
 import { planOutcome, type StoredArtifact, type TakeOutcome } from '../plan/snapshot-outcome.ts';
+import { clusterEtcd } from '../runtime/cluster-etcd.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { secretValues } from '../k8s/secrets.ts';
@@ -61,7 +62,7 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
   if (step.kind === 'start-job') {
     return {
       result: 'done',
-      summary: `${step.reason}: ${await startAttemptJob(ctx, snapshot, step.sources)}`,
+      summary: `${step.reason}: ${await startAttemptJob(ctx, snapshot, step.sources, state.cluster)}`,
     };
   }
   if (step.kind === 'record-job') return recordJob(ctx, snapshot, step);
@@ -87,7 +88,7 @@ export async function reconcileSnapshot(ctx: Context, ref: SnapshotRef): Promise
     await crashPoint('snapshot:claimed');
     return {
       result: 'done',
-      summary: `${step.reason}: ${await startAttemptJob(ctx, written.object, step.sources)}`,
+      summary: `${step.reason}: ${await startAttemptJob(ctx, written.object, step.sources, state.cluster)}`,
     };
   }
   if (step.kind !== 'claim') return { result: 'done', summary: step.reason };
@@ -156,7 +157,7 @@ async function takeAndRecord(
   secret: Record<string, string>,
 ): Promise<HandlerOutcome> {
   // Whatever goes wrong, the claim is settled here rather than left to go stale.
-  const outcome = await take(ctx, step, secret).catch((err: unknown): TakeOutcome => ({
+  const outcome = await take(ctx, claimed, step, secret).catch((err: unknown): TakeOutcome => ({
     kind: 'error',
     message: err instanceof Error ? err.message : String(err),
   }));
@@ -190,7 +191,12 @@ async function recordJob(
 }
 
 /** One attempt: the first member that serves a snapshot, streamed to S3 with the Secret's keys. */
-async function take(ctx: Context, step: ClaimStep, secret: Record<string, string>): Promise<TakeOutcome> {
+async function take(
+  ctx: Context,
+  snapshot: Snapshot,
+  step: ClaimStep,
+  secret: Record<string, string>,
+): Promise<TakeOutcome> {
   // The planner claims only when both keys are there; this guards the types, not a real case.
   const credentials = credentialsIn(secret);
   if (!credentials) {
@@ -199,9 +205,15 @@ async function take(ctx: Context, step: ClaimStep, secret: Record<string, string
   }
   const timeout = AbortSignal.timeout(ctx.settings.snapshot.attemptTimeoutMs);
   const failures: string[] = [];
+  const namespace = snapshot.metadata.namespace ?? '';
+  const etcd = clusterEtcd(ctx, () =>
+    ctx.kube.find<EtcdCluster & KubeObject>(
+      objectRef(API_VERSION, ETCD_CLUSTER.kind, namespace, snapshot.spec.clusterRef.name),
+    ),
+  );
   for (const source of step.sources) {
     if (timeout.aborted) break;
-    const opened = await ctx.etcd.snapshot(source.endpoint);
+    const opened = await etcd.snapshot(source.endpoint);
     if (opened.kind !== 'ok') {
       failures.push(`${source.member}: ${opened.message}`);
       continue;

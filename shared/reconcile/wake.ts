@@ -31,7 +31,12 @@ export async function ensureWake(
       case 'create': {
         const created = await ctx.kube.create<PingSource>(step.object);
         if (created.kind === 'invalid') return `PingSource ${name} refused: ${created.message}`;
-        return `PingSource ${name} ${created.kind === 'created' ? 'created: looked at again every minute while it waits' : created.kind}`;
+        return `PingSource ${name} ${created.kind === 'created' ? `created: looked at again on "${step.object.spec.schedule}"` : created.kind}`;
+      }
+      case 'update': {
+        const written = await ctx.kube.replace<PingSource>(step.object);
+        if (written.kind === 'invalid') return `PingSource ${name} refused: ${written.message}`;
+        return `PingSource ${name} ${written.kind === 'written' ? `now on ${step.object.spec.schedule}` : written.kind}`;
       }
       case 'delete':
         await ctx.kube.delete(ref, step.uid ? { uid: step.uid } : {});

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_OPERATOR_IMAGE } from '../builders/restore-pod.ts';
+import type { EtcdAccess } from '../etcd/access.ts';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
@@ -40,7 +41,13 @@ export interface OperatorSettings {
 
 export interface Context {
   kube: KubeObjects;
+  /**
+   * etcd without credentials. Code handling a cluster calls it through `withClusterEtcd` /
+   * `clusterEtcd` (shared/runtime/cluster-etcd.ts), which swap in an adapter with the cluster's access.
+   */
   etcd: EtcdAdapter;
+  /** An adapter dialling with the given access (TLS, credentials); absent in tests with a fake etcd. */
+  connectEtcd?: (access: EtcdAccess) => EtcdAdapter;
   now: () => Date;
   settings: OperatorSettings;
 }
@@ -88,9 +95,11 @@ export function createContext(
   kc: KubeConfig = loadKubeConfig(),
   env: NodeJS.ProcessEnv = process.env,
 ): Context {
+  const timeoutMs = Number(env.ETCDFN_ETCD_TIMEOUT_MS ?? 5000);
   return {
     kube: countKubeRequests(new KubeObjects(kc)),
-    etcd: countEtcdCalls(createEtcdAdapter({ timeoutMs: Number(env.ETCDFN_ETCD_TIMEOUT_MS ?? 5000) })),
+    etcd: countEtcdCalls(createEtcdAdapter({ timeoutMs })),
+    connectEtcd: access => countEtcdCalls(createEtcdAdapter({ timeoutMs, ...access })),
     now: () => new Date(),
     settings: settingsFromEnv(env),
   };

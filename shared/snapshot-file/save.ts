@@ -11,6 +11,7 @@ import { link, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { EtcdAccess } from '../etcd/access.ts';
 import { snapshot as openSnapshot } from '../etcd/snapshot.ts';
 import { SnapshotDigest } from '../s3/verify.ts';
 import { bboltStatus } from './bbolt-status.ts';
@@ -25,6 +26,8 @@ export interface SaveOptions {
   ownerUid: string;
   /** Client URLs with the member's name, in order of preference. */
   sources: { member: string; endpoint: string }[];
+  /** Client TLS (and later credentials) for a cluster that needs them. */
+  access?: EtcdAccess;
 }
 
 const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | undefined)?.code;
@@ -103,10 +106,11 @@ async function stream(
   sources: SaveOptions['sources'],
   partial: string,
   dir: string,
+  access: EtcdAccess = {},
 ): Promise<{ member: string; revision: number; digest: ReturnType<SnapshotDigest['digest']> }> {
   const failures: string[] = [];
   for (const source of sources) {
-    const opened = await openSnapshot(source.endpoint);
+    const opened = await openSnapshot(source.endpoint, access);
     if (opened.kind !== 'ok') {
       failures.push(`${source.member}: ${opened.message}`);
       continue;
@@ -154,7 +158,7 @@ export async function saveSnapshotFile(opts: SaveOptions): Promise<SavedSnapshot
   const final = join(opts.dir, opts.file);
   await claimPath(final, opts.ownerUid);
   const partial = `${final}.partial`;
-  const written = await stream(opts.sources, partial, opts.dir);
+  const written = await stream(opts.sources, partial, opts.dir, opts.access);
   try {
     await link(partial, final);
   } catch (err) {

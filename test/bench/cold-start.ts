@@ -105,7 +105,8 @@ export interface ColdStartRow {
 }
 
 export async function benchColdStart(options: { runs?: number } = {}): Promise<ColdStartRow[]> {
-  const runs = Math.max(5, options.runs ?? Number(process.env.BENCH_COLD_RUNS ?? 5));
+  // An explicit count (the quick mode's) wins; otherwise at least 5.
+  const runs = options.runs ?? Math.max(5, Number(process.env.BENCH_COLD_RUNS ?? 5));
   if (!existsSync(SERVE)) {
     console.error('[cold-start] dist/ missing: npm run build');
     const built = spawnSync(process.execPath, [join(root, 'scripts', 'build.ts')], { stdio: 'inherit' });

@@ -32,6 +32,8 @@ export interface MemberLossRow {
   unit: string;
   runs: string;
   detail: string;
+  /** Every round's seconds, for the summary table (test/bench/summary.ts). */
+  samples: number[];
 }
 
 const NS = 'default';
@@ -49,7 +51,8 @@ interface PodLike extends KubeObject {
 export async function benchMemberLoss(
   opts: { runs?: number; progress?: (line: string) => void } = {},
 ): Promise<MemberLossRow[]> {
-  const runs = Math.max(MIN_RUNS, opts.runs ?? Number(process.env.BENCH_MEMBER_LOSS_RUNS ?? MIN_RUNS));
+  // An explicit count (the quick mode's) wins; otherwise at least MIN_RUNS.
+  const runs = opts.runs ?? Math.max(MIN_RUNS, Number(process.env.BENCH_MEMBER_LOSS_RUNS ?? MIN_RUNS));
   const say = opts.progress ?? ((line: string) => console.error(`[member-loss] ${line}`));
   say('starting the sandbox…');
   const sandbox = await startFullSandbox({ chaos: false, tickSeconds: 60, startTimeoutMs: 480_000 });
@@ -66,6 +69,7 @@ export async function benchMemberLoss(
         max: round(sorted.at(-1) ?? NaN),
         unit: 's',
         runs: seconds.map(s => s.toFixed(1)).join(' '),
+        samples: seconds,
         detail:
           medium === 'Memory'
             ? 'follower Pod deleted (grace 0); goal ≤ 15 s'

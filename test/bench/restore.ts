@@ -161,7 +161,7 @@ async function round(endpoint: string, key: string, sha256: string, work: string
 export async function benchRestore(
   opts: { runs?: number; sizes?: number[] } = {},
 ): Promise<Record<string, unknown>[]> {
-  const runs = Math.max(5, opts.runs ?? 5);
+  const runs = opts.runs ?? 5;
   const sizes = opts.sizes ?? [50, 200];
   if (!existsSync(AGENT)) {
     console.error('[restore] dist/ missing: npm run build');

@@ -1,10 +1,14 @@
-// `npm run bench`: every benchmark, one table each, with the machine it ran on. Benchmarks are not
+// `npm run bench`: every benchmark, then ONE summary table (test/bench/summary.ts) on stdout: each
+// figure's median of its rounds with min and max, the hand-run baseline measured in the same run,
+// the ratio to it, and each aim met or NOT met; the same as JSON in reports/bench/<time>.json and
+// reports/bench/latest.json. Each benchmark's own detail table goes to stderr. Benchmarks are not
 // tests: nothing here fails on a figure; the exit code is 1 only when a benchmark could not run.
 //
-//   npm run bench                        all of them
+//   npm run bench                        all of them (at least 5 rounds per figure)
 //   npm run bench -- apiserver           only the ones named (cold-start, apiserver, lifecycle, snapshot, restore, member-loss)
 //   npm run bench -- --skip lifecycle    all but the ones named
-//   npm run bench -- --runs 3            rounds of the lifecycle benchmark (or BENCH_RUNS=3)
+//   npm run bench -- --quick             2 rounds each, for checking; the table says so
+//   npm run bench -- --runs 3            rounds of every benchmark (default 5)
 //   BENCH_COLD_RUNS=9 npm run bench -- cold-start   rounds of the cold-start benchmark (at least 5)
 //   BENCH_RESTORE_RUNS=7 npm run bench -- restore    rounds of the restore benchmark (at least 5)
 //   BENCH_MEMBER_LOSS_RUNS=7 npm run bench -- member-loss   rounds per medium (at least 5)
@@ -12,12 +16,15 @@
 // The lifecycle benchmark runs the sandbox in this process, which must be in the sandbox's private
 // mount namespace: that comes first, before anything else is loaded (it re-executes this command).
 import { ensurePrivateMountNamespace } from '../sandbox/namespace.ts';
+import type { Figure, Stats } from './summary.ts';
 
 await ensurePrivateMountNamespace();
 
 const { Command } = await import('commander');
 const { cpus, freemem, loadavg, totalmem } = await import('node:os');
 const { execFileSync } = await import('node:child_process');
+const { mkdirSync, writeFileSync } = await import('node:fs');
+const { join } = await import('node:path');
 
 const BENCHMARKS = ['cold-start', 'apiserver', 'lifecycle', 'snapshot', 'restore', 'member-loss'] as const;
 
@@ -26,9 +33,15 @@ const program = new Command()
   .description('Benchmarks of etcdfn and its sandbox (figures, never pass/fail).')
   .argument('[benchmarks...]', `which to run (${BENCHMARKS.join(', ')}); default all`)
   .option('--skip <benchmarks...>', 'which not to run')
-  .option('--runs <n>', 'rounds of the lifecycle benchmark (default $BENCH_RUNS or 1)')
+  .option('--runs <n>', 'rounds of every benchmark (default 5; $BENCH_RUNS for the lifecycle)')
+  .option('--quick', 'fewer rounds (2), for checking that the bench runs; the table says so')
   .parse();
-const opts = program.opts<{ skip?: string[]; runs?: string }>();
+const opts = program.opts<{ skip?: string[]; runs?: string; quick?: boolean }>();
+const QUICK_RUNS = 2;
+const FULL_RUNS = 5;
+/** Rounds for every benchmark: --runs, else 2 in quick mode, else undefined (each one's default, ≥ 5). */
+const runs = opts.runs ? Number(opts.runs) : opts.quick ? QUICK_RUNS : undefined;
+const quick = runs !== undefined && runs < FULL_RUNS;
 const named = program.processedArgs[0] as string[];
 for (const name of [...named, ...(opts.skip ?? [])]) {
   if (!(BENCHMARKS as readonly string[]).includes(name)) program.error(`unknown benchmark "${name}"`);
@@ -37,13 +50,14 @@ const selected = BENCHMARKS.filter(
   b => (named.length === 0 || named.includes(b)) && !(opts.skip ?? []).includes(b),
 );
 
+const { figureOf, formatSummary, statsOf } = await import('./summary.ts');
 type Row = Record<string, unknown>;
 
-/** An aligned text table: numbers right-aligned, columns that are empty everywhere left out. */
+/** An aligned text table for a benchmark's detail (stderr): numbers right-aligned, empty columns left out. */
 function table(rows: Row[]): string {
   if (rows.length === 0) return '  (no rows)';
   const columns = [...new Set(rows.flatMap(r => Object.keys(r)))].filter(c =>
-    rows.some(r => r[c] !== undefined && r[c] !== ''),
+    rows.some(r => r[c] !== undefined && r[c] !== '' && !Array.isArray(r[c])),
   );
   const cell = (v: unknown): string =>
     v === undefined
@@ -54,29 +68,21 @@ function table(rows: Row[]): string {
           ? v
           : JSON.stringify(v);
   const widths = columns.map(c => Math.max(c.length, ...rows.map(r => cell(r[c]).length)));
-  const line = (values: string[], numeric: boolean[]) =>
+  const numericColumn = columns.map(c => rows.every(r => r[c] === undefined || typeof r[c] === 'number'));
+  const line = (values: string[]) =>
     '  ' +
     values
-      .map((v, i) => (numeric[i] ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))
+      .map((v, i) => (numericColumn[i] ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))
       .join('  ')
       .trimEnd();
-  const numericColumn = columns.map(c => rows.every(r => r[c] === undefined || typeof r[c] === 'number'));
   return [
-    line(columns, numericColumn),
-    line(
-      widths.map(w => '-'.repeat(w)),
-      numericColumn,
-    ),
-    ...rows.map(r =>
-      line(
-        columns.map(c => cell(r[c])),
-        numericColumn,
-      ),
-    ),
+    line(columns),
+    line(widths.map(w => '-'.repeat(w))),
+    ...rows.map(r => line(columns.map(c => cell(r[c])))),
   ].join('\n');
 }
 
-async function machine(): Promise<Row[]> {
+async function machine(): Promise<Record<string, string>> {
   const { etcdBinaries } = await import('../support/etcd-binaries.ts');
   const etcd = (minor: '3.4' | '3.5'): string => {
     try {
@@ -85,94 +91,203 @@ async function machine(): Promise<Row[]> {
       return 'not installed';
     }
   };
-  let kubectl = 'not found';
-  try {
-    const out = execFileSync('kubectl', ['version', '--client', '-o', 'json'], { encoding: 'utf8' });
-    kubectl =
-      (JSON.parse(out) as { clientVersion?: { gitVersion?: string } }).clientVersion?.gitVersion ?? '?';
-  } catch {
-    // left as "not found"
-  }
   const cpu = cpus();
   const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
-  return [
-    { fact: 'CPU cores', value: `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}` },
-    {
-      fact: 'load average (1, 5, 15 min) at start',
-      value: loadavg()
-        .map(l => l.toFixed(2))
-        .join(', '),
-    },
-    { fact: 'memory', value: `${gib(totalmem())} (${gib(freemem())} free)` },
-    { fact: 'node', value: process.version },
-    { fact: 'etcd 3.5 (the lifecycle benchmark)', value: etcd('3.5') },
-    { fact: 'etcd 3.4', value: etcd('3.4') },
-    { fact: 'kubectl', value: kubectl },
-  ];
+  let nproc = String(cpu.length);
+  try {
+    nproc = execFileSync('nproc', { encoding: 'utf8' }).trim();
+  } catch {
+    // os.cpus() then
+  }
+  return {
+    nproc,
+    'CPU model': cpu[0]?.model.trim() ?? 'unknown',
+    memory: `${gib(totalmem())} (${gib(freemem())} free at start)`,
+    'load average (1, 5, 15 min) at start': loadavg()
+      .map(l => l.toFixed(2))
+      .join(', '),
+    node: process.version,
+    'etcd 3.5': etcd('3.5'),
+    'etcd 3.4': etcd('3.4'),
+  };
 }
 
-console.log('etcdfn benchmarks (figures, not pass/fail; the machine is shared, so expect noise)\n');
-console.log('machine');
-console.log(table(await machine()));
+const figures: Figure[] = [];
+const one = (n: number): Stats => ({ median: n, min: n, max: n, runs: 1 });
+const detail = (title: string, rows: Row[]): void => console.error(`\n${title}\n${table(rows)}`);
 
 async function runApiServer(): Promise<void> {
   const { benchApiServer } = await import('./apiserver.ts');
   console.error('[apiserver] running…');
   const rows = await benchApiServer();
-  console.log('sandbox API server: 1,000 EtcdClusters stored, 16 requests in flight');
-  console.log(table(rows as unknown as Row[]));
+  detail('sandbox API server: 1,000 EtcdClusters stored, 16 requests in flight', rows as unknown as Row[]);
+  for (const r of rows)
+    figures.push(
+      figureOf({ section: 'apiserver', figure: r.benchmark, unit: 'req/s', stats: one(r['req/s']) }),
+    );
 }
 
 async function runColdStart(): Promise<void> {
   const { benchColdStart } = await import('./cold-start.ts');
-  const rows = await benchColdStart();
-  console.log(
-    'functions from dist/: process start → first event answered, and RSS then (rounds interleaved)',
+  const rows = await benchColdStart({ runs });
+  detail(
+    'functions from dist/: process start → first event answered, and RSS then',
+    rows as unknown as Row[],
   );
-  console.log(table(rows as unknown as Row[]));
+  const base = rows[0];
+  const baseRss: Stats | undefined = base && {
+    median: base['RSS median MiB'],
+    min: base['RSS min'],
+    max: base['RSS max'],
+    runs: runs ?? 5,
+  };
+  for (const r of rows.slice(1)) {
+    const fn = r.program.replace(/^dist: /, '');
+    figures.push(
+      figureOf({
+        section: 'cold start',
+        figure: `${fn}: start → first event answered`,
+        unit: 's',
+        stats: { median: r['start→answer median s'], min: r['min s'], max: r['max s'], runs: runs ?? 5 },
+        aim: { of: 'median', op: '<', limit: 0.6, text: '< 0.6 s' },
+      }),
+      figureOf({
+        section: 'cold start',
+        figure: `${fn}: RSS after the first event`,
+        unit: 'MiB',
+        stats: { median: r['RSS median MiB'], min: r['RSS min'], max: r['RSS max'], runs: runs ?? 5 },
+        ...(baseRss ? { baseline: { label: 'node + client-node', stats: baseRss } } : {}),
+      }),
+    );
+  }
 }
 
 async function runSnapshot(): Promise<void> {
   const { benchSnapshot } = await import('./snapshot.ts');
-  const rows = await benchSnapshot();
-  console.log(
-    'snapshot copy, one fresh process per copy (etcd 3.5 → S3 on s3rver or → a file; read back and verified)',
-  );
-  console.log(table(rows));
+  const rows = await benchSnapshot({ runs });
+  detail('snapshot copy, one fresh process per copy (etcd 3.5 → S3 on s3rver or → a file; read back)', rows);
+  for (const r of rows) {
+    if (typeof r['MB/s median'] !== 'number') continue;
+    figures.push(
+      figureOf({
+        section: 'snapshot',
+        figure: `${String(r.database)} → ${String(r.path)}`,
+        unit: 'MB/s',
+        stats: {
+          median: r['MB/s median'],
+          min: r['MB/s min'] as number,
+          max: r['MB/s max'] as number,
+          runs: r.runs as number,
+        },
+      }),
+    );
+  }
 }
 
 async function runLifecycle(): Promise<void> {
   const { benchLifecycle, LifecycleBenchError } = await import('./lifecycle.ts');
+  let rows: Awaited<ReturnType<typeof benchLifecycle>>;
   try {
-    const rows = await benchLifecycle({ runs: opts.runs ? Number(opts.runs) : undefined });
-    console.log('cluster lifecycle on the sandbox vs the same etcd by hand (value = median of rounds)');
-    console.log(table(rows as unknown as Row[]));
+    rows = await benchLifecycle({ runs: runs ?? FULL_RUNS });
   } catch (err) {
-    if (err instanceof LifecycleBenchError) {
-      console.log('cluster lifecycle (incomplete: a round failed)');
-      console.log(table(err.rows as unknown as Row[]));
-    }
+    if (err instanceof LifecycleBenchError) lifecycleFigures(err.rows);
     throw err;
   }
+  lifecycleFigures(rows);
+}
+
+function lifecycleFigures(rows: { measurement: string; unit: string; samples: number[] }[]): void {
+  detail('cluster lifecycle on the sandbox vs the same etcd by hand (value = median of rounds)', rows);
+  const pick = (prefix: string): Stats | undefined => {
+    const row = rows.find(r => r.measurement.startsWith(prefix));
+    return row ? statsOf(row.samples) : undefined;
+  };
+  const op3 = pick('operator: kubectl apply → 3/3');
+  const op5 = pick('operator: kubectl scale → 5/5');
+  const static3 = pick('by hand, static --initial-cluster');
+  const hand3 = pick('by hand, same way: seed → 3');
+  const hand5 = pick('by hand, same way: 3 → 5');
+  const section = 'lifecycle';
+  if (op3 && static3)
+    figures.push(
+      figureOf({
+        section,
+        figure: 'apply → 3/3 Ready',
+        unit: 's',
+        stats: op3,
+        baseline: { label: 'static --initial-cluster by hand', stats: static3 },
+        aim: { of: 'ratio', op: '<=', limit: 4, text: '≤ 4× static by hand' },
+      }),
+    );
+  if (op3 && hand3)
+    figures.push(
+      figureOf({
+        section,
+        figure: 'apply → 3/3 Ready',
+        unit: 's',
+        stats: op3,
+        baseline: { label: 'learner sequence by hand', stats: hand3 },
+      }),
+    );
+  if (op5 && hand5)
+    figures.push(
+      figureOf({
+        section,
+        figure: 'scale 3 → 5/5 Ready',
+        unit: 's',
+        stats: op5,
+        baseline: { label: 'learner sequence by hand', stats: hand5 },
+        aim: { of: 'ratio', op: '<=', limit: 1.1, text: '≤ 1.1× by hand' },
+      }),
+    );
+  for (const instance of ['warm', 'cold'] as const)
+    for (const kind of ['reads', 'writes'] as const) {
+      const stats = pick(`no-op reconcile, ${instance} instance: API ${kind}`);
+      if (!stats) continue;
+      figures.push(
+        figureOf({
+          section,
+          figure: `no-op reconcile (${instance} instance): API ${kind}`,
+          unit: 'requests',
+          stats,
+          ...(kind === 'writes' ? { aim: { of: 'median', op: '=', limit: 0, text: '0 writes' } } : {}),
+        }),
+      );
+    }
 }
 
 async function runRestore(): Promise<void> {
   const { benchRestore } = await import('./restore.ts');
-  const runs = process.env.BENCH_RESTORE_RUNS ? Number(process.env.BENCH_RESTORE_RUNS) : undefined;
-  const rows = await benchRestore({ runs });
-  console.log(
-    'restore from S3 (s3rver on loopback), real etcd 3.5 snapshots: agent restore-fetch from dist/, then etcdutl and restore-commit',
-  );
-  console.log(table(rows));
+  const rows = await benchRestore({
+    runs: runs ?? (process.env.BENCH_RESTORE_RUNS ? Number(process.env.BENCH_RESTORE_RUNS) : undefined),
+  });
+  detail('restore from S3 (s3rver): agent restore-fetch from dist/, then etcdutl and restore-commit', rows);
+  for (const r of rows) {
+    if (r.unit !== 'MB/s') continue;
+    figures.push(
+      figureOf({
+        section: 'restore',
+        figure: `${String(r.snapshot)}: ${String(r.figure)}`,
+        unit: 'MB/s',
+        stats: {
+          median: r.median as number,
+          min: r.min as number,
+          max: r.max as number,
+          runs: r.rounds as number,
+        },
+      }),
+    );
+  }
 }
 
 async function runMemberLoss(): Promise<void> {
   const { benchMemberLoss } = await import('./member-loss.ts');
-  const rows = await benchMemberLoss();
-  console.log(
-    'member loss → full size on the sandbox (etcd 3.5, no chaos): fault → status says 3/3 with the member replaced (then checked in etcd)',
-  );
-  console.log(table(rows as unknown as Row[]));
+  const rows = await benchMemberLoss({ runs });
+  detail('member loss → full size on the sandbox (etcd 3.5, no chaos)', rows as unknown as Row[]);
+  for (const r of rows)
+    figures.push(
+      figureOf({ section: 'member loss', figure: r.measurement, unit: r.unit, stats: statsOf(r.samples) }),
+    );
 }
 
 const RUNNERS: Record<(typeof BENCHMARKS)[number], () => Promise<void>> = {
@@ -184,16 +299,38 @@ const RUNNERS: Record<(typeof BENCHMARKS)[number], () => Promise<void>> = {
   'member-loss': runMemberLoss,
 };
 
-let crashed = false;
-const started = Date.now();
+const startedAt = new Date();
+const facts = await machine();
+console.error('etcdfn benchmarks (figures, not pass/fail; the machine is shared, so expect noise)');
+detail(
+  'machine',
+  Object.entries(facts).map(([fact, value]) => ({ fact, value })),
+);
+const failed: { section: string; error: string }[] = [];
 for (const bench of selected) {
-  console.log('');
   try {
     await RUNNERS[bench]();
   } catch (err) {
-    crashed = true;
-    console.log(`${bench}: could not run: ${err instanceof Error ? err.message : String(err)}`);
+    failed.push({ section: bench, error: err instanceof Error ? err.message : String(err) });
   }
 }
-console.log(`\n(${((Date.now() - started) / 1000).toFixed(0)} s in all)`);
-process.exit(crashed ? 1 : 0);
+const summary = {
+  quick,
+  startedAt: startedAt.toISOString(),
+  machine: facts,
+  figures,
+  failed,
+  notes: [
+    'not measured yet: apply → 1/1 and 5/5, static --initial-cluster for 1 and 5, scale 5 → 3, per-event handling latency p50/p99, the resync tick over 1,000 clusters',
+    `${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)} s in all; machine: ${facts.nproc} × ${facts['CPU model']}, ${facts.memory}`,
+  ],
+};
+console.log(formatSummary(summary));
+const dir = join(import.meta.dirname, '..', '..', 'reports', 'bench');
+mkdirSync(dir, { recursive: true });
+const json = JSON.stringify(summary, null, 2) + '\n';
+const file = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, json);
+writeFileSync(join(dir, 'latest.json'), json);
+console.error(`\nwritten: ${file} and reports/bench/latest.json`);
+process.exit(failed.length > 0 ? 1 : 0);

@@ -84,12 +84,22 @@ describe('the operator ClusterRole grants exactly what the code calls', () => {
     assert.deepEqual(where, []);
   });
 
-  it('has no wildcards, reads Secrets with get only, and updates the owners’ finalizers', () => {
+  it('has no wildcards, never lists or watches Secrets, writes them only for auto TLS and auth, and updates the owners’ finalizers', () => {
     for (const p of granted) assert.doesNotMatch(p, /\*/);
-    assert.deepEqual(
-      [...granted].filter(p => p.startsWith('|secrets|')),
-      ['|secrets|get'],
-    );
+    assert.deepEqual([...granted].filter(p => p.startsWith('|secrets|')).sort(), [
+      '|secrets|create',
+      '|secrets|get',
+      '|secrets|update',
+    ]);
+    // Secrets are written only by the auto TLS provider (its own CA and certificates) and by auth
+    // (the generated root password and the operator's applied copy).
+    const writers = scan.calls
+      .filter(c => c.resource === 'secrets' && c.verb !== 'get')
+      .map(c => c.at.replace(/:\d+$/, ''));
+    assert.deepEqual([...new Set(writers)].sort(), [
+      'shared/reconcile/auto-tls.ts',
+      'shared/reconcile/cluster-auth.ts',
+    ]);
     for (const owner of ['etcdclusters', 'etcdmembers', 'etcdsnapshotschedules'])
       assert.ok(granted.has(`etcdfn.io|${owner}/finalizers|update`), owner);
   });

@@ -2,6 +2,7 @@
 // server, the process kubelet (real etcd members as local processes), the four functions (each its
 // own HTTP server through the functions framework) and the event bridge routing ApiServerSource
 // events by the Triggers in knative/. Ctrl-C or SIGTERM stops every process it started.
+import { SandboxCertManager } from './cert-manager.ts';
 import {
   createWriteStream,
   mkdirSync,
@@ -106,6 +107,7 @@ let functions: RunningFunctions | undefined;
 let bridge: Bridge | undefined;
 let objectStore: SandboxObjectStore | undefined;
 let stopProgress: (() => void) | undefined;
+let stopCertManager: (() => void) | undefined;
 let stopping = false;
 
 async function stop(code: number): Promise<never> {
@@ -113,6 +115,7 @@ async function stop(code: number): Promise<never> {
     stopping = true;
     say('\nstopping the sandbox…');
     stopProgress?.();
+    stopCertManager?.();
     await bridge?.stop();
     await functions?.stop();
     await objectStore?.stop();
@@ -142,6 +145,8 @@ try {
   });
   say(`  API server  ${core.api.url}`);
   if (core.kubelet.nodeNames.length > 1) say(`  nodes       ${core.kubelet.nodeNames.join(', ')}`);
+  // cert-manager's part for the certManager TLS provider: signs Certificates into their Secrets.
+  stopCertManager = new SandboxCertManager(kubeConfigFor(core.api.url)).start();
   if (o.s3) {
     objectStore = await startObjectStore(core, dir);
     say(

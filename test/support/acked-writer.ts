@@ -10,6 +10,8 @@ export interface AckedWriter {
   acknowledged: string[];
   /** Puts that failed (not acknowledged: they may or may not be stored). */
   failed(): number;
+  /** Puts answered by another cluster (a reused Pod IP): not counted as acknowledged. */
+  misdirected(): number;
   /** Resolves once `count` puts have been acknowledged. */
   acked(count: number, timeoutMs?: number): Promise<void>;
   /** Stops writing and waits for the last put to settle. */
@@ -19,11 +21,20 @@ export interface AckedWriter {
 /**
  * `refresh`, when given, names the endpoints anew after a failed put (at most once a second): a
  * writer that outlives every Pod it started with (a rolling upgrade, then a replacement) follows the
- * members as a client of the cluster's Service would.
+ * members as a client of the cluster's Service would. `clusterId`, when given (etcd's cluster ID,
+ * decimal as in a response header), makes a put answered by another cluster not an
+ * acknowledgement: the sandbox hands a released Pod IP to the next Pod, of any cluster, so an
+ * endpoint the writer started with may later be another cluster's member.
  */
-export function startWriter(hosts: string[], prefix: string, refresh?: () => Promise<string[]>): AckedWriter {
+export function startWriter(
+  hosts: string[],
+  prefix: string,
+  refresh?: () => Promise<string[]>,
+  clusterId?: string,
+): AckedWriter {
   const acknowledged: string[] = [];
   let failed = 0;
+  let misdirected = 0;
   let writing = true;
   let current = [...hosts].sort();
   let client = new Etcd3({ hosts: current, dialTimeout: 1000 });
@@ -42,8 +53,13 @@ export function startWriter(hosts: string[], prefix: string, refresh?: () => Pro
       for (let n = 0; writing; n++) {
         const key = `${prefix}${String(n).padStart(6, '0')}`;
         try {
-          await client.put(key).value(String(n)).exec();
-          acknowledged.push(key);
+          const res = await client.put(key).value(String(n)).exec();
+          if (clusterId === undefined || res.header.cluster_id === clusterId) {
+            acknowledged.push(key);
+          } else {
+            misdirected++;
+            await follow();
+          }
         } catch {
           failed++;
           await follow();
@@ -57,6 +73,7 @@ export function startWriter(hosts: string[], prefix: string, refresh?: () => Pro
   return {
     acknowledged,
     failed: () => failed,
+    misdirected: () => misdirected,
     acked: async (count, timeoutMs = 60_000) => {
       await waitFor(`${count} puts acknowledged`, async () => acknowledged.length >= count, { timeoutMs });
     },

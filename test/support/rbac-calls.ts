@@ -27,6 +27,7 @@ export const KINDS: Record<string, { group: string; resource: string }> = {
   NetworkPolicy: { group: 'networking.k8s.io', resource: 'networkpolicies' },
   Job: { group: 'batch', resource: 'jobs' },
   PingSource: { group: 'sources.knative.dev', resource: 'pingsources' },
+  Certificate: { group: 'cert-manager.io', resource: 'certificates' },
 };
 
 /** Type names (client-node's and ours) → kind. */
@@ -47,6 +48,7 @@ const TYPE_KINDS: Record<string, string> = {
   V1NetworkPolicy: 'NetworkPolicy',
   V1Job: 'Job',
   PingSource: 'PingSource',
+  CertManagerCertificate: 'Certificate',
 };
 
 /** Kind names as they appear in source text: quoted literals and our API constants. */

@@ -453,6 +453,26 @@ export const RULE_CASES: RuleCases[] = [
   },
   {
     kind: 'EtcdCluster',
+    path: '.spec.maintenance.defrag.schedule',
+    match: 'maintenance.defrag.schedule must be five cron fields',
+    valid: ['* * * * *', '0 3 * * 0', '0 2 * * SUN', '@weekly', '@every 24h', '@every 1h30m'].map(self => ({
+      self,
+    })),
+    invalid: ['', '* * * *', '@reboot', '@every 30s', 'TZ=UTC 0 3 * * *', 'weekly', ' 0 3 * * *'].map(
+      self => ({
+        self,
+      }),
+    ),
+  },
+  {
+    kind: 'EtcdCluster',
+    path: '.spec.maintenance.defrag.timeZone',
+    match: 'maintenance.defrag.timeZone must be an IANA time zone',
+    valid: ['UTC', 'Europe/Berlin', 'America/Argentina/Buenos_Aires', 'Etc/GMT+2'].map(self => ({ self })),
+    invalid: ['', 'Europe/', '+02:00', 'UTC 1'].map(self => ({ self })),
+  },
+  {
+    kind: 'EtcdCluster',
     path: '.spec.tls.client',
     match: 'needs exactly one certificate source',
     valid: [

@@ -195,6 +195,24 @@ describe('phase', () => {
       phase: 'Scaling',
     },
     {
+      name: 'growing volumes on a formed, ready cluster (Progressing says so)',
+      world: () => state(formed(3), three(), { etcd: etcd3() }),
+      progress: { active: true, reason: 'GrowingVolumes', message: 'x' },
+      phase: 'Running',
+    },
+    {
+      name: 'defragmenting a member of a formed, ready cluster (Progressing says so)',
+      world: () => state(formed(3), three(), { etcd: etcd3() }),
+      progress: { active: true, reason: 'Defragmenting', message: 'x' },
+      phase: 'Running',
+    },
+    {
+      name: 'defragmenting while a member is not ready',
+      world: () => state(formed(3), three(), { etcd: etcd3(), ready: [0, 1] }),
+      progress: { active: true, reason: 'Defragmenting', message: 'x' },
+      phase: 'Degraded',
+    },
+    {
       name: 'pausing a formed cluster',
       world: () => state(formed(0), [member(0)], { etcd: etcdOf([membership(0)]) }),
       progress: working,

@@ -359,6 +359,50 @@ describe('the snapshot Job', () => {
   });
 });
 
+describe('the snapshot Job of a cluster with client TLS', () => {
+  const base = {
+    operatorImage: 'ghcr.io/etcdfn/etcdfn:0.1.0',
+    subPath: '',
+    startTime: STARTED,
+    sources: [{ member: 'demo-0', endpoint: 'https://demo-0.demo.prod.svc:2379' }],
+    activeDeadlineSeconds: 540,
+  };
+  const pod = (opts: Parameters<typeof snapshotJob>[1]) =>
+    snapshotJob(snapshot(started), opts).spec!.template.spec!;
+
+  it('mounts only ca.crt of the server Secret and the operator client cert and key, and dials with them', () => {
+    const spec = pod({ ...base, tls: { serverSecret: 'srv', operatorClientSecret: 'op' } });
+    const secrets = (spec.volumes ?? [])
+      .filter(v => v.secret)
+      .map(v => `${v.secret!.secretName}:${v.secret!.items!.map(i => i.key).join(',')}`);
+    assert.deepEqual(secrets, ['srv:ca.crt', 'op:tls.crt,tls.key']);
+    const args = spec.containers[0].args ?? [];
+    const tlsArgs = args.filter(a => a.startsWith('--tls-'));
+    assert.deepEqual(
+      tlsArgs.map(a => a.split('=')[0]),
+      ['--tls-ca', '--tls-cert', '--tls-key'],
+    );
+    const mounts = spec.containers[0].volumeMounts ?? [];
+    for (const arg of tlsArgs) {
+      const file = arg.split('=')[1];
+      assert.ok(
+        mounts.some(m => file.startsWith(`${m.mountPath}/`)),
+        `${file} is on a mounted volume`,
+      );
+    }
+  });
+
+  it('server TLS without mTLS: the CA only; plaintext: no TLS at all', () => {
+    const caOnly = pod({ ...base, tls: { serverSecret: 'srv' } });
+    assert.deepEqual((caOnly.containers[0].args ?? []).filter(a => a.startsWith('--tls-')).length, 1);
+    const plain = pod(base);
+    assert.deepEqual(
+      plain.volumes?.map(v => v.name),
+      ['snapshots'],
+    );
+  });
+});
+
 describe('the step report', () => {
   it('round-trips a saved file and a failure', () => {
     assert.deepEqual(parseStepReport(savedMessage(saved)), { kind: 'saved', saved });

@@ -1,0 +1,138 @@
+// The auto TLS provider's adapter: reads the cluster's CA and leaf Secrets, asks planAutoTls for
+// the next step and does it. Each Secret is written whole (create, or replace under its
+// resourceVersion), so a crash between steps leaves either the old or the new pair, never half.
+import type { V1Secret } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import { API_VERSION } from '../api/group.ts';
+import { controllerRef } from '../builders/owner.ts';
+import type { KubeObject, KubeObjects } from '../k8s/objects.ts';
+import { secretValues } from '../k8s/secrets.ts';
+import { clusterLabels } from '../names.ts';
+import {
+  planAutoTls,
+  type AutoTlsStep,
+  type AutoTlsTimings,
+  type ObservedCertificate,
+} from '../plan/auto-tls-plan.ts';
+import { autoCertificates, caSecretName } from '../tls/auto-certificates.ts';
+import { createCa, issueLeaf, type KeyPairPem } from '../tls/issue.ts';
+import { readCertificate } from '../tls/read.ts';
+
+type Secret = V1Secret & KubeObject;
+
+/** What one call did: the step taken, and whether its write went through (false: lost a race). */
+export interface AutoTlsOutcome {
+  step: AutoTlsStep;
+  written: boolean;
+}
+
+const secretRef = (namespace: string, name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  namespace,
+  name,
+});
+
+function pairOf(secret: Secret | undefined): KeyPairPem | undefined {
+  if (!secret) return undefined;
+  const values = secretValues(secret);
+  const cert = values['tls.crt'];
+  const key = values['tls.key'];
+  return cert && key ? { cert, key } : undefined;
+}
+
+function observe(secret: Secret | undefined, caPem?: string): ObservedCertificate {
+  if (!secret) return { kind: 'missing' };
+  const pair = pairOf(secret);
+  const facts = pair && readCertificate(pair.cert, caPem);
+  return facts ? { kind: 'read', facts } : { kind: 'unreadable' };
+}
+
+/** Takes the next auto TLS step for the cluster (one write at most). */
+export async function stepAutoTls(
+  kube: KubeObjects,
+  cluster: EtcdCluster,
+  timings: AutoTlsTimings,
+  now: Date,
+): Promise<AutoTlsOutcome> {
+  const name = cluster.metadata.name ?? '';
+  const namespace = cluster.metadata.namespace ?? 'default';
+  const desired = autoCertificates(cluster);
+  if (desired.length === 0) return { step: { kind: 'none' }, written: false };
+
+  const caSecret = await kube.find<Secret>(secretRef(namespace, caSecretName(name)));
+  const ca = pairOf(caSecret);
+  const leafSecrets = await Promise.all(desired.map(c => kube.find<Secret>(secretRef(namespace, c.secret))));
+  const step = planAutoTls({
+    now,
+    ca: observe(caSecret),
+    leaves: desired.map((certificate, i) => ({ certificate, observed: observe(leafSecrets[i], ca?.cert) })),
+  });
+
+  if (step.kind === 'create-ca') {
+    const pair = await createCa(
+      `${namespace}/${name} etcd CA`,
+      backdated(now),
+      after(now, timings.caLifetimeMs),
+    );
+    const created = await kube.create(secretObject(cluster, caSecretName(name), pair));
+    return { step, written: created.kind === 'created' };
+  }
+  if (step.kind !== 'issue' || !ca) return { step, written: false };
+
+  const { certificate } = step;
+  // A leaf never outlives its CA: a client would stop trusting it at the CA's end anyway.
+  const caEnd = step.caNotAfter.getTime();
+  const notAfter = new Date(Math.min(now.getTime() + timings.leafLifetimeMs, caEnd));
+  const pair = await issueLeaf(ca, { ...certificate, notBefore: backdated(now), notAfter });
+  const fresh = secretObject(cluster, certificate.secret, { ...pair, ca: ca.cert });
+  const existing = leafSecrets[desired.indexOf(certificate)];
+  if (!existing) return { step, written: (await kube.create(fresh)).kind === 'created' };
+  const replaced = await kube.replace<Secret>({ ...existing, data: fresh.data, type: fresh.type });
+  return { step, written: replaced.kind === 'written' };
+}
+
+/** What ensureAutoTls did: the steps it wrote, and the step it stopped at (none or ca-unusable). */
+export interface AutoTlsPass {
+  written: AutoTlsStep[];
+  last: AutoTlsStep;
+}
+
+/** Steps until nothing is left to do (a handful of writes at most: CA + three leaves). */
+export async function ensureAutoTls(
+  kube: KubeObjects,
+  cluster: EtcdCluster,
+  timings: AutoTlsTimings,
+  now: Date,
+): Promise<AutoTlsPass> {
+  const written: AutoTlsStep[] = [];
+  for (let i = 0; i < 8; i++) {
+    const outcome = await stepAutoTls(kube, cluster, timings, now);
+    if (outcome.written) written.push(outcome.step);
+    const { kind } = outcome.step;
+    if (kind === 'none' || kind === 'ca-unusable' || !outcome.written) return { written, last: outcome.step };
+  }
+  throw new Error(`auto TLS for ${cluster.metadata.name}: still issuing after 8 steps`);
+}
+
+// A minute of slack for clocks that lag the operator's (a member checking a just-issued peer cert).
+const backdated = (now: Date): Date => new Date(now.getTime() - 60_000);
+const after = (now: Date, ms: number): Date => new Date(now.getTime() + ms);
+
+function secretObject(cluster: EtcdCluster, name: string, pem: KeyPairPem & { ca?: string }): Secret {
+  const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+  const data: Record<string, string> = { 'tls.crt': b64(pem.cert), 'tls.key': b64(pem.key) };
+  if (pem.ca) data['ca.crt'] = b64(pem.ca);
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: {
+      name,
+      namespace: cluster.metadata.namespace ?? 'default',
+      labels: clusterLabels(cluster.metadata.name ?? ''),
+      ownerReferences: [controllerRef({ ...cluster, apiVersion: API_VERSION })],
+    },
+    data,
+  };
+}
