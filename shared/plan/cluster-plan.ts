@@ -8,6 +8,7 @@ import { buildPdb, pdbDrift } from '../builders/pdb.ts';
 import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
 import { clusterToken } from '../names.ts';
 import { planBootstrap } from './cluster-bootstrap.ts';
+import { planBootstrapRetry, startBootstrapRetry } from './cluster-bootstrap-retry.ts';
 import { planRestoreRecovery } from './cluster-recovery-restore.ts';
 import { planInPlaceRestore } from './in-place-restore.ts';
 import { planForceNewCluster } from './cluster-recovery-force.ts';
@@ -59,6 +60,8 @@ function planSteps(state: ClusterState): ClusterPlan {
   const restoringLatest = current.observed && planRestoreRecovery(state);
   if (restoringLatest) return restoringLatest;
   if (!current.clusterToken || !current.observed) return initialTarget(state);
+  const retrying = planBootstrapRetry(state);
+  if (retrying) return retrying;
   const forcing = planForceNewCluster(state, isComplete(state));
   if (forcing) return forcing;
   if (defragOperation(current)) {
@@ -94,7 +97,8 @@ function planSteps(state: ClusterState): ClusterPlan {
     if (skip) return refuseTarget(state, 'VersionSkipsMinor', skip);
     return adoptSpec(state, complete ? 'NewTarget' : 'RetryAfterDeadline');
   }
-  if (!complete && deadlinePassed(cluster, state.now)) return deadlineExceeded(state);
+  if (!complete && deadlinePassed(cluster, state.now))
+    return startBootstrapRetry(state) ?? deadlineExceeded(state);
   return planTowardTarget(state, complete);
 }
 
