@@ -98,7 +98,7 @@ function planSteps(state: ClusterState): ClusterPlan {
     return adoptSpec(state, complete ? 'NewTarget' : 'RetryAfterDeadline');
   }
   if (!complete && deadlinePassed(cluster, state.now))
-    return startBootstrapRetry(state) ?? deadlineExceeded(state);
+    return startBootstrapRetry(state) ?? lateFormation(state) ?? deadlineExceeded(state);
   return planTowardTarget(state, complete);
 }
 
@@ -121,6 +121,13 @@ function initialTarget(state: ClusterState): ClusterPlan {
     message: targetMessage(observed.replicas, observed.version),
   };
   return { action: { kind: 'none' }, status: computeStatus(state, base, progress), events: [] };
+}
+
+/** etcd formed after the deadline (a slow start): its cluster ID is latched rather than reported failed. */
+function lateFormation(state: ClusterState): ClusterPlan | undefined {
+  if (state.cluster.status?.clusterID || !state.etcd?.reachable) return undefined;
+  const onward = planTowardTarget(state, false);
+  return onward.status.clusterID ? onward : undefined;
 }
 
 function adoptSpec(state: ClusterState, reason: 'NewTarget' | 'RetryAfterDeadline'): ClusterPlan {

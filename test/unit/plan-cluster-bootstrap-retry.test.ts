@@ -89,7 +89,7 @@ const rows: Row[] = [
     ],
   },
   {
-    name: 'etcd answers after the deadline: the cluster may exist, so nothing is wiped',
+    name: 'etcd answers with the initial members after the deadline (a slow start): latched, nothing wiped',
     world: () =>
       state(cluster({}, locked(3)), all(), {
         ready: [],
@@ -97,8 +97,22 @@ const rows: Row[] = [
         etcd: etcdOf([membership(0), membership(1), membership(2)]),
       }),
     action: { kind: 'none' },
+    progressing: ['Bootstrapped', /formed with initial members demo-0, demo-1, demo-2/],
+    status: s => {
+      assert.equal(s.clusterID, 'c0ffee0000000001');
+      assert.equal(s.bootstrapRetry, undefined);
+    },
+  },
+  {
+    name: 'etcd answers with another membership after the deadline: reported, not latched, nothing wiped',
+    world: () =>
+      state(cluster({}, locked(3)), all(), { ready: [], now: LATER, etcd: etcdOf([membership(0)]) }),
+    action: { kind: 'none' },
     progressing: ['BootstrapFailed', /did not form within 600s/],
-    status: s => assert.equal(s.bootstrapRetry, undefined),
+    status: s => {
+      assert.equal(s.clusterID, undefined);
+      assert.equal(s.bootstrapRetry, undefined);
+    },
   },
   {
     name: 'a latched cluster ID is never retried: the deadline is reported as for any target',
