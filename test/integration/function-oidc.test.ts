@@ -248,6 +248,14 @@ describe('sender authentication (Knative OIDC) at the function entry point', () 
     assert.ok(res.apiRequests > 0);
   });
 
+  it('GET /metrics stays open to the scraper (no token), while events need one', async () => {
+    const url = await serve(0);
+    const res = await fetch(`${url}metrics`);
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /# TYPE /);
+    assert.equal((await fetch(url, { method: 'GET' })).status, 401);
+  });
+
   it('a link-local issuer (cloud metadata) is never asked', async () => {
     const server = functionServer('reconcile-cluster', {
       sender: senderVerifier({ ...config(), issuer: 'http://169.254.169.254' }),
