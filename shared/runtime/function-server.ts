@@ -32,9 +32,11 @@ export function functionServer(name: string, options: FunctionServerOptions = {}
     ((req: IncomingMessage, res: ServerResponse) => void);
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const authenticated = sender
-      ? sender.verify(req.headers.authorization)
-      : Promise.resolve({ ok: true } as const);
+    // GET /metrics (counts, no secrets) stays open to the scraper, which has no Trigger's token.
+    const authenticated =
+      sender && !isMetricsScrape(req)
+        ? sender.verify(req.headers.authorization)
+        : Promise.resolve({ ok: true } as const);
     void authenticated.then(async verdict => {
       if (!verdict.ok) {
         if (verdict.status === 401) res.setHeader('www-authenticate', 'Bearer');
@@ -72,6 +74,10 @@ export async function listen(server: Server, port: number, host = '127.0.0.1'): 
   });
   const address = server.address();
   return typeof address === 'object' && address ? address.port : port;
+}
+
+function isMetricsScrape(req: IncomingMessage): boolean {
+  return req.method === 'GET' && (req.url ?? '').split('?')[0] === '/metrics';
 }
 
 function senderFromEnv(): SenderVerifier | undefined {
