@@ -44,6 +44,9 @@ const VALUE_SETS: Record<string, Obj> = {
   },
   'knative with a PodMonitor': { metrics: { podMonitor: { enabled: true, labels: { release: 'prom' } } } },
   'standalone with a PodMonitor': { mode: 'standalone', metrics: { podMonitor: { enabled: true } } },
+  'knative with sender authentication': {
+    oidc: { enabled: true, issuer: 'https://kubernetes.default.svc.cluster.local' },
+  },
 };
 
 const workloads = (list: Obj[]) => list.filter(o => o.kind === 'Service' || o.kind === 'Deployment');
@@ -134,6 +137,48 @@ for (const major of HELM_MAJORS) {
         assert.equal(tuned.metadata.annotations['autoscaling.knative.dev/max-scale'], '5');
         assert.equal(tuned.spec.timeoutSeconds, 120);
         assert.equal(find(objects, 'Service', 'run-snapshot').spec.template.spec.timeoutSeconds, 600);
+      });
+    });
+
+    describe('sender authentication (oidc.enabled)', () => {
+      const objects = helmTemplate(major, VALUE_SETS['knative with sender authentication']);
+      const subject = (trigger: string) =>
+        `system:serviceaccount:etcd-operator:oidc-eventing.knative.dev-trigger-${trigger}`;
+      it('is off by default: no audience on any Trigger, no ETCDFN_OIDC_* on any function', () => {
+        const plain = helmTemplate(major, {});
+        for (const trigger of plain.filter(o => o.kind === 'Trigger')) {
+          assert.equal(trigger.spec.subscriber.audience, undefined);
+          assert.equal(trigger.spec.delivery.deadLetterSink.audience, undefined);
+        }
+        for (const service of plain.filter(o => o.kind === 'Service'))
+          assert.ok(!Object.keys(envOf(containersOf(service)[0])).some(k => k.startsWith('ETCDFN_OIDC')));
+      });
+      it("sets each Trigger's audience (and its dead-letter sink's) to the function's ETCDFN_OIDC_AUDIENCE", () => {
+        const deadLetter = envOf(containersOf(find(objects, 'Service', 'dead-letter'))[0]);
+        for (const name of FUNCTIONS) {
+          const trigger = find(objects, 'Trigger', name);
+          const env = envOf(containersOf(find(objects, 'Service', name))[0]);
+          assert.equal(trigger.spec.subscriber.audience, env.ETCDFN_OIDC_AUDIENCE);
+          assert.equal(trigger.spec.delivery.deadLetterSink.audience, deadLetter.ETCDFN_OIDC_AUDIENCE);
+          assert.equal(env.ETCDFN_OIDC_ISSUER, 'https://kubernetes.default.svc.cluster.local');
+          assert.equal(env.ETCDFN_OIDC_SUBJECTS, subject(name), 'only its own Trigger may send');
+          assert.equal(env.NODE_EXTRA_CA_CERTS, '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt');
+        }
+        assert.equal(
+          new Set(FUNCTIONS.map(n => find(objects, 'Trigger', n).spec.subscriber.audience)).size,
+          4,
+        );
+        assert.deepEqual(deadLetter.ETCDFN_OIDC_SUBJECTS.split(','), FUNCTIONS.map(subject));
+      });
+      it('refuses oidc.enabled without an issuer, and in standalone mode (no tokens there)', () => {
+        for (const [values, message] of [
+          [{ oidc: { enabled: true } }, /oidc.issuer is required/],
+          [{ mode: 'standalone', oidc: { enabled: true, issuer: 'https://k' } }, /needs mode: knative/],
+        ] as [Obj, RegExp][]) {
+          const result = helm(major, ['template', 'etcdfn', CHART_DIR], values);
+          assert.notEqual(result.status, 0, result.stdout);
+          assert.match(result.stderr, message);
+        }
       });
     });
 

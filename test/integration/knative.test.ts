@@ -242,6 +242,48 @@ describe('the chart renders what knative/ holds', () => {
   });
 });
 
+describe('the chart with oidc.enabled: knative/ plus the audiences and the env, nothing else', () => {
+  const chart = helmTemplate(
+    4,
+    { oidc: { enabled: true, issuer: 'https://kubernetes.default.svc.cluster.local' } },
+    { namespace: 'etcd-operator' },
+  );
+  const base = overlayBuild('etcd-operator', { newTag: VERSION });
+
+  it('every Trigger is the base one plus its subscriber audience and dead-letter audience', () => {
+    for (const want of base.filter(o => o.kind === 'Trigger')) {
+      const got = structuredClone(find(chart, 'Trigger', want.metadata.name));
+      assert.match(got.spec.subscriber.audience, /^etcdfn\.io\/etcd-operator\//);
+      assert.equal(got.spec.delivery.deadLetterSink.audience, 'etcdfn.io/etcd-operator/dead-letter');
+      delete got.spec.subscriber.audience;
+      delete got.spec.delivery.deadLetterSink.audience;
+      const plain = structuredClone(want);
+      delete got.metadata.labels;
+      delete plain.metadata.labels;
+      assert.deepEqual(got, plain, key(want));
+    }
+  });
+
+  it("every function's Service carries the audience its Trigger asks for", () => {
+    const audiences = new Map<string, string>();
+    for (const trigger of chart.filter(o => o.kind === 'Trigger')) {
+      audiences.set(trigger.spec.subscriber.ref.name, trigger.spec.subscriber.audience);
+      audiences.set('dead-letter', trigger.spec.delivery.deadLetterSink.audience);
+    }
+    for (const service of chart.filter(o => o.kind === 'Service')) {
+      const env = Object.fromEntries(
+        (service.spec.template.spec.containers[0].env as Obj[]).map(e => [e.name, e.value]),
+      );
+      assert.equal(env.ETCDFN_OIDC_AUDIENCE, audiences.get(service.metadata.name), service.metadata.name);
+    }
+    assert.equal(audiences.size, 5);
+  });
+
+  it('every object stays valid against its schema', () => {
+    assert.deepEqual(chart.flatMap(schemaErrors), []);
+  });
+});
+
 describe("snapshot schedules' own timing: the PingSource run-snapshot makes for each", () => {
   const routing = find(helmTemplate(4, { mode: 'standalone' }), 'ConfigMap', 'etcdfn-routing').data as Record<
     string,

@@ -43,6 +43,45 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* Sender authentication (Knative Eventing OIDC, docs/security.md): the audience each Trigger asks
+the Broker to put in its token for a function, and the service account Knative creates for each
+Trigger (oidc-<group>-<kind>-<name>), whose token the Broker sends. */}}
+{{- define "etcdfn.oidcAudience" -}}
+etcdfn.io/{{ .root.Release.Namespace }}/{{ .function }}
+{{- end }}
+{{- define "etcdfn.oidcSubject" -}}
+system:serviceaccount:{{ .root.Release.Namespace }}:oidc-eventing.knative.dev-trigger-{{ .trigger }}
+{{- end }}
+
+{{/* The env that turns the check on in one function: dead-letter takes events from every Trigger's
+dead-letter delivery, the others from their own Trigger. The issuer's discovery asks the API server
+with the Pod's own token, trusting the cluster CA. */}}
+{{- define "etcdfn.oidcEnv" -}}
+{{- $root := .root }}
+{{- $subjects := list }}
+{{- if eq .function "dead-letter" }}
+{{- range include "etcdfn.functions" $root | fromYamlArray }}
+{{- $subjects = append $subjects (include "etcdfn.oidcSubject" (dict "root" $root "trigger" .name)) }}
+{{- end }}
+{{- else }}
+{{- $subjects = list (include "etcdfn.oidcSubject" (dict "root" $root "trigger" .function)) }}
+{{- end }}
+- name: ETCDFN_OIDC_ISSUER
+  value: {{ required "oidc.issuer is required when oidc.enabled (kubectl get --raw /.well-known/openid-configuration shows it)" $root.Values.oidc.issuer | quote }}
+- name: ETCDFN_OIDC_AUDIENCE
+  value: {{ include "etcdfn.oidcAudience" (dict "root" $root "function" .function) | quote }}
+- name: ETCDFN_OIDC_SUBJECTS
+  value: {{ join "," $subjects | quote }}
+{{- with $root.Values.oidc.jwksUrl }}
+- name: ETCDFN_OIDC_JWKS_URL
+  value: {{ . | quote }}
+{{- end }}
+- name: ETCDFN_OIDC_FETCH_TOKEN_FILE
+  value: /var/run/secrets/kubernetes.io/serviceaccount/token
+- name: NODE_EXTRA_CA_CERTS
+  value: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt
+{{- end }}
+
 {{/* Image, pull policy, resources and the restricted security context of an operator container.
 The root filesystem is read-only: the programs write nothing but logs to stdout. */}}
 {{- define "etcdfn.container" -}}

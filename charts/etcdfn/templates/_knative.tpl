@@ -17,6 +17,9 @@ deadLetterSink:
     apiVersion: serving.knative.dev/v1
     kind: Service
     name: dead-letter
+  {{- with .audience }}
+  audience: {{ . }}
+  {{- end }}
 {{- end }}
 
 {{/* One Broker carries every etcdfn event. Its delivery is only the fallback: every Trigger states
@@ -148,8 +151,11 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: reconcile-cluster
+    {{- if .Values.oidc.enabled }}
+    audience: {{ include "etcdfn.oidcAudience" (dict "root" . "function" "reconcile-cluster") }}
+    {{- end }}
   delivery:
-    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.reconcileCluster.timeoutSeconds) | nindent 4 }}
+    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.reconcileCluster.timeoutSeconds "audience" (and .Values.oidc.enabled (include "etcdfn.oidcAudience" (dict "root" . "function" "dead-letter")))) | nindent 4 }}
 ---
 apiVersion: eventing.knative.dev/v1
 kind: Trigger
@@ -179,8 +185,11 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: reconcile-member
+    {{- if .Values.oidc.enabled }}
+    audience: {{ include "etcdfn.oidcAudience" (dict "root" . "function" "reconcile-member") }}
+    {{- end }}
   delivery:
-    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.reconcileMember.timeoutSeconds) | nindent 4 }}
+    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.reconcileMember.timeoutSeconds "audience" (and .Values.oidc.enabled (include "etcdfn.oidcAudience" (dict "root" . "function" "dead-letter")))) | nindent 4 }}
 ---
 apiVersion: eventing.knative.dev/v1
 kind: Trigger
@@ -203,8 +212,11 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: finalize-member
+    {{- if .Values.oidc.enabled }}
+    audience: {{ include "etcdfn.oidcAudience" (dict "root" . "function" "finalize-member") }}
+    {{- end }}
   delivery:
-    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.finalizeMember.timeoutSeconds) | nindent 4 }}
+    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.finalizeMember.timeoutSeconds "audience" (and .Values.oidc.enabled (include "etcdfn.oidcAudience" (dict "root" . "function" "dead-letter")))) | nindent 4 }}
 ---
 apiVersion: eventing.knative.dev/v1
 kind: Trigger
@@ -232,8 +244,11 @@ spec:
       apiVersion: serving.knative.dev/v1
       kind: Service
       name: run-snapshot
+    {{- if .Values.oidc.enabled }}
+    audience: {{ include "etcdfn.oidcAudience" (dict "root" . "function" "run-snapshot") }}
+    {{- end }}
   delivery:
-    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.runSnapshot.timeoutSeconds) | nindent 4 }}
+    {{- include "etcdfn.delivery" (dict "timeoutSeconds" .Values.knative.functions.runSnapshot.timeoutSeconds "audience" (and .Values.oidc.enabled (include "etcdfn.oidcAudience" (dict "root" . "function" "dead-letter")))) | nindent 4 }}
 {{- end }}
 
 {{/* The standalone bridge's ConfigMap data: the same Broker, sources and Triggers as files. */}}
