@@ -19,7 +19,7 @@ import { loadEventFixture, wireBody } from '../support/fixtures.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..');
 const AUDIENCE = 'etcdfn/reconcile-cluster';
-const SUBJECT = 'system:serviceaccount:etcdfn:oidc-eventing.knative.dev-trigger-reconcile-cluster';
+const SUBJECT = 'system:serviceaccount:etcdfn:reconcile-cluster-oidc-eventing.knative.dev-trigger';
 
 interface SigningKey {
   kid: string;

@@ -143,7 +143,7 @@ for (const major of HELM_MAJORS) {
     describe('sender authentication (oidc.enabled)', () => {
       const objects = helmTemplate(major, VALUE_SETS['knative with sender authentication']);
       const subject = (trigger: string) =>
-        `system:serviceaccount:etcd-operator:oidc-eventing.knative.dev-trigger-${trigger}`;
+        `system:serviceaccount:etcd-operator:${trigger}-oidc-eventing.knative.dev-trigger`;
       it('is off by default: no audience on any Trigger, no ETCDFN_OIDC_* on any function', () => {
         const plain = helmTemplate(major, {});
         for (const trigger of plain.filter(o => o.kind === 'Trigger')) {

@@ -45,12 +45,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* Sender authentication (Knative Eventing OIDC, docs/security.md): the audience each Trigger asks
 the Broker to put in its token for a function, and the service account Knative creates for each
-Trigger (oidc-<group>-<kind>-<name>), whose token the Broker sends. */}}
+Trigger (knative.dev/eventing pkg/auth: `<name>-oidc-<group>-<kind>`, lower case; our Trigger names
+are short enough never to be shortened with a hash), whose token the Broker sends. */}}
 {{- define "etcdfn.oidcAudience" -}}
 etcdfn.io/{{ .root.Release.Namespace }}/{{ .function }}
 {{- end }}
 {{- define "etcdfn.oidcSubject" -}}
-system:serviceaccount:{{ .root.Release.Namespace }}:oidc-eventing.knative.dev-trigger-{{ .trigger }}
+system:serviceaccount:{{ .root.Release.Namespace }}:{{ .trigger }}-oidc-eventing.knative.dev-trigger
 {{- end }}
 
 {{/* The env that turns the check on in one function: dead-letter takes events from every Trigger's
