@@ -48,6 +48,8 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember as EtcdMemberObject } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { startBridge, type Bridge } from '../../standalone/bridge/bridge.ts';
+import type { DeliveryRecord } from '../../standalone/bridge/delivery.ts';
+import { latencyRows } from './event-latency.ts';
 import { createEtcdAdapter, type EtcdAdapter, type EtcdMember } from '../../shared/etcd/index.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
@@ -138,6 +140,9 @@ export class LifecycleBenchError extends Error {
   }
 }
 
+/** Every delivery the sandbox's bridge made during the bench (per-event handling latency). */
+const deliveries: DeliveryRecord[] = [];
+
 export async function benchLifecycle(opts: LifecycleOptions = {}): Promise<LifecycleRow[]> {
   if (!insidePrivateMountNamespace()) {
     throw new Error(
@@ -201,7 +206,7 @@ export async function benchLifecycle(opts: LifecycleOptions = {}): Promise<Lifec
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  const rows = toRows(rounds);
+  const rows = [...toRows(rounds), ...latencyRows(deliveries)];
   if (failures.length > 0) throw new LifecycleBenchError(failures.join('\n'), rows);
   return rows;
 }
@@ -243,6 +248,7 @@ async function startSandbox(dir: string, onStop: (stop: () => Promise<void>) => 
       tickSeconds: TICK_SECONDS,
       replayInitialList: true,
       delivery: { backoffDelayMs: 100, retry: 10 },
+      onDelivery: record => deliveries.push(record),
       log: pino({ level: process.env.LOG_LEVEL ?? 'info' }, logFile('bridge')),
     });
   } catch (err) {

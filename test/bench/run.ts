@@ -5,7 +5,8 @@
 // tests: nothing here fails on a figure; the exit code is 1 only when a benchmark could not run.
 //
 //   npm run bench                        all of them (at least 5 rounds per figure)
-//   npm run bench -- apiserver           only the ones named (cold-start, apiserver, lifecycle, snapshot, restore, member-loss)
+//   npm run bench -- apiserver           only the ones named (cold-start, apiserver, resync-tick, lifecycle, snapshot, restore, member-loss)
+//   BENCH_TICK_CLUSTERS=200 npm run bench -- resync-tick   clusters in the resync tick (default 1,000)
 //   npm run bench -- --skip lifecycle    all but the ones named
 //   npm run bench -- --quick             2 rounds each, for checking; the table says so
 //   npm run bench -- --runs 3            rounds of every benchmark (default 5)
@@ -26,7 +27,15 @@ const { execFileSync } = await import('node:child_process');
 const { mkdirSync, writeFileSync } = await import('node:fs');
 const { join } = await import('node:path');
 
-const BENCHMARKS = ['cold-start', 'apiserver', 'lifecycle', 'snapshot', 'restore', 'member-loss'] as const;
+const BENCHMARKS = [
+  'cold-start',
+  'apiserver',
+  'resync-tick',
+  'lifecycle',
+  'snapshot',
+  'restore',
+  'member-loss',
+] as const;
 
 const program = new Command()
   .name('npm run bench --')
@@ -124,6 +133,59 @@ async function runApiServer(): Promise<void> {
   for (const r of rows)
     figures.push(
       figureOf({ section: 'apiserver', figure: r.benchmark, unit: 'req/s', stats: one(r['req/s']) }),
+    );
+}
+
+async function runResyncTick(): Promise<void> {
+  const { benchResyncTick } = await import('./resync-tick.ts');
+  console.error('[resync-tick] growing one cluster, copying it, then ticking…');
+  const rows = await benchResyncTick({ runs: runs ?? FULL_RUNS });
+  detail(
+    'one resync tick of reconcile-cluster over healthy clusters (sandbox API server, 3 real etcd shared)',
+    rows as unknown as Row[],
+  );
+  const clusters = (rows[0]?.clusters ?? 0).toLocaleString('en-US');
+  const of = (key: keyof (typeof rows)[number]): Stats => statsOf(rows.map(r => Number(r[key])));
+  const section = 'resync tick';
+  figures.push(
+    figureOf({
+      section,
+      figure: `one tick over ${clusters} healthy clusters: wall time`,
+      unit: 's',
+      stats: of('wall s'),
+      aim: { of: 'median', op: '<=', limit: 30, text: '≤ 30 s' },
+    }),
+    figureOf({
+      section,
+      figure: `one tick over ${clusters}: API reads`,
+      unit: 'requests',
+      stats: of('API reads'),
+    }),
+    figureOf({
+      section,
+      figure: `one tick over ${clusters}: API writes`,
+      unit: 'requests',
+      stats: of('API writes'),
+      aim: { of: 'median', op: '=', limit: 0, text: '0 writes' },
+    }),
+    figureOf({
+      section,
+      figure: `one tick over ${clusters}: etcd calls`,
+      unit: 'calls',
+      stats: of('etcd calls'),
+    }),
+    figureOf({
+      section,
+      figure: `one tick over ${clusters}: peak RSS (API server in the same process)`,
+      unit: 'MiB',
+      stats: of('peak RSS MiB'),
+      baseline: { label: 'RSS before the tick', stats: of('RSS before MiB') },
+    }),
+  );
+  const notReached = rows.filter(r => r.failed > 0 || r.skipped > 0);
+  if (notReached.length > 0)
+    throw new Error(
+      `resync tick: clusters failed or skipped in ${notReached.length} round(s): ${notReached[0]?.outcome}`,
     );
 }
 
@@ -240,6 +302,8 @@ function lifecycleFigures(rows: { measurement: string; unit: string; samples: nu
         aim: { of: 'ratio', op: '<=', limit: 1.1, text: '≤ 1.1× by hand' },
       }),
     );
+  for (const row of rows.filter(r => r.measurement.startsWith('per-event handling')))
+    figures.push(figureOf({ section, figure: row.measurement, unit: row.unit, stats: statsOf(row.samples) }));
   for (const instance of ['warm', 'cold'] as const)
     for (const kind of ['reads', 'writes'] as const) {
       const stats = pick(`no-op reconcile, ${instance} instance: API ${kind}`);
@@ -293,6 +357,7 @@ async function runMemberLoss(): Promise<void> {
 const RUNNERS: Record<(typeof BENCHMARKS)[number], () => Promise<void>> = {
   'cold-start': runColdStart,
   apiserver: runApiServer,
+  'resync-tick': runResyncTick,
   lifecycle: runLifecycle,
   snapshot: runSnapshot,
   restore: runRestore,
@@ -321,7 +386,7 @@ const summary = {
   figures,
   failed,
   notes: [
-    'not measured yet: apply → 1/1 and 5/5, static --initial-cluster for 1 and 5, scale 5 → 3, per-event handling latency p50/p99, the resync tick over 1,000 clusters',
+    'not measured yet: apply → 1/1 and 5/5, static --initial-cluster for 1 and 5, scale 5 → 3',
     `${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)} s in all; machine: ${facts.nproc} × ${facts['CPU model']}, ${facts.memory}`,
   ],
 };

@@ -120,3 +120,19 @@ export async function bindHostsFile(path: string, target = '/etc/hosts'): Promis
     throw new Error(`after mount --bind, ${target} does not show the content of ${path}`);
   }
 }
+
+/**
+ * Undoes `bindHostsFile` on `target` (the file under it shows again). A sandbox that stops must do
+ * this before its directory is deleted: a bind mount whose source file was deleted cannot be
+ * mounted over (mount(2) answers ENOENT), so the next sandbox in the same process could not bind
+ * its own hosts file, and would copy the stale one's names besides.
+ */
+export async function unbindFile(target: string): Promise<void> {
+  if (!insidePrivateMountNamespace()) return;
+  try {
+    await execFileAsync('umount', [target]);
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr ?? '';
+    throw new Error(`umount ${target} failed: ${stderr.trim() || (err as Error).message}`, { cause: err });
+  }
+}

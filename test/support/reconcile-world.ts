@@ -184,6 +184,16 @@ export class ReconcileWorld {
     throw new Error(`EtcdCluster ${this.clusterName} did not reach ${replicas} members in ${maxSteps} steps`);
   }
 
+  /** The API server's URL (e.g. for a counting proxy in front of it). */
+  get apiURL(): string {
+    return this.server.url;
+  }
+
+  /** Writes an object's status as the kubelet does (through the in-process store; Pods included). */
+  writeStatus(object: KubeObject): void {
+    this.server.store.updateStatus(object as never);
+  }
+
   etcdProcess(member: string): EtcdProcess | undefined {
     return this.procs.get(member);
   }

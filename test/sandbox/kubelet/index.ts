@@ -8,7 +8,7 @@
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { HostsFile } from '../hosts.ts';
-import { bindHostsFile, insidePrivateMountNamespace } from '../namespace.ts';
+import { bindHostsFile, insidePrivateMountNamespace, unbindFile } from '../namespace.ts';
 import { Api } from './api.ts';
 import type { RuntimeConfig } from './container.ts';
 import { startControlServer } from './control.ts';
@@ -103,6 +103,8 @@ class ProcessKubelet implements Kubelet, Faults {
   controlUrl: string | undefined;
   hostsFile: string | undefined;
   dnsActive = false;
+  /** Files bind-mounted over (/etc/hosts, /etc/resolv.conf), undone on stop, last first. */
+  private readonly bound: string[] = [];
   private nameServer: NameServer | undefined;
 
   get nameServerIP(): string | undefined {
@@ -285,6 +287,7 @@ class ProcessKubelet implements Kubelet, Faults {
     const bind = this.opts.bindHosts ?? 'auto';
     if (bind === true || (bind === 'auto' && insidePrivateMountNamespace())) {
       await bindHostsFile(this.hostsFile);
+      this.bound.push('/etc/hosts');
       // Every name the sandbox uses is in the hosts file. A name not there yet (a Pod about to be
       // created) must fail at once, not wait seconds for the machine's DNS server: etcd treats a
       // slow lookup as a lost peer, which restarts its 5 s wait before the next membership change.
@@ -292,6 +295,7 @@ class ProcessKubelet implements Kubelet, Faults {
       const resolv = join(dirname(this.hostsFile), 'resolv.conf');
       writeFileSync(resolv, `nameserver ${nameserver}\noptions timeout:1 attempts:1\n`);
       await bindHostsFile(resolv, '/etc/resolv.conf');
+      this.bound.push('/etc/resolv.conf');
       if (this.nameServer) this.dns.servedByNameServer();
       this.dnsActive = true;
     } else {
@@ -419,6 +423,14 @@ class ProcessKubelet implements Kubelet, Faults {
     await Promise.all([...this.workers.values()].map(w => w.shutdown(grace)));
     this.workers.clear();
     await this.nameServer?.close();
+    // Before the sandbox's directory goes: a later sandbox in this process binds its own files.
+    for (const target of this.bound.splice(0).reverse()) {
+      try {
+        await unbindFile(target);
+      } catch (err) {
+        this.log(`${(err as Error).message}`);
+      }
+    }
     this.disks.releaseAll();
     this.log(`kubelet ${this.nodeName} stopped`);
   }
