@@ -238,11 +238,20 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
   if (cluster.metadata.deletionTimestamp) {
     return fail(state, 'ClusterDeleted', `EtcdCluster ${clusterName} is being deleted`);
   }
-  if (cluster.spec.tls?.client !== undefined || cluster.spec.auth?.enabled === true) {
+  if (cluster.spec.tls?.client !== undefined) {
     return fail(
       state,
       'UnsupportedCluster',
       `EtcdCluster ${clusterName} uses client TLS or authentication, which snapshots do not support yet`,
+    );
+  }
+  // S3 snapshots dial through the cluster's access (root once auth is on); the PVC Job's agent
+  // has no way to log in yet.
+  if (cluster.spec.auth?.enabled === true && destination.pvc) {
+    return fail(
+      state,
+      'UnsupportedCluster',
+      `EtcdCluster ${clusterName} uses authentication, which snapshots to a PVC do not support yet; use destination.s3`,
     );
   }
   const sources = snapshotSources(cluster, state.readyPods);
