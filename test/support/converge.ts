@@ -59,6 +59,13 @@ export interface ConvergeOptions {
   timeoutMs?: number;
   /** Added to the timeout message. */
   describe?: () => Promise<string> | string;
+  /** etcd credentials for a cluster with auth on (without them etcd refuses the health read). */
+  auth?: EtcdLogin;
+}
+
+export interface EtcdLogin {
+  username: string;
+  password: string;
 }
 
 const clusterRef = (ref: ClusterRef) => ({
@@ -110,8 +117,9 @@ async function memberHealth(
   url: string,
   expectId: string | undefined,
   version: string | undefined,
+  auth: EtcdLogin | undefined,
 ): Promise<string | undefined> {
-  const client = new Etcd3({ hosts: url, dialTimeout: 2000 });
+  const client = new Etcd3({ hosts: url, dialTimeout: 2000, auth });
   try {
     const st = await client.maintenance.status();
     const id = toHexId(st.header.member_id);
@@ -179,11 +187,20 @@ async function notYet(ref: ClusterRef, opts: ConvergeOptions, cluster: Cluster):
 
   for (const m of running) {
     const pod = podOf.get(m.status?.podName ?? m.metadata.name);
-    const why = await memberHealth(`http://${pod?.status?.podIP}:2379`, m.status?.memberID, opts.version);
+    const why = await memberHealth(
+      `http://${pod?.status?.podIP}:2379`,
+      m.status?.memberID,
+      opts.version,
+      opts.auth,
+    );
     if (why) return `${m.metadata.name}: ${why}`;
   }
   const first = podOf.get(running[0]?.status?.podName ?? running[0]?.metadata.name);
-  const client = new Etcd3({ hosts: `http://${first?.status?.podIP}:2379`, dialTimeout: 2000 });
+  const client = new Etcd3({
+    hosts: `http://${first?.status?.podIP}:2379`,
+    dialTimeout: 2000,
+    auth: opts.auth,
+  });
   let list;
   try {
     list = (await client.cluster.memberList({ linearizable: true })).members;
