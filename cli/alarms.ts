@@ -3,7 +3,7 @@
 // quota, so the list after disarming is read back and printed, and exit 1 means some remain.
 import { disarmAlarm, listAlarms, type Alarm, clusterStatus } from '../shared/etcd/index.ts';
 import { CliError, getCluster, type Cli } from './context.ts';
-import { memberEndpoints } from './endpoints.ts';
+import { etcdAccess, memberEndpoints } from './endpoints.ts';
 import { structuredOutput, table } from './format.ts';
 
 export interface AlarmsView {
@@ -35,19 +35,20 @@ export async function runAlarms(
 ): Promise<{ text: string; exitCode: number }> {
   const cluster = await getCluster(cli, name);
   const members = await memberEndpoints(cli, cluster);
+  const access = await etcdAccess(cli, cluster);
   const endpoints = members.map(m => m.endpoint);
-  const statuses = await clusterStatus(endpoints);
+  const statuses = await clusterStatus(endpoints, access);
   const nameOf = (id: string): string => {
     const i = statuses.findIndex(s => s.kind === 'ok' && s.status.memberId === id);
     return i >= 0 ? (members[i]?.name ?? id) : id;
   };
   const named = (a: Alarm) => ({ ...a, member: nameOf(a.memberId) });
-  let listed = await listAlarms(endpoints);
+  let listed = await listAlarms(endpoints, access);
   if (listed.kind !== 'ok') throw new CliError(`cannot read alarms: ${listed.message}`);
   const disarmed: AlarmsView['disarmed'] = [];
   if (opts.disarm) {
     for (const alarm of listed.alarms) {
-      const after = await disarmAlarm(endpoints, alarm);
+      const after = await disarmAlarm(endpoints, alarm, access);
       if (after.kind !== 'ok')
         throw new CliError(`cannot disarm ${alarm.alarm} on ${nameOf(alarm.memberId)}: ${after.message}`);
       disarmed.push(named(alarm));

@@ -5,7 +5,7 @@
 // defragmentation must never take out the last healthy voter. NOSPACE is what it is for.
 import { defragment, healthRead, memberStatus, untilServing } from '../shared/etcd/index.ts';
 import { CliError, getCluster, type Cli } from './context.ts';
-import { memberEndpoints } from './endpoints.ts';
+import { etcdAccess, memberEndpoints } from './endpoints.ts';
 import { formatBytes } from './format.ts';
 import { askHealth, healthView, type HealthView, type MemberHealth } from './health.ts';
 
@@ -43,20 +43,21 @@ export async function runDefrag(
 ): Promise<number> {
   const cluster = await getCluster(cli, name);
   const endpoints = await memberEndpoints(cli, cluster);
-  const view = healthView(name, cli.namespace, endpoints, await askHealth(endpoints));
+  const access = await etcdAccess(cli, cluster);
+  const view = healthView(name, cli.namespace, endpoints, await askHealth(endpoints, access));
   const order = defragOrder(view, opts.member);
   if (order.kind === 'refused') throw new CliError(`defragmentation of ${name} refused: ${order.reason}`);
   for (const [i, m] of order.members.entries()) {
     const role = m.leader ? 'leader' : m.learner ? 'learner' : 'follower';
     print(`[${i + 1}/${order.members.length}] defragmenting ${m.name} (${role}, ${formatBytes(m.dbSize)})…`);
-    const result = await defragment(m.endpoint);
+    const result = await defragment(m.endpoint, access);
     if (result.kind !== 'ok') throw new CliError(`defragmentation of ${m.name} failed: ${result.message}`);
-    if (!(await untilServing(() => healthRead([m.endpoint]), opts.timeout * 1000))) {
+    if (!(await untilServing(() => healthRead([m.endpoint], access), opts.timeout * 1000))) {
       throw new CliError(
         `${m.name} did not answer healthy within ${opts.timeout}s after defragmentation; stopped`,
       );
     }
-    const after = await memberStatus(m.endpoint);
+    const after = await memberStatus(m.endpoint, access);
     const size = after.kind === 'ok' ? formatBytes(after.status.dbSize) : '?';
     print(`    ${m.name}: ${formatBytes(m.dbSize)} → ${size}`);
   }

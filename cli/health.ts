@@ -10,10 +10,11 @@ import {
   type AlarmKind,
   type AlarmsResult,
   type EndpointStatus,
+  type EtcdConnectionOptions,
   type HealthResult,
 } from '../shared/etcd/index.ts';
 import { getCluster, type Cli } from './context.ts';
-import { memberEndpoints, type MemberEndpoint } from './endpoints.ts';
+import { etcdAccess, memberEndpoints, type MemberEndpoint } from './endpoints.ts';
 import { formatBytes, structuredOutput, table } from './format.ts';
 
 export interface MemberHealth {
@@ -53,12 +54,15 @@ export interface HealthAnswers {
 }
 
 /** Asks every member for its status and a linearizable read, and the cluster for its alarms. */
-export async function askHealth(members: readonly MemberEndpoint[]): Promise<HealthAnswers> {
+export async function askHealth(
+  members: readonly MemberEndpoint[],
+  access: EtcdConnectionOptions = {},
+): Promise<HealthAnswers> {
   const endpoints = members.map(m => m.endpoint);
   const [statuses, reads, alarms] = await Promise.all([
-    clusterStatus(endpoints),
-    Promise.all(endpoints.map(e => healthRead([e]))),
-    listAlarms(endpoints),
+    clusterStatus(endpoints, access),
+    Promise.all(endpoints.map(e => healthRead([e], access))),
+    listAlarms(endpoints, access),
   ]);
   return { statuses, reads, alarms };
 }
@@ -170,6 +174,11 @@ export async function runHealth(
 ): Promise<{ text: string; exitCode: number }> {
   const cluster = await getCluster(cli, name);
   const members = await memberEndpoints(cli, cluster);
-  const view = healthView(name, cli.namespace, members, await askHealth(members));
+  const view = healthView(
+    name,
+    cli.namespace,
+    members,
+    await askHealth(members, await etcdAccess(cli, cluster)),
+  );
   return { text: structuredOutput(output, view) ?? renderHealth(view), exitCode: view.healthy ? 0 : 1 };
 }

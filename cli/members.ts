@@ -3,10 +3,11 @@
 // comparison (diffMembers) and the rendering are pure.
 import type { EtcdClusterStatus } from '../shared/api/types.ts';
 import { createEtcdAdapter } from '../shared/etcd/adapter.ts';
+import type { EtcdConnectionOptions } from '../shared/etcd/connection.ts';
 import type { EtcdMember } from '../shared/etcd/members.ts';
 import { reportedLeader, type EndpointStatus, type MemberStatus } from '../shared/etcd/status.ts';
 import { CliError, getCluster, type Cli } from './context.ts';
-import { memberEndpoints } from './endpoints.ts';
+import { etcdAccess, memberEndpoints } from './endpoints.ts';
 import { formatBytes, structuredOutput, table } from './format.ts';
 
 /** What etcd says: the member list, and each member's own status where it answered. */
@@ -123,8 +124,12 @@ export function renderMembers(
 }
 
 /** Asks etcd: the member list from the first endpoint that answers, and every endpoint's status. */
-export async function askEtcd(endpoints: readonly string[], timeoutMs = 3000): Promise<EtcdView> {
-  const adapter = createEtcdAdapter({ timeoutMs });
+export async function askEtcd(
+  endpoints: readonly string[],
+  timeoutMs = 3000,
+  access: EtcdConnectionOptions = {},
+): Promise<EtcdView> {
+  const adapter = createEtcdAdapter({ ...access, timeoutMs });
   const [list, answers] = await Promise.all([
     adapter.listMembers(endpoints),
     adapter.clusterStatus(endpoints),
@@ -156,7 +161,7 @@ function etcdView(
 export async function runMembers(cli: Cli, name: string, output: string | undefined): Promise<string> {
   const cluster = await getCluster(cli, name);
   const endpoints = (await memberEndpoints(cli, cluster)).map(m => m.endpoint);
-  const etcd = await askEtcd(endpoints);
+  const etcd = await askEtcd(endpoints, undefined, await etcdAccess(cli, cluster));
   const status = cluster.status ?? {};
   const structured = structuredOutput(output, {
     etcd,

@@ -11,7 +11,7 @@ import { snapshot } from '../shared/etcd/snapshot.ts';
 import { SnapshotDigest } from '../shared/s3/verify.ts';
 import { bboltStatus } from '../shared/snapshot-file/bbolt-status.ts';
 import { CliError, getCluster, type Cli } from './context.ts';
-import { memberEndpoints } from './endpoints.ts';
+import { etcdAccess, memberEndpoints } from './endpoints.ts';
 import { formatBytes, structuredOutput } from './format.ts';
 
 export interface SnapshotSaveOptions {
@@ -71,6 +71,7 @@ export async function runSnapshotSave(
   if (exists) throw new CliError(`${file} exists; it is never overwritten: choose another file name`);
   const cluster = await getCluster(cli, name);
   let members = await memberEndpoints(cli, cluster);
+  const access = await etcdAccess(cli, cluster);
   if (opts.member) {
     members = members.filter(m => m.name === opts.member);
     if (members.length === 0) throw new CliError(`no running member "${opts.member}" in ${name}`);
@@ -78,7 +79,7 @@ export async function runSnapshotSave(
   const failures: string[] = [];
   const partial = `${file}.partial`;
   for (const member of members) {
-    const opened = await snapshot(member.endpoint);
+    const opened = await snapshot(member.endpoint, access);
     if (opened.kind !== 'ok') {
       failures.push(`${member.name}: ${opened.message}`);
       continue;

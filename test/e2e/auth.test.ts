@@ -5,12 +5,15 @@
 //   root with the Secret's password; a new password put in the Secret is rotated into etcd (the old
 //   one is then refused) and the operator keeps working with it: 3 → 4; an EtcdSnapshot to S3
 //   completes, and a cluster restored from it has the user and role created before the snapshot;
+//   the kubectl plugin's health and members (run in-process) log in with the operator's copy;
 // - a cluster whose Secret does not exist gets one generated (basic-auth, owned by the cluster),
 //   and etcd takes that password.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
+import { runHealth, type HealthView } from '../../cli/health.ts';
+import { runMembers } from '../../cli/members.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { healingSandbox, NS } from '../support/healing-sandbox.ts';
@@ -137,6 +140,15 @@ describe('etcd auth (etcd 3.5.16, s3rver)', { timeout: 900_000 }, () => {
     assert.equal(scaled.ids.size, 4);
     assert.equal(await put('au', root(SECOND)), 'ok');
     assert.match(String(await put('au')), /^refused/);
+  });
+
+  it('kubectl etcdfn health and members log in as root on an auth cluster', async () => {
+    const cli = { kube: kube(), namespace: NS, server: 'sandbox' };
+    const health = JSON.parse((await runHealth(cli, 'au', 'json')).text) as HealthView;
+    assert.equal(health.healthy, true, JSON.stringify(health));
+    assert.equal(health.members.length, 4);
+    const members = JSON.parse(await runMembers(cli, 'au', 'json')) as { etcd: { members: unknown[] } };
+    assert.equal(members.etcd.members.length, 4, JSON.stringify(members));
   });
 
   it('snapshots to S3 with auth on; a cluster restored from it keeps users and roles', async () => {
