@@ -240,11 +240,13 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
   }
   // Client TLS is fine: the stream is dialled with the cluster's access (shared/runtime/cluster-etcd.ts)
   // and a PVC Job mounts the same Secrets.
-  if (cluster.spec.auth?.enabled === true) {
+  // S3 snapshots dial through the cluster's access (root once auth is on); the PVC Job's agent
+  // has no way to log in yet.
+  if (cluster.spec.auth?.enabled === true && destination.pvc) {
     return fail(
       state,
       'UnsupportedCluster',
-      `EtcdCluster ${clusterName} uses authentication, which snapshots do not support yet`,
+      `EtcdCluster ${clusterName} uses authentication, which snapshots to a PVC do not support yet; use destination.s3`,
     );
   }
   const sources = snapshotSources(cluster, state.readyPods);

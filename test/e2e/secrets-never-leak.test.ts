@@ -1,5 +1,6 @@
 // Secrets never leak: after a run on the sandbox that uses S3 credentials (a snapshot that succeeds
-// with the right ones, one that fails with wrong ones, one whose Secret lacks a key), every log line
+// with the right ones, one that fails with wrong ones, one whose Secret lacks a key) and etcd auth
+// (the root password turned on, used by every call, then rotated to a new one), every log line
 // of every sandbox process (functions, event bridge, API server, kubelet, etcd), every Event, and
 // every etcdfn object with its status and conditions is searched for each secret value, as written
 // and base64-encoded. Any hit fails the test and says where.
@@ -8,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Etcd3 } from 'etcd3';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
@@ -34,6 +36,9 @@ function logFiles(dir: string): [string, string][] {
 const WRONG_ACCESS_KEY = `AKIALEAK${randomBytes(6).toString('hex').toUpperCase()}`;
 const WRONG_SECRET_KEY = `leak-${randomBytes(18).toString('base64url')}`;
 const LONE_SECRET_KEY = `lone-${randomBytes(18).toString('base64url')}`;
+const ROOT_PASSWORD = `root-${randomBytes(18).toString('base64url')}`;
+const ROTATED_PASSWORD = `rotated-${randomBytes(18).toString('base64url')}`;
+const ROOT_SECRET = 'leakcheck-root';
 
 describe('secret values never reach logs, Events or status', { timeout: 600_000 }, () => {
   let sandbox: FullSandbox;
@@ -100,18 +105,72 @@ describe('secret values never reach logs, Events or status', { timeout: 600_000 
       .map(([path, text]) => `--- ${path}\n${text.slice(-1500)}`)
       .join('\n');
 
-  it('runs a cluster and snapshots with right, wrong and incomplete credentials', async () => {
+  const clusterRead = () =>
+    kube.get<KubeObject & { status?: { authEnabled?: boolean } }>({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      namespace: NS,
+      name: CLUSTER,
+    });
+  async function putAsRoot(password: string): Promise<boolean> {
+    const pods = await kube.list<KubeObject & { status?: { podIP?: string } }>('v1', 'Pod', NS);
+    const hosts = pods.filter(p => p.status?.podIP).map(p => `http://${p.status?.podIP}:2379`);
+    const client = new Etcd3({ hosts, dialTimeout: 2000, auth: { username: 'root', password } });
+    try {
+      await client.put('leak-probe').value('x').exec();
+      return true;
+    } catch {
+      return false;
+    } finally {
+      client.close();
+    }
+  }
+
+  it('runs an auth cluster, rotates its root password, snapshots with right, wrong and incomplete credentials', async () => {
+    const rootSecret = {
+      ...secret(ROOT_SECRET, { username: 'root', password: ROOT_PASSWORD }),
+      type: 'kubernetes.io/basic-auth',
+    };
+    assert.equal((await kube.create(rootSecret)).kind, 'created');
     const created = await kube.create({
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
       metadata: { name: CLUSTER, namespace: NS },
-      spec: { replicas: 1, version: '3.5.16' },
+      spec: {
+        replicas: 1,
+        version: '3.5.16',
+        auth: { enabled: true, rootCredentialsSecretRef: { name: ROOT_SECRET } },
+      },
     });
     assert.equal(created.kind, 'created');
+    await waitFor(
+      'status.authEnabled',
+      async () => {
+        const read = await clusterRead();
+        return read.kind === 'found' && read.object.status?.authEnabled === true;
+      },
+      { timeoutMs: 300_000, intervalMs: 1000 },
+      describeLogs,
+    );
     await converged(
       { kube, namespace: NS, name: CLUSTER },
-      { replicas: 1, since: beforeCreation(), timeoutMs: 300_000, describe: describeLogs },
+      {
+        replicas: 1,
+        since: beforeCreation(),
+        timeoutMs: 300_000,
+        describe: describeLogs,
+        auth: { username: 'root', password: ROOT_PASSWORD },
+      },
     );
+    const patched = await kube.mergePatch(
+      { apiVersion: 'v1', kind: 'Secret', namespace: NS, name: ROOT_SECRET },
+      { stringData: { password: ROTATED_PASSWORD } },
+    );
+    assert.equal(patched.kind, 'written');
+    await waitFor('the rotated password works', () => putAsRoot(ROTATED_PASSWORD), {
+      timeoutMs: 180_000,
+      intervalMs: 1000,
+    });
     for (const [name, data] of [
       [
         'right',
@@ -133,11 +192,18 @@ describe('secret values never reach logs, Events or status', { timeout: 600_000 
   });
 
   it('finds no secret value in any log line, Event, object or status', async () => {
-    const needles = [WRONG_ACCESS_KEY, WRONG_SECRET_KEY, LONE_SECRET_KEY, S3RVER_CREDENTIALS.secretAccessKey];
+    const needles = [
+      WRONG_ACCESS_KEY,
+      WRONG_SECRET_KEY,
+      LONE_SECRET_KEY,
+      S3RVER_CREDENTIALS.secretAccessKey,
+      ROOT_PASSWORD,
+      ROTATED_PASSWORD,
+    ];
     const forms = needles.flatMap(n => [n, Buffer.from(n).toString('base64')]);
     // Positive control: the search does find the values where they belong (the Secrets).
     const secrets = JSON.stringify(await kube.list('v1', 'Secret', NS));
-    for (const n of [WRONG_ACCESS_KEY, WRONG_SECRET_KEY, LONE_SECRET_KEY])
+    for (const n of [WRONG_ACCESS_KEY, WRONG_SECRET_KEY, LONE_SECRET_KEY, ROTATED_PASSWORD])
       assert.ok(secrets.includes(Buffer.from(n).toString('base64')), 'the Secret holds the value');
 
     const haystacks: [string, string][] = [['sandbox output', sandbox.output()], ...logFiles(sandbox.dir)];

@@ -62,6 +62,13 @@ export interface ConvergeOptions {
   describe?: () => Promise<string> | string;
   /** How to dial the members (default plaintext http://<pod IP>:2379): a TLS cluster's client. */
   client?: MemberClient;
+  /** etcd credentials for a cluster with auth on (without them etcd refuses the health read). */
+  auth?: EtcdLogin;
+}
+
+export interface EtcdLogin {
+  username: string;
+  password: string;
 }
 
 /** Dials members over TLS: https, the CA, a client certificate, the name the serving cert carries. */
@@ -72,12 +79,18 @@ export interface MemberClient {
   serverName: string;
 }
 
-/** etcd3 options for one member's Pod IP, plaintext or with `client`. */
-export function memberClientOptions(ip: string | undefined, client?: MemberClient): IOptions {
-  if (!client) return { hosts: `http://${ip}:2379`, dialTimeout: 2000 };
+/** etcd3 options for one member's Pod IP, plaintext or with `client`, logged in with `auth`. */
+export function memberClientOptions(
+  ip: string | undefined,
+  client?: MemberClient,
+  auth?: EtcdLogin,
+): IOptions {
+  const login = auth ? { auth } : {};
+  if (!client) return { hosts: `http://${ip}:2379`, dialTimeout: 2000, ...login };
   return {
     hosts: `https://${ip}:2379`,
     dialTimeout: 2000,
+    ...login,
     credentials: {
       rootCertificate: client.ca,
       ...(client.cert && { certChain: client.cert }),
@@ -140,9 +153,10 @@ async function memberHealth(
   expectId: string | undefined,
   version: string | undefined,
   dial?: MemberClient,
+  auth?: EtcdLogin,
 ): Promise<string | undefined> {
   const url = `${ip}:2379`;
-  const client = new Etcd3(memberClientOptions(ip, dial));
+  const client = new Etcd3(memberClientOptions(ip, dial, auth));
   try {
     const st = await client.maintenance.status();
     const id = toHexId(st.header.member_id);
@@ -210,11 +224,17 @@ async function notYet(ref: ClusterRef, opts: ConvergeOptions, cluster: Cluster):
 
   for (const m of running) {
     const pod = podOf.get(m.status?.podName ?? m.metadata.name);
-    const why = await memberHealth(pod?.status?.podIP, m.status?.memberID, opts.version, opts.client);
+    const why = await memberHealth(
+      pod?.status?.podIP,
+      m.status?.memberID,
+      opts.version,
+      opts.client,
+      opts.auth,
+    );
     if (why) return `${m.metadata.name}: ${why}`;
   }
   const first = podOf.get(running[0]?.status?.podName ?? running[0]?.metadata.name);
-  const client = new Etcd3(memberClientOptions(first?.status?.podIP, opts.client));
+  const client = new Etcd3(memberClientOptions(first?.status?.podIP, opts.client, opts.auth));
   let list;
   try {
     list = (await client.cluster.memberList({ linearizable: true })).members;

@@ -8,7 +8,13 @@ import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { toHexId } from '../../shared/etcd/ids.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
-import { beforeCreation, converged as convergedAfter, mark as markCluster, type Mark } from './converge.ts';
+import {
+  beforeCreation,
+  converged as convergedAfter,
+  mark as markCluster,
+  type EtcdLogin,
+  type Mark,
+} from './converge.ts';
 import { startFullSandbox, type FullSandbox, type FullSandboxOptions } from './sandbox.ts';
 
 export const NS = 'default';
@@ -49,6 +55,10 @@ export function healingSandbox(chaosSeed: number, extra: FullSandboxOptions = {}
   }
   const stop = async () => sandbox?.stop();
 
+  // etcd credentials per cluster with auth on: every dial of these helpers logs in with them.
+  const logins = new Map<string, EtcdLogin>();
+  const useLogin = (name: string, login: EtcdLogin): void => void logins.set(name, login);
+
   const clusterRef = (name: string) => ({
     apiVersion: API_VERSION,
     kind: 'EtcdCluster',
@@ -71,7 +81,7 @@ export function healingSandbox(chaosSeed: number, extra: FullSandboxOptions = {}
   async function withEtcd<T>(name: string, fn: (client: Etcd3) => Promise<T>): Promise<T> {
     const hosts = await endpoints(name);
     assert.ok(hosts.length > 0, 'no ready member to talk to');
-    const client = new Etcd3({ hosts, dialTimeout: 2000 });
+    const client = new Etcd3({ hosts, dialTimeout: 2000, auth: logins.get(name) });
     try {
       return await fn(client);
     } finally {
@@ -114,6 +124,7 @@ export function healingSandbox(chaosSeed: number, extra: FullSandboxOptions = {}
       restarted,
       timeoutMs: STEP_TIMEOUT,
       describe: describeWorld(name),
+      auth: logins.get(name),
       also: async c =>
         c.status?.replacement
           ? `a replacement is in progress: ${JSON.stringify(c.status.replacement)}`
@@ -153,6 +164,7 @@ export function healingSandbox(chaosSeed: number, extra: FullSandboxOptions = {}
     kube,
     running,
     faults,
+    useLogin,
     clusterRef,
     cluster,
     members,

@@ -129,16 +129,6 @@ const clusterSpecRules: Omit<RuleCases, 'kind' | 'path'>[] = [
     ],
   },
   {
-    match: 'needs spec.tls.client',
-    valid: [
-      { self: spec() },
-      { self: spec({ auth: authA, tls: tlsA }) },
-      { self: spec({ auth: { enabled: false } }) },
-      { self: spec({ auth: {} }) },
-    ],
-    invalid: [{ self: spec({ auth: authA }) }, { self: spec({ auth: authA, tls: { peer: tlsA.peer } }) }],
-  },
-  {
     match: 'needs spec.auth.rootCredentialsSecretRef',
     valid: [
       { self: spec() },
@@ -518,7 +508,7 @@ export const RULE_CASES: RuleCases[] = [
       { self: { secretRef: ref('peer'), certManager: { issuerRef: ref('ca') } } },
     ],
   },
-  // TLS and auth are refused, mode by mode, until each works end to end (serverSecretRef and
+  // TLS modes are refused, one by one, until each works end to end (serverSecretRef and
   // peer.secretRef do: test/e2e/tls-byo.test.ts).
   ...notBuiltYet('.spec.tls.client', [
     [
@@ -532,18 +522,6 @@ export const RULE_CASES: RuleCases[] = [
     ['spec.tls.peer.certManager is not built yet', { certManager: { issuerRef: ref('ca') } }, { auto: {} }],
     ['spec.tls.peer.auto is not built yet', { auto: {} }, { secretRef: ref('peer') }],
   ]),
-  {
-    kind: 'EtcdCluster',
-    path: '.spec.auth',
-    match: 'spec.auth is not built yet',
-    valid: [{ self: {} }],
-    invalid: [
-      { self: authA },
-      { self: { enabled: false } },
-      { self: { enabled: true } },
-      { self: { rootCredentialsSecretRef: ref('root') } },
-    ],
-  },
   ...at('EtcdCluster', '.spec.bootstrap.restore', restoreRules),
   ...restoreSourceRules('EtcdCluster', '.spec.bootstrap.restore.source', true),
   ...(['labels', 'annotations'] as const).map(map => ({

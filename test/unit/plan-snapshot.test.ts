@@ -302,11 +302,25 @@ const rows: Row[] = [
     event: 'SnapshotStarted',
   },
   {
-    name: 'a cluster with auth → Failed, not supported yet',
+    name: 'a cluster with auth, to S3 → claim (the stream logs in as root)',
     state: state({ cluster: cluster(THREE, { auth: { enabled: true } }) }),
+    step: 'claim',
+    phase: 'Started',
+    reason: 'InProgress',
+    write: true,
+    event: 'SnapshotStarted',
+  },
+  {
+    name: 'a cluster with auth, to a PVC → Failed, not supported yet, saying to use S3',
+    state: state({
+      snapshot: snapshot(undefined, PVC),
+      claimFound: true,
+      secretKeys: undefined,
+      cluster: cluster(THREE, { auth: { enabled: true } }),
+    }),
     step: 'fail',
     reason: 'UnsupportedCluster',
-    message: /uses authentication, which snapshots do not support yet/,
+    message: /snapshots to a PVC do not support yet; use destination\.s3/,
     write: true,
   },
   {
