@@ -311,7 +311,11 @@ export class ContainerRunner {
     mkdirSync(dir, { recursive: true });
     const terminationFile = join(dir, 'termination-log');
     writeFileSync(terminationFile, '');
-    const mappings = containerMappings(this.spec, this.host.volumes());
+    const mappings = containerMappings(
+      this.spec,
+      this.host.volumes(),
+      join(this.host.podDir, 'volume-subpaths'),
+    );
     mappings.push({
       containerPath: this.spec.terminationMessagePath ?? '/dev/termination-log',
       hostPath: terminationFile,

@@ -184,6 +184,7 @@ class ProcessKubelet implements Kubelet, Faults {
       frozen: () => this.frozen,
       unfrozen: () => this.thaw?.promise ?? Promise.resolve(),
       startDelayMs: (ns, name) => Math.max(0, (this.delays.get(`${ns}/${name}`) ?? 0) - Date.now()),
+      volumeRefreshMs: this.opts.volumeRefreshMs ?? 2000,
       log: this.log,
     };
   }

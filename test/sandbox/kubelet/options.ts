@@ -58,6 +58,11 @@ export interface KubeletOptions {
   };
   /** how long a node must be missing before the pod GC deletes its Pods (default 40 s, as upstream) */
   podGcQuarantineMs?: number;
+  /**
+   * how often a running Pod's secret / configMap / downwardAPI / projected volumes are re-projected
+   * from their sources (default 2000 ms; the real kubelet: about a minute); 0: written once only
+   */
+  volumeRefreshMs?: number;
   /** grace period given to container processes when the kubelet stops (default 2000 ms) */
   stopGraceMs?: number;
   /** log lines (default: appended to <dataDir>/kubelet.log, and stderr when $SANDBOX_VERBOSE is set) */

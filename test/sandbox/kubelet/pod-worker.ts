@@ -12,8 +12,8 @@ import type { Phase } from './status.ts';
 import type { Logger, Pod, PodStatusJson, Pvc } from './types.ts';
 import { nowIso } from './types.ts';
 import { sleep } from './util.ts';
-import { ClaimNotBound, VolumeNotReady, setUpVolumes, tearDownVolumes } from './volumes.ts';
-import type { VolumeInfo } from './volumes.ts';
+import { ClaimNotBound, VolumeNotReady, refreshVolumes, setUpVolumes, tearDownVolumes } from './volumes.ts';
+import type { VolumeContext, VolumeInfo } from './volumes.ts';
 
 export const VOLUMES_ANNOTATION = 'sandbox.etcdfn.io/volumes';
 
@@ -33,6 +33,8 @@ export interface NodeContext {
   unfrozen(): Promise<void>;
   /** injected start delay for this Pod, in ms (fault) */
   startDelayMs(namespace: string, name: string): number;
+  /** how often a running Pod's secret/configMap/projected volumes are re-projected (0: never) */
+  volumeRefreshMs: number;
   log: Logger;
 }
 
@@ -53,6 +55,9 @@ export class PodWorker {
   private unschedulable: { message: string; since: string } | undefined;
   private notBefore = 0;
   private writeTimer: NodeJS.Timeout | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  /** no container will run again */
+  private done = false;
   private writing: Promise<void> | undefined;
   private lastWritten = '';
   private dirty = false;
@@ -139,6 +144,7 @@ export class PodWorker {
     this.gone = true;
     this.terminating = true;
     if (this.writeTimer) clearTimeout(this.writeTimer);
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
     await Promise.all(this.containers().map(c => c.stop(graceMs)));
   }
 
@@ -202,19 +208,11 @@ export class PodWorker {
       await this.gate();
       if (this.terminating) return false;
       try {
-        this.volumes = await setUpVolumes({
-          pod: this.pod,
-          podDir: this.podDir,
-          dataDir: this.node.dataDir,
-          podIP: this.podIP!,
-          hostIP: this.node.hostIP,
-          nodeName: this.node.nodeName,
-          reader: this.node.cfg.reader,
-          pvc: (ns, name) => this.node.pvc(ns, name),
-        });
+        this.volumes = await setUpVolumes(this.volumeContext());
         this.volumeMessage = undefined;
         this.unschedulable = undefined;
         await this.annotateVolumes();
+        this.scheduleVolumeRefresh();
         return true;
       } catch (err) {
         if (!(err instanceof VolumeNotReady)) throw err;
@@ -230,6 +228,44 @@ export class PodWorker {
         await sleep(500);
       }
     }
+  }
+
+  private volumeContext(): VolumeContext {
+    return {
+      pod: this.pod,
+      podDir: this.podDir,
+      dataDir: this.node.dataDir,
+      podIP: this.podIP ?? '',
+      hostIP: this.node.hostIP,
+      nodeName: this.node.nodeName,
+      reader: this.node.cfg.reader,
+      pvc: (ns, name) => this.node.pvc(ns, name),
+    };
+  }
+
+  /**
+   * Re-projects the Pod's Secret-like volumes every volumeRefreshMs while it is not terminating, as
+   * the kubelet's sync loop does (there: about a minute plus the Secret cache's TTL).
+   */
+  private scheduleVolumeRefresh(): void {
+    const period = this.node.volumeRefreshMs;
+    if (period <= 0 || this.terminating || this.done || this.refreshTimer) return;
+    this.refreshTimer = setTimeout(() => {
+      void (async () => {
+        try {
+          if (this.terminating || this.node.frozen()) return;
+          const changed = await refreshVolumes(this.volumeContext(), this.volumes);
+          if (changed.length)
+            this.node.log(`pod ${this.describe()}: volumes refreshed: ${changed.join(', ')}`);
+        } catch (err) {
+          this.node.log(`pod ${this.describe()}: volume refresh failed: ${(err as Error).message}`);
+        } finally {
+          this.refreshTimer = undefined;
+          this.scheduleVolumeRefresh();
+        }
+      })();
+    }, period);
+    this.refreshTimer.unref();
   }
 
   /** Records where each volume lives on the host (and emptyDir medium/sizeLimit) in an annotation. */
@@ -268,6 +304,9 @@ export class PodWorker {
 
   /** No container will run again: the Pod is terminal (Succeeded or Failed). */
   private finished(): void {
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    this.refreshTimer = undefined;
+    this.done = true;
     if (this.terminating) return;
     this.changed();
     if (this.podIP) {
@@ -317,6 +356,7 @@ export class PodWorker {
     if (this.cleaned) return;
     this.cleaned = true;
     if (this.writeTimer) clearTimeout(this.writeTimer);
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
     if (this.podIP) this.node.ipam.release(this.podIP);
     this.podIP = undefined;
     this.node.dnsChanged();

@@ -4,12 +4,16 @@
 //   emptyDir              → <podDir>/volumes/empty-dir/<name>  (medium Memory too: a directory like
 //                           the others; sizeLimit is reported, not enforced), removed with the Pod
 //   secret, configMap, projected (secret/configMap/downwardAPI sources), downwardAPI
-//                         → files with the keys (items and modes honoured), removed with the Pod
+//                         → files with the keys (items and modes honoured), removed with the Pod,
+//                           written atomically (atomic-writer.ts) and re-projected while the Pod
+//                           runs (refreshVolumes; subPath mounts keep their first content)
 //   hostPath              → the host path itself
 // The container then sees each volume at its mountPath through the path rewriting of rewrite.ts.
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join, normalize } from 'node:path';
 import type { V1Container, V1KeyToPath, V1Volume, V1DownwardAPIVolumeFile } from '@kubernetes/client-node';
+import { writeAtomically } from './atomic-writer.ts';
+import type { Payload } from './atomic-writer.ts';
 import type { SourceReader } from './env.ts';
 import { ConfigError, fieldValue } from './env.ts';
 import type { PathMapping } from './rewrite.ts';
@@ -58,21 +62,18 @@ function safeJoin(dir: string, rel: string): string {
   return path;
 }
 
-function writeKeys(
-  dir: string,
+function addKeys(
+  payload: Payload,
   data: Record<string, Buffer>,
   items: V1KeyToPath[] | undefined,
   defaultMode: number | undefined,
 ): void {
-  mkdirSync(dir, { recursive: true });
   const entries = items?.length
     ? items.filter(i => data[i.key] !== undefined).map(i => ({ path: i.path, key: i.key, mode: i.mode }))
     : Object.keys(data).map(key => ({ path: key, key, mode: undefined as number | undefined }));
   for (const { path, key, mode } of entries) {
-    const file = safeJoin(dir, path);
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, data[key]);
-    chmodSync(file, mode ?? defaultMode ?? 0o644);
+    safeJoin('/volume', path);
+    payload.set(normalize(path), { data: data[key], mode: mode ?? defaultMode ?? 0o644 });
   }
 }
 
@@ -90,31 +91,58 @@ async function configMapData(ctx: VolumeContext, name: string, optional: boolean
 
 function downwardData(
   ctx: VolumeContext,
+  payload: Payload,
   items: V1DownwardAPIVolumeFile[] | undefined,
-): Record<string, Buffer> {
-  const data: Record<string, Buffer> = {};
+  defaultMode: number | undefined,
+): void {
   for (const item of items ?? []) {
-    if (item.fieldRef) data[item.path] = Buffer.from(fieldValue(ctx.pod, item.fieldRef.fieldPath, ctx));
+    if (!item.fieldRef) continue;
+    const data = Buffer.from(fieldValue(ctx.pod, item.fieldRef.fieldPath, ctx));
+    addKeys(payload, { [item.path]: data }, undefined, item.mode ?? defaultMode);
   }
-  return data;
 }
 
-async function projected(ctx: VolumeContext, volume: V1Volume, dir: string): Promise<void> {
-  mkdirSync(dir, { recursive: true });
-  const mode = volume.projected!.defaultMode;
-  for (const source of volume.projected!.sources ?? []) {
-    if (source.secret) {
-      const data = await secretData(ctx, source.secret.name!, source.secret.optional);
-      writeKeys(dir, data, source.secret.items, mode);
-    } else if (source.configMap) {
-      const data = await configMapData(ctx, source.configMap.name!, source.configMap.optional);
-      writeKeys(dir, data, source.configMap.items, mode);
-    } else if (source.downwardAPI) {
-      writeKeys(dir, downwardData(ctx, source.downwardAPI.items), undefined, mode);
-    } else if (source.serviceAccountToken) {
-      writeKeys(dir, { [source.serviceAccountToken.path]: Buffer.from('') }, undefined, mode);
+/** What a Secret-like volume shows now: read afresh for set-up and for every refresh. */
+async function payloadOf(ctx: VolumeContext, volume: V1Volume): Promise<Payload | undefined> {
+  const payload: Payload = new Map();
+  if (volume.secret) {
+    const data = await secretData(ctx, volume.secret.secretName!, volume.secret.optional);
+    addKeys(payload, data, volume.secret.items, volume.secret.defaultMode);
+  } else if (volume.configMap) {
+    const data = await configMapData(ctx, volume.configMap.name!, volume.configMap.optional);
+    addKeys(payload, data, volume.configMap.items, volume.configMap.defaultMode);
+  } else if (volume.downwardAPI) {
+    downwardData(ctx, payload, volume.downwardAPI.items, volume.downwardAPI.defaultMode);
+  } else if (volume.projected) {
+    const mode = volume.projected.defaultMode;
+    for (const source of volume.projected.sources ?? []) {
+      if (source.secret) {
+        const data = await secretData(ctx, source.secret.name!, source.secret.optional);
+        addKeys(payload, data, source.secret.items, mode);
+      } else if (source.configMap) {
+        const data = await configMapData(ctx, source.configMap.name!, source.configMap.optional);
+        addKeys(payload, data, source.configMap.items, mode);
+      } else if (source.downwardAPI) {
+        downwardData(ctx, payload, source.downwardAPI.items, mode);
+      } else if (source.serviceAccountToken) {
+        addKeys(payload, { [source.serviceAccountToken.path]: Buffer.from('') }, undefined, mode);
+      }
     }
+  } else {
+    return undefined;
   }
+  return payload;
+}
+
+const PROJECTED_DIR: Record<string, string> = {
+  secret: 'secret',
+  configMap: 'configmap',
+  downwardAPI: 'downward-api',
+  projected: 'projected',
+};
+
+function projectedType(volume: V1Volume): string | undefined {
+  return Object.keys(PROJECTED_DIR).find(type => volume[type as keyof V1Volume] !== undefined);
 }
 
 async function setUp(ctx: VolumeContext, volume: V1Volume): Promise<VolumeInfo> {
@@ -140,27 +168,11 @@ async function setUp(ctx: VolumeContext, volume: V1Volume): Promise<VolumeInfo> 
     if (volume.emptyDir.sizeLimit !== undefined) info.sizeLimit = String(volume.emptyDir.sizeLimit);
     return info;
   }
-  if (volume.secret) {
-    const dir = own('secret');
-    const data = await secretData(ctx, volume.secret.secretName!, volume.secret.optional);
-    writeKeys(dir, data, volume.secret.items, volume.secret.defaultMode);
-    return { type: 'secret', hostPath: dir };
-  }
-  if (volume.configMap) {
-    const dir = own('configmap');
-    const data = await configMapData(ctx, volume.configMap.name!, volume.configMap.optional);
-    writeKeys(dir, data, volume.configMap.items, volume.configMap.defaultMode);
-    return { type: 'configMap', hostPath: dir };
-  }
-  if (volume.downwardAPI) {
-    const dir = own('downward-api');
-    writeKeys(dir, downwardData(ctx, volume.downwardAPI.items), undefined, volume.downwardAPI.defaultMode);
-    return { type: 'downwardAPI', hostPath: dir };
-  }
-  if (volume.projected) {
-    const dir = own('projected');
-    await projected(ctx, volume, dir);
-    return { type: 'projected', hostPath: dir };
+  const type = projectedType(volume);
+  if (type) {
+    const dir = own(PROJECTED_DIR[type]);
+    writeAtomically(dir, (await payloadOf(ctx, volume))!);
+    return { type, hostPath: dir };
   }
   if (volume.hostPath) return { type: 'hostPath', hostPath: volume.hostPath.path };
   throw new VolumeNotReady(`volume "${volume.name}": this volume type is not supported by the sandbox`);
@@ -180,16 +192,57 @@ export async function setUpVolumes(ctx: VolumeContext): Promise<Map<string, Volu
   return volumes;
 }
 
-/** A container's mounts as path mappings (subPath directories are created as needed). */
-export function containerMappings(container: V1Container, volumes: Map<string, VolumeInfo>): PathMapping[] {
+/**
+ * Re-projects the Pod's secret / configMap / downwardAPI / projected volumes from their sources, as
+ * the kubelet does every sync period; returns the names of the volumes whose content changed. A
+ * source that has gone (or cannot be read) leaves the volume as it was, as the kubelet does.
+ */
+export async function refreshVolumes(
+  ctx: VolumeContext,
+  volumes: Map<string, VolumeInfo>,
+): Promise<string[]> {
+  const changed: string[] = [];
+  for (const volume of ctx.pod.spec.volumes ?? []) {
+    const info = volumes.get(volume.name);
+    // gone: the Pod was cleaned up while this refresh read its sources
+    if (!info || !projectedType(volume) || !existsSync(info.hostPath)) continue;
+    let payload: Payload;
+    try {
+      payload = (await payloadOf(ctx, volume))!;
+    } catch (err) {
+      if (err instanceof VolumeNotReady || err instanceof ConfigError) continue;
+      throw err;
+    }
+    if (writeAtomically(info.hostPath, payload)) changed.push(volume.name);
+  }
+  return changed;
+}
+
+/**
+ * A container's mounts as path mappings (subPath directories are created as needed). A subPath of
+ * a refreshed volume is copied for the container when it starts (`subPathRoot`), so, as in
+ * Kubernetes, it keeps the content it started with.
+ */
+export function containerMappings(
+  container: V1Container,
+  volumes: Map<string, VolumeInfo>,
+  subPathRoot?: string,
+): PathMapping[] {
   const mappings: PathMapping[] = [];
-  for (const mount of container.volumeMounts ?? []) {
+  for (const [index, mount] of (container.volumeMounts ?? []).entries()) {
     const volume = volumes.get(mount.name);
     if (!volume) throw new VolumeNotReady(`volumeMount "${mount.name}" names no volume of the Pod`);
     let hostPath = volume.hostPath;
     if (mount.subPath) {
       hostPath = safeJoin(volume.hostPath, mount.subPath);
-      if (volume.type !== 'hostPath' && !existsSync(hostPath)) mkdirSync(hostPath, { recursive: true });
+      if (subPathRoot && PROJECTED_DIR[volume.type] && existsSync(hostPath)) {
+        const copy = join(subPathRoot, mount.name, container.name, String(index));
+        rmSync(copy, { recursive: true, force: true });
+        cpSync(hostPath, copy, { recursive: true, dereference: true });
+        hostPath = copy;
+      } else if (volume.type !== 'hostPath' && !existsSync(hostPath)) {
+        mkdirSync(hostPath, { recursive: true });
+      }
     }
     mappings.push({ containerPath: mount.mountPath, hostPath });
   }
