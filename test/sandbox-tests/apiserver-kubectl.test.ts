@@ -267,19 +267,9 @@ describe('sandbox API server through kubectl', () => {
     assert.equal(scale.code, 1);
   });
 
-  it('refuses the TLS sources and auth that are not built yet (all but auto), with a message that says so', async () => {
+  it('refuses the TLS sources and auth that are not built yet, with a message that says so', async () => {
     const { run, file } = await env();
     const refused: [string, Any, RegExp][] = [
-      [
-        'tls-byo',
-        { tls: { client: { serverSecretRef: { name: 's' } } } },
-        /serverSecretRef is not built yet/,
-      ],
-      [
-        'tls-peer-byo',
-        { tls: { peer: { secretRef: { name: 's' } } } },
-        /spec\.tls\.peer\.secretRef is not built yet/,
-      ],
       [
         'tls-cm',
         { tls: { client: { certManager: { serverIssuerRef: { name: 'ca' } } } } },

@@ -518,10 +518,9 @@ export const RULE_CASES: RuleCases[] = [
       { self: { secretRef: ref('peer'), certManager: { issuerRef: ref('ca') } } },
     ],
   },
-  // TLS and auth are refused, mode by mode, until each works end to end (auto does:
-  // test/e2e/tls-auto.test.ts).
+  // TLS and auth are refused, mode by mode, until each works end to end (serverSecretRef,
+  // peer.secretRef and auto do: test/e2e/tls-byo.test.ts, test/e2e/tls-auto.test.ts).
   ...notBuiltYet('.spec.tls.client', [
-    ['spec.tls.client.serverSecretRef is not built yet', { serverSecretRef: ref('srv') }, { auto: {} }],
     [
       'spec.tls.client.certManager is not built yet',
       { certManager: { serverIssuerRef: ref('ca') } },
@@ -529,7 +528,6 @@ export const RULE_CASES: RuleCases[] = [
     ],
   ]),
   ...notBuiltYet('.spec.tls.peer', [
-    ['spec.tls.peer.secretRef is not built yet', { secretRef: ref('peer') }, { auto: {} }],
     ['spec.tls.peer.certManager is not built yet', { certManager: { issuerRef: ref('ca') } }, { auto: {} }],
   ]),
   {
