@@ -18,6 +18,7 @@ import {
 } from '../plan/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
+import { withSecretCache } from '../k8s/secret-cache.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { withCertificates } from '../plan/certificate-status.ts';
 import { keepCertificates } from './certificates.ts';
@@ -34,10 +35,12 @@ type Cluster = EtcdCluster & KubeObject;
 
 /** `woken`: the event was the cluster's own wake-up (its PingSource exists, at least until now). */
 export async function reconcileCluster(
-  ctx: Context,
+  eventCtx: Context,
   ref: ClusterRef,
   opts: { woken?: boolean } = {},
 ): Promise<HandlerOutcome> {
+  // Certificate issuing, certificate status and the etcd access seam share one read per Secret.
+  const ctx: Context = { ...eventCtx, kube: withSecretCache(eventCtx.kube) };
   const state = await observeCluster(ctx, ref);
   if (!state) return { result: 'done', summary: `EtcdCluster ${ref.namespace}/${ref.name} is gone` };
   // Judged on the status as observed, before this invocation's own writes replace it.

@@ -267,15 +267,9 @@ describe('sandbox API server through kubectl', () => {
     assert.equal(scale.code, 1);
   });
 
-  it('refuses the TLS sources and auth that are not built yet, with a message that says so', async () => {
+  it('refuses the TLS source that is not built yet (cert-manager), with a message that says so', async () => {
     const { run, file } = await env();
     const refused: [string, Any, RegExp][] = [
-      [
-        'tls-auto',
-        { tls: { client: { auto: {} }, peer: { auto: {} } } },
-        /spec\.tls\.client\.auto is not built yet/,
-      ],
-      ['tls-peer-auto', { tls: { peer: { auto: {} } } }, /spec\.tls\.peer\.auto is not built yet/],
       [
         'tls-cm',
         { tls: { client: { certManager: { serverIssuerRef: { name: 'ca' } } } } },
@@ -286,12 +280,6 @@ describe('sandbox API server through kubectl', () => {
         { tls: { peer: { certManager: { issuerRef: { name: 'ca' } } } } },
         /spec\.tls\.peer\.certManager is not built yet/,
       ],
-      [
-        'auth',
-        { auth: { enabled: true, rootCredentialsSecretRef: { name: 'root' } } },
-        /spec\.auth is not built yet/,
-      ],
-      ['auth-off', { auth: { enabled: false } }, /spec\.auth is not built yet/],
     ];
     for (const [name, spec, message] of refused) {
       const r = await run(['apply', '-f', file(`${name}.yaml`, cluster(name, spec))]);

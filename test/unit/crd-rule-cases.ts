@@ -508,19 +508,17 @@ export const RULE_CASES: RuleCases[] = [
       { self: { secretRef: ref('peer'), certManager: { issuerRef: ref('ca') } } },
     ],
   },
-  // TLS modes are refused, one by one, until each works end to end (serverSecretRef and
-  // peer.secretRef do: test/e2e/tls-byo.test.ts).
+  // TLS modes are refused, one by one, until each works end to end (serverSecretRef,
+  // peer.secretRef and auto do: test/e2e/tls-byo.test.ts, test/e2e/tls-auto.test.ts).
   ...notBuiltYet('.spec.tls.client', [
     [
       'spec.tls.client.certManager is not built yet',
       { certManager: { serverIssuerRef: ref('ca') } },
       { auto: {} },
     ],
-    ['spec.tls.client.auto is not built yet', { auto: {} }, { serverSecretRef: ref('srv') }],
   ]),
   ...notBuiltYet('.spec.tls.peer', [
     ['spec.tls.peer.certManager is not built yet', { certManager: { issuerRef: ref('ca') } }, { auto: {} }],
-    ['spec.tls.peer.auto is not built yet', { auto: {} }, { secretRef: ref('peer') }],
   ]),
   ...at('EtcdCluster', '.spec.bootstrap.restore', restoreRules),
   ...restoreSourceRules('EtcdCluster', '.spec.bootstrap.restore.source', true),

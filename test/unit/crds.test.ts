@@ -456,7 +456,7 @@ describe('realistic manifests pass the schema and every CEL rule', () => {
       const refused = validateObject(crd, VERSION, full).map(e => e.message);
       for (const message of refused) assert.match(message, /is not built yet/);
       const { tls, ...rest } = full.spec as Record<string, unknown>;
-      const unbuilt = /"(certManager|auto)"/.test(JSON.stringify(tls ?? {}));
+      const unbuilt = /"certManager"/.test(JSON.stringify(tls ?? {}));
       assert.equal(refused.length > 0, unbuilt, JSON.stringify(refused));
       const manifest = { ...full, spec: rest };
       assert.deepEqual(validateObject(crd, VERSION, manifest), []);
