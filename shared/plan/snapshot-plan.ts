@@ -238,11 +238,13 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
   if (cluster.metadata.deletionTimestamp) {
     return fail(state, 'ClusterDeleted', `EtcdCluster ${clusterName} is being deleted`);
   }
-  if (cluster.spec.tls?.client !== undefined || cluster.spec.auth?.enabled === true) {
+  // Client TLS is fine: the stream is dialled with the cluster's access (shared/runtime/cluster-etcd.ts)
+  // and a PVC Job mounts the same Secrets.
+  if (cluster.spec.auth?.enabled === true) {
     return fail(
       state,
       'UnsupportedCluster',
-      `EtcdCluster ${clusterName} uses client TLS or authentication, which snapshots do not support yet`,
+      `EtcdCluster ${clusterName} uses authentication, which snapshots do not support yet`,
     );
   }
   const sources = snapshotSources(cluster, state.readyPods);

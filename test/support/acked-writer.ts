@@ -3,6 +3,7 @@
 // still readable.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3 } from 'etcd3';
+import type { IOptions } from 'etcd3';
 import { waitFor } from './wait.ts';
 
 export interface AckedWriter {
@@ -24,20 +25,22 @@ export interface AckedWriter {
  * members as a client of the cluster's Service would. `clusterId`, when given (etcd's cluster ID,
  * decimal as in a response header), makes a put answered by another cluster not an
  * acknowledgement: the sandbox hands a released Pod IP to the next Pod, of any cluster, so an
- * endpoint the writer started with may later be another cluster's member.
+ * endpoint the writer started with may later be another cluster's member. `options` are added to
+ * every client's (TLS credentials and the name to verify, for https:// hosts).
  */
 export function startWriter(
   hosts: string[],
   prefix: string,
   refresh?: () => Promise<string[]>,
   clusterId?: string,
+  options: Omit<IOptions, 'hosts'> = {},
 ): AckedWriter {
   const acknowledged: string[] = [];
   let failed = 0;
   let misdirected = 0;
   let writing = true;
   let current = [...hosts].sort();
-  let client = new Etcd3({ hosts: current, dialTimeout: 1000 });
+  let client = new Etcd3({ dialTimeout: 1000, ...options, hosts: current });
   let refreshed = 0;
   const follow = async (): Promise<void> => {
     if (!refresh || Date.now() - refreshed < 1000) return;
@@ -46,7 +49,7 @@ export function startWriter(
     if (next.length === 0 || next.join(',') === current.join(',')) return;
     client.close();
     current = next;
-    client = new Etcd3({ hosts: current, dialTimeout: 1000 });
+    client = new Etcd3({ dialTimeout: 1000, ...options, hosts: current });
   };
   const done = (async () => {
     try {

@@ -12,6 +12,7 @@
 // The wait polls with a generous overall timeout; nothing is asserted about elapsed time. On a
 // timeout the error says which of the above was last missing.
 import { Etcd3 } from 'etcd3';
+import type { IOptions } from 'etcd3';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
@@ -59,6 +60,34 @@ export interface ConvergeOptions {
   timeoutMs?: number;
   /** Added to the timeout message. */
   describe?: () => Promise<string> | string;
+  /** How to dial the members (default plaintext http://<pod IP>:2379): a TLS cluster's client. */
+  client?: MemberClient;
+}
+
+/** Dials members over TLS: https, the CA, a client certificate, the name the serving cert carries. */
+export interface MemberClient {
+  ca: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+  serverName: string;
+}
+
+/** etcd3 options for one member's Pod IP, plaintext or with `client`. */
+export function memberClientOptions(ip: string | undefined, client?: MemberClient): IOptions {
+  if (!client) return { hosts: `http://${ip}:2379`, dialTimeout: 2000 };
+  return {
+    hosts: `https://${ip}:2379`,
+    dialTimeout: 2000,
+    credentials: {
+      rootCertificate: client.ca,
+      ...(client.cert && { certChain: client.cert }),
+      ...(client.key && { privateKey: client.key }),
+    },
+    grpcOptions: {
+      'grpc.ssl_target_name_override': client.serverName,
+      'grpc.default_authority': client.serverName,
+    },
+  };
 }
 
 const clusterRef = (ref: ClusterRef) => ({
@@ -107,11 +136,13 @@ const sameSet = (a: (string | undefined)[], b: (string | undefined)[]): boolean 
 
 /** One member's own view: its ID, its leader, a linearizable read through it, its version. */
 async function memberHealth(
-  url: string,
+  ip: string | undefined,
   expectId: string | undefined,
   version: string | undefined,
+  dial?: MemberClient,
 ): Promise<string | undefined> {
-  const client = new Etcd3({ hosts: url, dialTimeout: 2000 });
+  const url = `${ip}:2379`;
+  const client = new Etcd3(memberClientOptions(ip, dial));
   try {
     const st = await client.maintenance.status();
     const id = toHexId(st.header.member_id);
@@ -179,11 +210,11 @@ async function notYet(ref: ClusterRef, opts: ConvergeOptions, cluster: Cluster):
 
   for (const m of running) {
     const pod = podOf.get(m.status?.podName ?? m.metadata.name);
-    const why = await memberHealth(`http://${pod?.status?.podIP}:2379`, m.status?.memberID, opts.version);
+    const why = await memberHealth(pod?.status?.podIP, m.status?.memberID, opts.version, opts.client);
     if (why) return `${m.metadata.name}: ${why}`;
   }
   const first = podOf.get(running[0]?.status?.podName ?? running[0]?.metadata.name);
-  const client = new Etcd3({ hosts: `http://${first?.status?.podIP}:2379`, dialTimeout: 2000 });
+  const client = new Etcd3(memberClientOptions(first?.status?.podIP, opts.client));
   let list;
   try {
     list = (await client.cluster.memberList({ linearizable: true })).members;

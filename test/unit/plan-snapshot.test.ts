@@ -286,18 +286,27 @@ const rows: Row[] = [
     write: true,
   },
   {
-    name: 'a cluster with client TLS → Failed, not supported yet',
-    state: state({ cluster: cluster(THREE, { tls: { client: { auto: {} } } }) }),
-    step: 'fail',
-    reason: 'UnsupportedCluster',
-    message: /client TLS or authentication, which snapshots do not support yet/,
+    name: 'a cluster with client mTLS from Secrets → claim (the stream is dialled with its access)',
+    state: state({
+      cluster: cluster(THREE, {
+        tls: {
+          client: { serverSecretRef: { name: 'demo-server' }, operatorClientSecretRef: { name: 'demo-op' } },
+          peer: { secretRef: { name: 'demo-peer' } },
+        },
+      }),
+    }),
+    step: 'claim',
+    phase: 'Started',
+    reason: 'InProgress',
     write: true,
+    event: 'SnapshotStarted',
   },
   {
     name: 'a cluster with auth → Failed, not supported yet',
     state: state({ cluster: cluster(THREE, { auth: { enabled: true } }) }),
     step: 'fail',
     reason: 'UnsupportedCluster',
+    message: /uses authentication, which snapshots do not support yet/,
     write: true,
   },
   {
