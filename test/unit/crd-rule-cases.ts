@@ -521,16 +521,10 @@ export const RULE_CASES: RuleCases[] = [
   // TLS and auth are refused, mode by mode, until each works end to end.
   ...notBuiltYet('.spec.tls.client', [
     ['spec.tls.client.serverSecretRef is not built yet', { serverSecretRef: ref('srv') }, { auto: {} }],
-    [
-      'spec.tls.client.certManager is not built yet',
-      { certManager: { serverIssuerRef: ref('ca') } },
-      { auto: {} },
-    ],
     ['spec.tls.client.auto is not built yet', { auto: {} }, { serverSecretRef: ref('srv') }],
   ]),
   ...notBuiltYet('.spec.tls.peer', [
     ['spec.tls.peer.secretRef is not built yet', { secretRef: ref('peer') }, { auto: {} }],
-    ['spec.tls.peer.certManager is not built yet', { certManager: { issuerRef: ref('ca') } }, { auto: {} }],
     ['spec.tls.peer.auto is not built yet', { auto: {} }, { secretRef: ref('peer') }],
   ]),
   {
