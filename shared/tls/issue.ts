@@ -87,7 +87,9 @@ export async function issueLeaf(ca: KeyPairPem, request: LeafRequest): Promise<K
     {
       serialNumber: serialNumber(),
       subject: `CN=${request.commonName}`,
-      issuer: caCert.subject,
+      // The CA's subject as encoded, not re-encoded from text: Go finds a parent by the raw bytes, and
+      // a CA made elsewhere (openssl writes UTF8String) must match the issuer byte for byte.
+      issuer: caCert.subjectName,
       notBefore: request.notBefore,
       notAfter: request.notAfter,
       publicKey: keys.publicKey,

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { V1Secret } from '@kubernetes/client-node';
+import { CustomObjectsApi, type V1Secret } from '@kubernetes/client-node';
 import { API_VERSION } from '../../shared/api/group.ts';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { CertManagerCertificate } from '../../shared/builders/cert-manager-certificate.ts';
@@ -17,9 +17,11 @@ import type { Context } from '../../shared/runtime/context.ts';
 import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
 import { parseDuration, SandboxCertManager } from '../sandbox/cert-manager.ts';
 import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
+import { createCa } from '../../shared/tls/issue.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NS = 'prod';
+const DAY = 24 * 3600 * 1000;
 const NAMES = ['cm-server-tls', 'cm-operator-client-tls', 'cm-peer-tls'];
 type Certificate = CertManagerCertificate & KubeObject;
 type Secret = V1Secret & KubeObject;
@@ -30,6 +32,7 @@ describe('certManager TLS with the sandbox stand-in for cert-manager', { timeout
   let cluster: EtcdCluster & KubeObject;
   let clock = new Date();
   let signer: SandboxCertManager;
+  let custom: CustomObjectsApi;
   const certificate = (name: string) =>
     kube.find<Certificate>({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: NS, name });
   const secret = (name: string) =>
@@ -46,6 +49,7 @@ describe('certManager TLS with the sandbox stand-in for cert-manager', { timeout
     });
     kube = new KubeObjects(kubeConfigFor(api.url));
     signer = new SandboxCertManager(kubeConfigFor(api.url), () => clock);
+    custom = kubeConfigFor(api.url).makeApiClient(CustomObjectsApi);
     const created = await kube.create<EtcdCluster & KubeObject>({
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
@@ -148,6 +152,86 @@ describe('certManager TLS with the sandbox stand-in for cert-manager', { timeout
     const renewed = await secret('cm-server-tls');
     assert.notEqual(pem(renewed, 'tls.crt'), pem(before, 'tls.crt'));
     assert.equal(pem(renewed, 'ca.crt'), pem(before, 'ca.crt'));
+  });
+
+  it('the stand-in signs with a CA Issuer’s own CA, renews at renewBefore, and on a `cmctl renew` request', async () => {
+    const now = clock;
+    const ca = await createCa(
+      'user-ca',
+      new Date(now.getTime() - 60_000),
+      new Date(now.getTime() + 365 * DAY),
+    );
+    const b64 = (t: string): string => Buffer.from(t).toString('base64');
+    const created = [
+      await kube.create({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/tls',
+        metadata: { name: 'user-ca-key-pair', namespace: NS },
+        data: { 'tls.crt': b64(ca.cert), 'tls.key': b64(ca.key) },
+      }),
+      await kube.create({
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Issuer',
+        metadata: { name: 'user-ca', namespace: NS },
+        spec: { ca: { secretName: 'user-ca-key-pair' } },
+      }),
+      await kube.create({
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Certificate',
+        metadata: { name: 'app', namespace: NS },
+        spec: {
+          secretName: 'app-tls',
+          commonName: 'app',
+          usages: ['client auth'],
+          duration: '240h',
+          renewBefore: '24h',
+          issuerRef: { name: 'user-ca', kind: 'Issuer', group: 'cert-manager.io' },
+        },
+      }),
+    ];
+    assert.deepEqual(
+      created.map(c => c.kind),
+      ['created', 'created', 'created'],
+    );
+    assert.deepEqual(await signer.reconcileAll(), [`${NS}/app`]);
+    const first = await secret('app-tls');
+    assert.equal(pem(first, 'ca.crt'), ca.cert);
+    assert.ok(new X509Certificate(pem(first, 'tls.crt')).verify(new X509Certificate(ca.cert).publicKey));
+    const status = (await certificate('app'))?.status;
+    assert.equal(Date.parse(status?.notAfter ?? '') - Date.parse(status?.renewalTime ?? ''), DAY);
+
+    // Not before renewBefore…
+    clock = new Date(now.getTime() + 8 * DAY);
+    assert.deepEqual(await signer.reconcileAll(), []);
+    // …but at once when asked the way `cmctl renew` asks (Issuing=True, ManuallyTriggered).
+    const cert = await certificate('app');
+    assert.ok(cert);
+    await custom.replaceNamespacedCustomObjectStatus({
+      group: 'cert-manager.io',
+      version: 'v1',
+      namespace: NS,
+      plural: 'certificates',
+      name: 'app',
+      body: {
+        ...cert,
+        status: {
+          ...cert.status,
+          conditions: [{ type: 'Issuing', status: 'True', reason: 'ManuallyTriggered' }],
+        },
+      },
+    });
+    assert.deepEqual(await signer.reconcileAll(), [`${NS}/app`]);
+    assert.notEqual(pem(await secret('app-tls'), 'tls.crt'), pem(first, 'tls.crt'));
+    const after = (await certificate('app'))?.status?.conditions ?? [];
+    assert.deepEqual(
+      after.map(c => [c.type, c.status]),
+      [['Ready', 'True']],
+      'Issuing is cleared once signed',
+    );
+    // And once renewBefore is reached, by the clock alone.
+    clock = new Date(clock.getTime() + 9 * DAY + 60_000);
+    assert.deepEqual(await signer.reconcileAll(), [`${NS}/app`]);
   });
 
   it('reads Go durations as cert-manager writes them', () => {

@@ -1,20 +1,28 @@
 // A stand-in for cert-manager in the sandbox: signs each Certificate into its Secret the way
 // cert-manager lays it out (kubernetes.io/tls with tls.crt, tls.key, ca.crt and the
-// cert-manager.io/* annotations), sets Ready, notAfter and renewalTime (2/3 of the duration, as
-// cert-manager's default), and signs again when renewalTime passes or the spec changes.
-// Each issuer (kind + name) gets its own CA, kept in memory for the sandbox's life; any issuer name
-// signs (there are no Issuer objects to check).
+// cert-manager.io/* annotations), sets Ready, notAfter and renewalTime (notAfter - renewBefore, or
+// 2/3 of the duration as cert-manager's default), and signs again when renewalTime passes, the spec
+// changes, or a renewal is asked for the way `cmctl renew` does (an Issuing=True condition).
+// A CA Issuer or ClusterIssuer object (spec.ca.secretName; a ClusterIssuer's Secret in the
+// cert-manager namespace) signs with the CA in that Secret. An issuer with no such object gets its
+// own CA, kept in memory for the sandbox's life (so tests without Issuer objects still get signed).
 import { createHash } from 'node:crypto';
 import { CustomObjectsApi, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import type { CertManagerCertificate } from '../../shared/builders/cert-manager-certificate.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { createCa, issueLeaf, type KeyPairPem, type LeafUsage } from '../../shared/tls/issue.ts';
 
-type Certificate = CertManagerCertificate & KubeObject & { spec: { duration?: string } };
+type Certificate = CertManagerCertificate &
+  KubeObject & {
+    spec: { duration?: string; renewBefore?: string };
+    status?: { conditions?: { type: string; status: string; reason?: string }[] };
+  };
 type Secret = V1Secret & KubeObject;
 
 const SPEC_HASH = 'sandbox.etcdfn.io/spec-hash';
 const DEFAULT_DURATION_MS = 90 * 24 * 3600 * 1000;
+/** cert-manager's default --cluster-resource-namespace: where a ClusterIssuer's CA Secret lives. */
+const CLUSTER_RESOURCE_NAMESPACE = 'cert-manager';
 
 /** A Go duration as cert-manager writes them ("2160h", "90m", "1h30m", "45s"). */
 export function parseDuration(text: string | undefined): number | undefined {
@@ -37,6 +45,46 @@ export class SandboxCertManager {
     this.kube = new KubeObjects(kc);
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.now = now;
+  }
+
+  /** The CA a CA Issuer/ClusterIssuer object names in spec.ca.secretName, when there is one. */
+  private async issuerCa(
+    issuer: { kind?: string; name: string },
+    namespace: string,
+  ): Promise<KeyPairPem | undefined> {
+    const cluster = issuer.kind === 'ClusterIssuer';
+    let object: { spec?: { ca?: { secretName?: string } } };
+    try {
+      object = (
+        cluster
+          ? await this.custom.getClusterCustomObject({
+              group: 'cert-manager.io',
+              version: 'v1',
+              plural: 'clusterissuers',
+              name: issuer.name,
+            })
+          : await this.custom.getNamespacedCustomObject({
+              group: 'cert-manager.io',
+              version: 'v1',
+              namespace,
+              plural: 'issuers',
+              name: issuer.name,
+            })
+      ) as typeof object;
+    } catch {
+      return undefined;
+    }
+    const secretName = object.spec?.ca?.secretName;
+    if (!secretName) return undefined;
+    const secret = await this.kube.find<Secret>({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      namespace: cluster ? CLUSTER_RESOURCE_NAMESPACE : namespace,
+      name: secretName,
+    });
+    const pem = (key: string): string => Buffer.from(secret?.data?.[key] ?? '', 'base64').toString();
+    if (!pem('tls.crt') || !pem('tls.key')) return undefined;
+    return { cert: pem('tls.crt'), key: pem('tls.key') };
   }
 
   /** The CA an issuer signs with (same for the sandbox's life, so trust survives renewals). */
@@ -71,10 +119,14 @@ export class SandboxCertManager {
     const secret = await this.kube.find<Secret>(ref);
     const renewal = Date.parse(cert.status?.renewalTime ?? '');
     const now = this.now();
-    const due = !secret || secret.metadata.annotations?.[SPEC_HASH] !== hash || !(renewal > now.getTime());
+    // `cmctl renew` asks for a renewal by setting Issuing=True (reason ManuallyTriggered).
+    const asked = cert.status?.conditions?.some(c => c.type === 'Issuing' && c.status === 'True');
+    const due =
+      !secret || secret.metadata.annotations?.[SPEC_HASH] !== hash || !(renewal > now.getTime()) || asked;
     if (!due) return false;
 
-    const ca = await this.caFor(cert.spec.issuerRef);
+    const ca =
+      (await this.issuerCa(cert.spec.issuerRef, namespace)) ?? (await this.caFor(cert.spec.issuerRef));
     const durationMs = parseDuration(cert.spec.duration) ?? DEFAULT_DURATION_MS;
     const notBefore = new Date(now.getTime() - 60_000);
     const notAfter = new Date(now.getTime() + durationMs);
@@ -118,7 +170,11 @@ export class SandboxCertManager {
       : await this.kube.create<Secret>(body);
     if (written.kind !== 'written' && written.kind !== 'created') return false;
 
-    const renewalTime = new Date(notBefore.getTime() + ((notAfter.getTime() - notBefore.getTime()) * 2) / 3);
+    const renewBefore = parseDuration(cert.spec.renewBefore);
+    const renewalTime =
+      renewBefore !== undefined && renewBefore < durationMs
+        ? new Date(notAfter.getTime() - renewBefore)
+        : new Date(notBefore.getTime() + ((notAfter.getTime() - notBefore.getTime()) * 2) / 3);
     const iso = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
     await this.custom.replaceNamespacedCustomObjectStatus({
       group: 'cert-manager.io',

@@ -402,17 +402,6 @@ const snapshotSpec = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-/** A rule that refuses one setting: invalid with it, valid with another setting of the same object. */
-function notBuiltYet(path: string, rules: [match: string, refused: unknown, other: unknown][]): RuleCases[] {
-  return rules.map(([match, refused, other]) => ({
-    kind: 'EtcdCluster',
-    path,
-    match,
-    valid: [{ self: other }],
-    invalid: [{ self: refused }],
-  }));
-}
-
 export const RULE_CASES: RuleCases[] = [
   // EtcdCluster
   ...at('EtcdCluster', '.spec', clusterSpecRules),
@@ -508,18 +497,7 @@ export const RULE_CASES: RuleCases[] = [
       { self: { secretRef: ref('peer'), certManager: { issuerRef: ref('ca') } } },
     ],
   },
-  // TLS modes are refused, one by one, until each works end to end (serverSecretRef,
-  // peer.secretRef and auto do: test/e2e/tls-byo.test.ts, test/e2e/tls-auto.test.ts).
-  ...notBuiltYet('.spec.tls.client', [
-    [
-      'spec.tls.client.certManager is not built yet',
-      { certManager: { serverIssuerRef: ref('ca') } },
-      { auto: {} },
-    ],
-  ]),
-  ...notBuiltYet('.spec.tls.peer', [
-    ['spec.tls.peer.certManager is not built yet', { certManager: { issuerRef: ref('ca') } }, { auto: {} }],
-  ]),
+  // Every TLS source and auth work end to end (test/e2e/tls-*.test.ts, test/e2e/auth.test.ts).
   ...at('EtcdCluster', '.spec.bootstrap.restore', restoreRules),
   ...restoreSourceRules('EtcdCluster', '.spec.bootstrap.restore.source', true),
   ...(['labels', 'annotations'] as const).map(map => ({
