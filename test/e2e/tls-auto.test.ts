@@ -11,6 +11,8 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import { runHealth, type HealthView } from '../../cli/health.ts';
+import { runMembers } from '../../cli/members.ts';
 import { Etcd3 } from 'etcd3';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
@@ -227,6 +229,15 @@ describe(
         assert.equal(patched.kind, 'written', JSON.stringify(patched));
         await convergedWithTls(CLUSTER, replicas, since);
       }
+    });
+
+    it('kubectl etcdfn health and members dial with the cluster CA and the operator client certificate', async () => {
+      const cli = { kube, namespace: NS, server: 'sandbox' };
+      const health = JSON.parse((await runHealth(cli, CLUSTER, 'json')).text) as HealthView;
+      assert.equal(health.healthy, true, JSON.stringify(health));
+      assert.equal(health.members.length, 3);
+      const members = JSON.parse(await runMembers(cli, CLUSTER, 'json')) as { etcd: { members: unknown[] } };
+      assert.equal(members.etcd.members.length, 3, JSON.stringify(members));
     });
 
     it('an EtcdSnapshot to S3 completes through client mTLS and restores into a new auto-TLS cluster', async () => {
