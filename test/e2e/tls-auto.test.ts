@@ -15,7 +15,6 @@ import { runHealth, type HealthView } from '../../cli/health.ts';
 import { runMembers } from '../../cli/members.ts';
 import { Etcd3 } from 'etcd3';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
-import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { secretValues } from '../../shared/k8s/secrets.ts';
@@ -27,6 +26,7 @@ import {
   memberClientOptions,
   type MemberClient,
 } from '../support/converge.ts';
+import { fillAndCheckMutualTls, snapshotToS3 } from '../support/tls-checks.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
@@ -39,7 +39,6 @@ const S3_SECRET = 'backup-s3';
 const KEYS = 200;
 const LEAF_LIFETIME_SECONDS = 180;
 type Cluster = EtcdCluster & KubeObject;
-type Snapshot = EtcdSnapshot & KubeObject;
 interface PodLike extends KubeObject {
   status?: { podIP?: string; conditions?: { type: string; status: string }[] };
 }
@@ -187,36 +186,7 @@ describe(
 
       const dial = await clientOf(CLUSTER);
       const ips = await readyIPs(CLUSTER);
-      const client = new Etcd3(memberClientOptions(ips[0], dial));
-      try {
-        await Promise.all(
-          Array.from({ length: KEYS }, (_, n) =>
-            client
-              .put(`auto/${String(n).padStart(4, '0')}`)
-              .value(`v${n}`)
-              .exec(),
-          ),
-        );
-        assert.equal(await client.get('auto/0042').string(), 'v42');
-      } finally {
-        client.close();
-      }
-      // Without a client certificate etcd refuses (mutual TLS); plaintext is refused too.
-      const anonymous = new Etcd3({
-        ...memberClientOptions(ips[0], await clientOf(CLUSTER, false)),
-        dialTimeout: 3000,
-      });
-      try {
-        await assert.rejects(anonymous.get('auto/0042').string());
-      } finally {
-        anonymous.close();
-      }
-      const plain = new Etcd3({ ...memberClientOptions(ips[0]), dialTimeout: 3000 });
-      try {
-        await assert.rejects(plain.get('auto/0042').string());
-      } finally {
-        plain.close();
-      }
+      await fillAndCheckMutualTls(ips[0], dial, await clientOf(CLUSTER, false), 'auto', KEYS);
     });
 
     it('scales 3 → 5 → 3 over peer TLS', async () => {
@@ -241,39 +211,12 @@ describe(
     });
 
     it('an EtcdSnapshot to S3 completes through client mTLS and restores into a new auto-TLS cluster', async () => {
-      const created = await kube.create({
-        apiVersion: API_VERSION,
-        kind: 'EtcdSnapshot',
-        metadata: { name: 'auto-snap', namespace: NS },
-        spec: {
-          clusterRef: { name: CLUSTER },
-          destination: {
-            s3: {
-              endpoint: s3.endpoint,
-              bucket: BUCKET,
-              key: 'auto/',
-              credentialsSecretRef: { name: S3_SECRET },
-            },
-          },
-        },
-      });
-      assert.equal(created.kind, 'created');
-      const snapshot = await waitFor(
-        'EtcdSnapshot auto-snap Complete or Failed',
-        async () => {
-          const read = await kube.get<Snapshot>({
-            apiVersion: API_VERSION,
-            kind: 'EtcdSnapshot',
-            namespace: NS,
-            name: 'auto-snap',
-          });
-          const phase = read.kind === 'found' ? read.object.status?.phase : undefined;
-          return phase === 'Complete' || phase === 'Failed' ? read.kind === 'found' && read.object : false;
-        },
-        { timeoutMs: 180_000, intervalMs: 500 },
+      const snapshot = await snapshotToS3(
+        kube,
+        { namespace: NS, name: 'auto-snap', cluster: CLUSTER },
+        { endpoint: s3.endpoint, bucket: BUCKET, key: 'auto/', credentialsSecret: S3_SECRET },
         world(CLUSTER),
       );
-      assert.equal(snapshot.status?.phase, 'Complete', JSON.stringify(snapshot.status));
       assert.ok((snapshot.status?.artifact?.revision ?? 0) > KEYS);
 
       await createCluster(RESTORED, 1, { source: { snapshotRef: { name: 'auto-snap' } } });

@@ -11,7 +11,6 @@ import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
-import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { certificateShape } from '../../shared/tls/auto-certificates.ts';
@@ -24,6 +23,7 @@ import {
   memberClientOptions,
   type MemberClient,
 } from '../support/converge.ts';
+import { fillAndCheckMutualTls, snapshotToS3 } from '../support/tls-checks.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
@@ -35,7 +35,6 @@ const BUCKET = 'etcd-backups';
 const S3_SECRET = 'backup-s3';
 const KEYS = 200;
 type Cluster = EtcdCluster & KubeObject;
-type Snapshot = EtcdSnapshot & KubeObject;
 interface PodLike extends KubeObject {
   status?: { podIP?: string; conditions?: { type: string; status: string }[] };
 }
@@ -219,36 +218,7 @@ describe(
         },
       );
       const ips = await readyIPs(CLUSTER);
-      const client = new Etcd3(memberClientOptions(ips[0], clientOf(CLUSTER)));
-      try {
-        await Promise.all(
-          Array.from({ length: KEYS }, (_, n) =>
-            client
-              .put(`byo/${String(n).padStart(4, '0')}`)
-              .value(`v${n}`)
-              .exec(),
-          ),
-        );
-        assert.equal(await client.get('byo/0042').string(), 'v42');
-      } finally {
-        client.close();
-      }
-      // Without a client certificate etcd refuses (mutual TLS); plaintext is refused too.
-      const anonymous = new Etcd3({
-        ...memberClientOptions(ips[0], clientOf(CLUSTER, false)),
-        dialTimeout: 3000,
-      });
-      try {
-        await assert.rejects(anonymous.get('byo/0042').string());
-      } finally {
-        anonymous.close();
-      }
-      const plain = new Etcd3({ ...memberClientOptions(ips[0]), dialTimeout: 3000 });
-      try {
-        await assert.rejects(plain.get('byo/0042').string());
-      } finally {
-        plain.close();
-      }
+      await fillAndCheckMutualTls(ips[0], clientOf(CLUSTER), clientOf(CLUSTER, false), 'byo', KEYS);
     });
 
     it('scales 3 → 5 → 3 over peer TLS', async () => {
@@ -267,39 +237,12 @@ describe(
     });
 
     it('an EtcdSnapshot to S3 completes through client mTLS and restores into a new TLS cluster', async () => {
-      const created = await kube.create({
-        apiVersion: API_VERSION,
-        kind: 'EtcdSnapshot',
-        metadata: { name: 'byo-snap', namespace: NS },
-        spec: {
-          clusterRef: { name: CLUSTER },
-          destination: {
-            s3: {
-              endpoint: s3.endpoint,
-              bucket: BUCKET,
-              key: 'byo/',
-              credentialsSecretRef: { name: S3_SECRET },
-            },
-          },
-        },
-      });
-      assert.equal(created.kind, 'created');
-      const snapshot = await waitFor(
-        'EtcdSnapshot byo-snap Complete or Failed',
-        async () => {
-          const read = await kube.get<Snapshot>({
-            apiVersion: API_VERSION,
-            kind: 'EtcdSnapshot',
-            namespace: NS,
-            name: 'byo-snap',
-          });
-          const phase = read.kind === 'found' ? read.object.status?.phase : undefined;
-          return phase === 'Complete' || phase === 'Failed' ? read.kind === 'found' && read.object : false;
-        },
-        { timeoutMs: 180_000, intervalMs: 500 },
+      const snapshot = await snapshotToS3(
+        kube,
+        { namespace: NS, name: 'byo-snap', cluster: CLUSTER },
+        { endpoint: s3.endpoint, bucket: BUCKET, key: 'byo/', credentialsSecret: S3_SECRET },
         world(CLUSTER),
       );
-      assert.equal(snapshot.status?.phase, 'Complete', JSON.stringify(snapshot.status));
       assert.ok((snapshot.status?.artifact?.revision ?? 0) > KEYS);
 
       // The other layout for each role this time.

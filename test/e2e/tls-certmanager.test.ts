@@ -13,7 +13,6 @@ import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi, type V1Secret } from '@kubernetes/client-node';
 import { Etcd3 } from 'etcd3';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
-import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import type { CertManagerCertificate } from '../../shared/builders/cert-manager-certificate.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
@@ -26,6 +25,7 @@ import {
   memberClientOptions,
   type MemberClient,
 } from '../support/converge.ts';
+import { fillAndCheckMutualTls, snapshotToS3 } from '../support/tls-checks.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
@@ -40,7 +40,6 @@ const S3_SECRET = 'backup-s3';
 const KEYS = 200;
 const DAY = 24 * 3600 * 1000;
 type Cluster = EtcdCluster & KubeObject;
-type Snapshot = EtcdSnapshot & KubeObject;
 type Certificate = CertManagerCertificate & KubeObject;
 type Secret = V1Secret & KubeObject;
 interface PodLike extends KubeObject {
@@ -239,36 +238,7 @@ describe(
         assert.equal(unb64(s?.data?.['ca.crt']), ca.cert, name);
       }
       const ips = await readyIPs(CLUSTER);
-      const client = new Etcd3(memberClientOptions(ips[0], clientOf(CLUSTER)));
-      try {
-        await Promise.all(
-          Array.from({ length: KEYS }, (_, n) =>
-            client
-              .put(`cm/${String(n).padStart(4, '0')}`)
-              .value(`v${n}`)
-              .exec(),
-          ),
-        );
-        assert.equal(await client.get('cm/0042').string(), 'v42');
-      } finally {
-        client.close();
-      }
-      // Without a client certificate etcd refuses (mutual TLS); plaintext is refused too.
-      const anonymous = new Etcd3({
-        ...memberClientOptions(ips[0], clientOf(CLUSTER, false)),
-        dialTimeout: 3000,
-      });
-      try {
-        await assert.rejects(anonymous.get('cm/0042').string());
-      } finally {
-        anonymous.close();
-      }
-      const plain = new Etcd3({ ...memberClientOptions(ips[0]), dialTimeout: 3000 });
-      try {
-        await assert.rejects(plain.get('cm/0042').string());
-      } finally {
-        plain.close();
-      }
+      await fillAndCheckMutualTls(ips[0], clientOf(CLUSTER), clientOf(CLUSTER, false), 'cm', KEYS);
     });
 
     it('scales 3 → 5 → 3; the new members serve certificates covering their names', async () => {
@@ -299,39 +269,12 @@ describe(
     });
 
     it('an EtcdSnapshot to S3 completes through client mTLS and restores into a new certManager cluster', async () => {
-      const created = await kube.create({
-        apiVersion: API_VERSION,
-        kind: 'EtcdSnapshot',
-        metadata: { name: 'cm-snap', namespace: NS },
-        spec: {
-          clusterRef: { name: CLUSTER },
-          destination: {
-            s3: {
-              endpoint: s3.endpoint,
-              bucket: BUCKET,
-              key: 'cm/',
-              credentialsSecretRef: { name: S3_SECRET },
-            },
-          },
-        },
-      });
-      assert.equal(created.kind, 'created');
-      const snapshot = await waitFor(
-        'EtcdSnapshot cm-snap Complete or Failed',
-        async () => {
-          const s = await kube.find<Snapshot>({
-            apiVersion: API_VERSION,
-            kind: 'EtcdSnapshot',
-            namespace: NS,
-            name: 'cm-snap',
-          });
-          const phase = s?.status?.phase;
-          return phase === 'Complete' || phase === 'Failed' ? s : false;
-        },
-        { timeoutMs: 180_000, intervalMs: 500 },
+      const snapshot = await snapshotToS3(
+        kube,
+        { namespace: NS, name: 'cm-snap', cluster: CLUSTER },
+        { endpoint: s3.endpoint, bucket: BUCKET, key: 'cm/', credentialsSecret: S3_SECRET },
         world(CLUSTER),
       );
-      assert.equal(snapshot.status?.phase, 'Complete', JSON.stringify(snapshot.status));
       assert.ok((snapshot.status?.artifact?.revision ?? 0) > KEYS);
 
       await createCluster(RESTORED, 1, { source: { snapshotRef: { name: 'cm-snap' } } });
