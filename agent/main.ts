@@ -111,11 +111,15 @@ program
   .option('--tls-ca <file>', "the CA of etcd's serving certificate (client TLS)")
   .option('--tls-cert <file>', 'client certificate (mTLS)')
   .option('--tls-key <file>', "the client certificate's key")
+  .option('--auth-user <name>', 'the etcd user to log in as (auth clusters)')
+  .option('--auth-password-file <file>', "the file holding that user's password (a mounted Secret key)")
   .action(
     async (o: {
       tlsCa?: string;
       tlsCert?: string;
       tlsKey?: string;
+      authUser?: string;
+      authPasswordFile?: string;
       dir: string;
       file: string;
       recordedPath: string;
@@ -203,14 +207,29 @@ program
 
 await program.parseAsync(process.argv);
 
-/** Client TLS from the files the Job mounts (shared/builders/snapshot-job.ts), read at start. */
-function agentAccess(o: { tlsCa?: string; tlsCert?: string; tlsKey?: string }): EtcdAccess {
-  if (!o.tlsCa) return {};
+/**
+ * Client TLS and credentials from the files the Job mounts (shared/builders/snapshot-job.ts), read
+ * at start. The password is used as the Secret holds it (as the operator's own calls do) and never
+ * printed.
+ */
+function agentAccess(o: {
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  authUser?: string;
+  authPasswordFile?: string;
+}): EtcdAccess {
   return {
-    tls: {
-      ca: readFileSync(o.tlsCa),
-      ...(o.tlsCert && { cert: readFileSync(o.tlsCert) }),
-      ...(o.tlsKey && { key: readFileSync(o.tlsKey) }),
-    },
+    ...(o.tlsCa && {
+      tls: {
+        ca: readFileSync(o.tlsCa),
+        ...(o.tlsCert && { cert: readFileSync(o.tlsCert) }),
+        ...(o.tlsKey && { key: readFileSync(o.tlsKey) }),
+      },
+    }),
+    ...(o.authUser &&
+      o.authPasswordFile && {
+        auth: { username: o.authUser, password: readFileSync(o.authPasswordFile, 'utf8') },
+      }),
   };
 }

@@ -12,6 +12,7 @@ import {
   snapshotFileName,
 } from '../snapshot-file/result.ts';
 import { controllerRef } from './owner.ts';
+import { ROOT_USER } from './root-credentials.ts';
 import { containerSecurityContext, podSecurityContext } from './pod.ts';
 import { AGENT_COMMAND } from './restore-pod.ts';
 
@@ -24,26 +25,49 @@ const TERMINATION_LOG = '/dev/termination-log';
 /** Where the save Job mounts the cluster's CA (ca/) and the operator's client certificate (client/). */
 export const AGENT_TLS_DIR = '/etc/etcdfn/etcd-tls';
 
+/** Where the save Job mounts the operator's applied copy of root's password (auth clusters). */
+export const AGENT_AUTH_DIR = '/etc/etcdfn/etcd-auth';
+
+/** A Secret volume of only `keys`, readable by the Pod's group alone. */
+const secretOnly = (name: string, keys: string[]) => ({
+  secretName: name,
+  defaultMode: 0o440,
+  items: keys.map(key => ({ key, path: key })),
+});
+
 /** Only the keys the agent reads, so a server Secret's private key never reaches the Job. */
 function tlsVolumes(tls: SnapshotJobOptions['tls']): {
-  volumes?: V1Volume[];
-  volumeMounts?: V1VolumeMount[];
+  volumes: V1Volume[];
+  volumeMounts: V1VolumeMount[];
 } {
-  if (!tls) return {};
-  const secret = (name: string, keys: string[]) => ({
-    secretName: name,
-    defaultMode: 0o440,
-    items: keys.map(key => ({ key, path: key })),
-  });
-  const volumes: V1Volume[] = [{ name: 'etcd-ca', secret: secret(tls.serverSecret, ['ca.crt']) }];
+  if (!tls) return { volumes: [], volumeMounts: [] };
+  const volumes: V1Volume[] = [{ name: 'etcd-ca', secret: secretOnly(tls.serverSecret, ['ca.crt']) }];
   const volumeMounts: V1VolumeMount[] = [
     { name: 'etcd-ca', mountPath: `${AGENT_TLS_DIR}/ca`, readOnly: true },
   ];
   if (tls.operatorClientSecret) {
-    volumes.push({ name: 'etcd-client', secret: secret(tls.operatorClientSecret, ['tls.crt', 'tls.key']) });
+    volumes.push({
+      name: 'etcd-client',
+      secret: secretOnly(tls.operatorClientSecret, ['tls.crt', 'tls.key']),
+    });
     volumeMounts.push({ name: 'etcd-client', mountPath: `${AGENT_TLS_DIR}/client`, readOnly: true });
   }
   return { volumes, volumeMounts };
+}
+
+/**
+ * The applied-root Secret's `password` key only (not its username or anything added later), as a
+ * file: never an env var or an argument, which `kubectl describe` and process lists show.
+ */
+function authVolumes(auth: SnapshotJobOptions['auth']): {
+  volumes: V1Volume[];
+  volumeMounts: V1VolumeMount[];
+} {
+  if (!auth) return { volumes: [], volumeMounts: [] };
+  return {
+    volumes: [{ name: 'etcd-root', secret: secretOnly(auth.rootSecret, ['password']) }],
+    volumeMounts: [{ name: 'etcd-root', mountPath: AGENT_AUTH_DIR, readOnly: true }],
+  };
 }
 
 /** The Job of the attempt claimed at `startTime`: `<name>-<uid8>-<claim time, base 36>`. */
@@ -65,6 +89,8 @@ export interface SnapshotJobOptions {
   sources: { member: string; endpoint: string }[];
   /** The cluster's client TLS Secrets (shared/builders/tls.ts): the agent dials with them. */
   tls?: { serverSecret: string; operatorClientSecret?: string };
+  /** Auth on: the Secret with the password etcd has for root (shared/etcd/root-access.ts). */
+  auth?: { rootSecret: string };
   /** The Job fails (DeadlineExceeded) after this long. */
   activeDeadlineSeconds: number;
 }
@@ -73,6 +99,8 @@ export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V
   const owner = { name: snapshot.metadata.name ?? '', uid: snapshot.metadata.uid ?? '' };
   const dir = opts.subPath ? `${SNAPSHOT_MOUNT}/${opts.subPath}` : SNAPSHOT_MOUNT;
   const file = snapshotFileName(owner);
+  const tls = tlsVolumes(opts.tls);
+  const auth = authVolumes(opts.auth);
   return agentJob(snapshot, {
     name: snapshotJobName(snapshot, opts.startTime),
     container: SAVE_CONTAINER,
@@ -91,8 +119,10 @@ export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V
       ...(opts.tls?.operatorClientSecret
         ? [`--tls-cert=${AGENT_TLS_DIR}/client/tls.crt`, `--tls-key=${AGENT_TLS_DIR}/client/tls.key`]
         : []),
+      ...(opts.auth ? [`--auth-user=${ROOT_USER}`, `--auth-password-file=${AGENT_AUTH_DIR}/password`] : []),
     ],
-    ...tlsVolumes(opts.tls),
+    volumes: [...tls.volumes, ...auth.volumes],
+    volumeMounts: [...tls.volumeMounts, ...auth.volumeMounts],
     resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
   });
 }

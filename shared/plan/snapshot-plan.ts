@@ -238,17 +238,9 @@ export function planSnapshot(state: SnapshotState): SnapshotPlan {
   if (cluster.metadata.deletionTimestamp) {
     return fail(state, 'ClusterDeleted', `EtcdCluster ${clusterName} is being deleted`);
   }
-  // Client TLS is fine: the stream is dialled with the cluster's access (shared/runtime/cluster-etcd.ts)
-  // and a PVC Job mounts the same Secrets.
-  // S3 snapshots dial through the cluster's access (root once auth is on); the PVC Job's agent
-  // has no way to log in yet.
-  if (cluster.spec.auth?.enabled === true && destination.pvc) {
-    return fail(
-      state,
-      'UnsupportedCluster',
-      `EtcdCluster ${clusterName} uses authentication, which snapshots to a PVC do not support yet; use destination.s3`,
-    );
-  }
+  // Client TLS and auth are fine: an S3 stream is dialled with the cluster's access
+  // (shared/runtime/cluster-etcd.ts), and a PVC Job mounts the same Secrets (the CA, the operator's
+  // client certificate, root's applied password: shared/builders/snapshot-job.ts).
   const sources = snapshotSources(cluster, state.readyPods);
   if (sources.length === 0) {
     return wait(

@@ -5,6 +5,7 @@ import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import { tlsSecretNames } from '../builders/tls.ts';
 import { snapshotJob, snapshotJobName } from '../builders/snapshot-job.ts';
+import { rootAuthSecretName } from '../etcd/root-access.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { unscheduledSince, type AttemptJob } from '../plan/snapshot-job-plan.ts';
 import type { SnapshotSource } from '../plan/snapshot-plan.ts';
@@ -88,6 +89,8 @@ export async function startAttemptJob(
   cluster: EtcdCluster | undefined,
 ): Promise<string> {
   const tls = cluster ? tlsSecretNames(cluster) : {};
+  // Auth on: the agent logs in as root with the operator's applied copy, as S3 snapshots do.
+  const rootSecret = cluster ? rootAuthSecretName(cluster) : undefined;
   const job = snapshotJob(snapshot, {
     ...(tls.clientServer && {
       tls: {
@@ -95,6 +98,7 @@ export async function startAttemptJob(
         ...(tls.operatorClient && { operatorClientSecret: tls.operatorClient }),
       },
     }),
+    ...(rootSecret && { auth: { rootSecret } }),
     operatorImage: ctx.settings.operatorImage,
     subPath: (snapshot.spec.destination.pvc?.subPath ?? '').replace(/\/+$/, ''),
     startTime: snapshot.status?.startTime ?? '',

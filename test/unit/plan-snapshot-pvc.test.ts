@@ -403,6 +403,53 @@ describe('the snapshot Job of a cluster with client TLS', () => {
   });
 });
 
+describe('the snapshot Job of a cluster with auth', () => {
+  const base = {
+    operatorImage: 'ghcr.io/etcdfn/etcdfn:0.1.0',
+    subPath: '',
+    startTime: STARTED,
+    sources: [{ member: 'demo-0', endpoint: 'http://demo-0.demo.prod.svc:2379' }],
+    activeDeadlineSeconds: 540,
+  };
+  const spec = snapshotJob(snapshot(started), { ...base, auth: { rootSecret: 'demo-etcd-root-applied' } })
+    .spec!.template.spec!;
+  const container = spec.containers[0];
+
+  it("mounts only the applied-root Secret's password key, read-only, and logs in as root from that file", () => {
+    const root = (spec.volumes ?? []).filter(v => v.secret?.secretName === 'demo-etcd-root-applied');
+    assert.deepEqual(
+      root.map(v => v.secret),
+      [
+        {
+          secretName: 'demo-etcd-root-applied',
+          defaultMode: 0o440,
+          items: [{ key: 'password', path: 'password' }],
+        },
+      ],
+    );
+    const mount = (container.volumeMounts ?? []).find(m => m.name === root[0].name);
+    assert.equal(mount?.readOnly, true);
+    const args = container.args ?? [];
+    assert.ok(args.includes('--auth-user=root'));
+    assert.ok(args.includes(`--auth-password-file=${mount?.mountPath}/password`), args.join(' '));
+  });
+
+  it('the password is in no env var, no argument and no projected env source', () => {
+    assert.equal(container.env, undefined);
+    assert.equal(container.envFrom, undefined);
+    assert.ok(!JSON.stringify(spec).includes('secretKeyRef'));
+  });
+
+  it('without auth: no root Secret, no login arguments', () => {
+    const plain = snapshotJob(snapshot(started), base).spec!.template.spec!;
+    assert.deepEqual(
+      plain.volumes?.map(v => v.name),
+      ['snapshots'],
+    );
+    assert.ok(!(plain.containers[0].args ?? []).some(a => a.startsWith('--auth-')));
+  });
+});
+
 describe('the step report', () => {
   it('round-trips a saved file and a failure', () => {
     assert.deepEqual(parseStepReport(savedMessage(saved)), { kind: 'saved', saved });

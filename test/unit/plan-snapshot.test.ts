@@ -311,17 +311,19 @@ const rows: Row[] = [
     event: 'SnapshotStarted',
   },
   {
-    name: 'a cluster with auth, to a PVC → Failed, not supported yet, saying to use S3',
+    name: 'a cluster with auth, to a PVC → claim, then a Job (its agent logs in as root)',
     state: state({
       snapshot: snapshot(undefined, PVC),
       claimFound: true,
       secretKeys: undefined,
       cluster: cluster(THREE, { auth: { enabled: true } }),
     }),
-    step: 'fail',
-    reason: 'UnsupportedCluster',
-    message: /snapshots to a PVC do not support yet; use destination\.s3/,
+    step: 'claim-job',
+    phase: 'Started',
+    reason: 'InProgress',
+    message: /to pvc:\/\/backups\/before-upgrade-snap-uid\.db/,
     write: true,
+    event: 'SnapshotStarted',
   },
   {
     name: 'Started a minute ago → another invocation has it',
