@@ -5,22 +5,20 @@
 //   node --import tsx test/bench/lifecycle.ts          (BENCH_RUNS=3 for three rounds)
 //   BENCH_KEEP=1 keeps the sandbox's directory (functions.log, bridge.log, Pod logs) afterwards.
 //
-// Each round, on the same machine and with the same etcd 3.5 binary:
-//   1. by hand, the way the operator does it: a seed started with --initial-cluster-state new, then
-//      for every further member memberAdd as a learner (retrying "unhealthy cluster" until etcd's
-//      strict reconfiguration check, 5 s of connection to every voter, lets it through), its process
-//      started with --initial-cluster-state existing, and promote as soon as etcd calls it in sync;
-//      timed to 3 voters, then, from that cluster settled, to 5 voters;
-//   2. for reference, 3 members started at once with a static --initial-cluster;
+// Each round, on the same machine and with the same etcd 3.5 binary (by-hand.ts starts the etcd
+// processes with the Pods' raft timings, fsync and flags, so a ratio compares the operator with etcd):
+//   1. by hand, the way the operator grows a cluster: a seed started new, learners added and promoted
+//      one at a time, timed to 3 voters, then (settled) 3 → 5 voters, then (settled) 5 → 3 by the
+//      remove sequence (member remove, process stop); then a fresh seed grown the same way to 5;
+//   2. by hand, 1, 3 and 5 members started at once with a static --initial-cluster;
 //   3. the operator: `kubectl apply -f` of a 3-member EtcdCluster to status.ready 3/3 and phase
-//      Running, then (from that cluster settled the same way) `kubectl scale --replicas=5` to 5/5.
-// The etcd processes by hand get the raft timings (etcd's defaults: 100 ms heartbeat, 1000 ms
-// election), the fsync and the corruption check of the operator's Pods, so the figure compares the
-// operator with etcd, not two configurations. Before each scale both wait SETTLE_MS, a little more
-// than etcd's 5 s health interval, so neither side's scale includes the wait left over from the
-// previous promotion.
+//      Running, then (settled) `kubectl scale --replicas=5` to 5/5, the no-op reconcile below, then
+//      (settled) `--replicas=3` until 3/3 with the other members and Pods gone; then fresh 1- and
+//      5-member EtcdClusters applied to 1/1 and 5/5 (sandbox-cluster.ts).
+// Before each scale both sides wait SETTLE_MS, a little more than etcd's 5 s health interval, so
+// neither side's scale includes the wait left over from the previous promotion.
 //
-// Last, with the cluster at 5/5 and its status no longer changing, reconcileCluster() is called in
+// With the cluster at 5/5 and its status no longer changing, reconcileCluster() is called in
 // this process through a counting HTTP proxy in front of the API server, with a fresh Context
 // (a cold function instance: the client's discovery requests included) and then once more with
 // the same Context (a warm instance). Reads and writes are reported; a steady-state reconcile
@@ -29,28 +27,16 @@
 // The sandbox (API server, process kubelet, each function as its own process, the event
 // bridge without chaos) runs inside this process, which must therefore be in the sandbox's private
 // mount namespace (ensurePrivateMountNamespace) for the members' DNS names to resolve here too.
-import {
-  createWriteStream,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-  type WriteStream,
-} from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { stringify } from 'yaml';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
-import type { EtcdMember as EtcdMemberObject } from '../../shared/api/etcd-member.ts';
-import { API_VERSION } from '../../shared/api/group.ts';
 import { startBridge, type Bridge } from '../../standalone/bridge/bridge.ts';
 import type { DeliveryRecord } from '../../standalone/bridge/delivery.ts';
 import { latencyRows } from './event-latency.ts';
-import { createEtcdAdapter, type EtcdAdapter, type EtcdMember } from '../../shared/etcd/index.ts';
+import { createEtcdAdapter, type EtcdAdapter } from '../../shared/etcd/index.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { createContext } from '../../shared/runtime/context.ts';
@@ -59,9 +45,32 @@ import { startFunctions, type RunningFunctions } from '../sandbox/functions.ts';
 import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
 import { ensurePrivateMountNamespace, insidePrivateMountNamespace } from '../sandbox/namespace.ts';
 import { etcdBinaries } from '../support/etcd-binaries.ts';
-import { EtcdTestCluster, probeStatus, type RaftTimings } from '../support/etcd-process.ts';
+import {
+  growTo,
+  POLL_MS,
+  secondsSince,
+  SETTLE_MS,
+  shrinkTo,
+  startSeed,
+  staticCluster,
+  STEP_TIMEOUT_MS,
+  stopBaseline,
+  type Baseline,
+} from './by-hand.ts';
 import { isWrite, startCountingProxy, type CountingProxy, type RequestKind } from './counting-proxy.ts';
-import { GrowthTimeline, type PodSeen } from './growth-timeline.ts';
+import { GrowthTimeline } from './growth-timeline.ts';
+import { LIFECYCLE_ROW } from './lifecycle-figures.ts';
+import {
+  applyFresh,
+  deleteCluster,
+  describeStatus,
+  listMembersAndPods,
+  NS,
+  readCluster,
+  readyRunning,
+  writeManifest,
+  type Kubectl,
+} from './sandbox-cluster.ts';
 
 export interface LifecycleRow {
   measurement: string;
@@ -83,23 +92,8 @@ export interface LifecycleOptions {
 }
 
 const repoRoot = resolve(import.meta.dirname, '..', '..');
-const NS = 'default';
-const VERSION = '3.5.16';
-/** etcd's defaults, which the operator's Pods run with (no --heartbeat-interval/--election-timeout). */
-const POD_RAFT: RaftTimings = { heartbeatMs: 100, electionMs: 1000 };
-/** The flag of the Pods (shared/builders/etcd-flags.ts) that changes how a member starts. */
-const POD_FLAGS = ['--experimental-initial-corrupt-check=true'];
-/** A little more than etcd's HealthInterval (5 s), which a memberAdd after a promotion waits for. */
-const SETTLE_MS = 6_000;
-/** How often the by-hand procedure retries memberAdd and promote, and the operator's status is read. */
-const POLL_MS = 50;
-const STATUS_POLL_MS = 100;
 /** The sandbox's own default (`npm run sandbox`); Knative's PingSource ticks once a minute. */
 const TICK_SECONDS = 15;
-const STEP_TIMEOUT_MS = 180_000;
-
-type Cluster = EtcdCluster & KubeObject;
-type Kubectl = (kubeconfig: string, ...args: string[]) => Promise<string>;
 
 interface Sandbox {
   dir: string;
@@ -118,11 +112,23 @@ interface NoopCount {
 }
 
 interface RoundResult {
+  /** By hand, learner sequence: the seed alone (1 voter), seed → 3, 3 → 5, a fresh seed → 5. */
+  hand1?: number;
   hand3?: number;
   hand5?: number;
+  handFresh5?: number;
+  /** By hand: memberRemove + process stop, 5 → 3. */
+  handDown3?: number;
+  /** By hand, static --initial-cluster of 1, 3 and 5. */
+  static1?: number;
   static3?: number;
+  static5?: number;
+  /** The operator: apply → 1/1, 3/3, 5/5; scale 3 → 5; scale 5 → 3. */
+  op1?: number;
   op3?: number;
   op5?: number;
+  opFresh5?: number;
+  opDown3?: number;
   etcdAfter?: string;
   cold?: NoopCount;
   warm?: NoopCount;
@@ -185,15 +191,24 @@ export async function benchLifecycle(opts: LifecycleOptions = {}): Promise<Lifec
       rounds.push(result);
       const tag = `${round}/${runs}`;
       try {
-        say(`round ${tag}: by hand (seed, then learners added and promoted)…`);
-        Object.assign(result, await byHand(baseline));
-        say(`  3 voters ${fmt(result.hand3)} s, 3 → 5 voters ${fmt(result.hand5)} s`);
-        say(`round ${tag}: by hand, static --initial-cluster of 3…`);
-        result.static3 = await staticThree(baseline);
-        say(`  3 members with a leader ${fmt(result.static3)} s`);
-        const name = `bench-${round}-${Math.random().toString(36).slice(2, 6)}`;
-        say(`round ${tag}: the operator (EtcdCluster ${name})…`);
-        await operatorRound({ sandbox, kubectl, etcd, work, say }, name, result);
+        say(`round ${tag}: by hand (seed, then learners added and promoted; then removed)…`);
+        await byHand(baseline, result);
+        say(`round ${tag}: by hand, static --initial-cluster of 1, 3 and 5…`);
+        for (const n of [1, 3, 5] as const) {
+          const seconds = await staticCluster(baseline, n);
+          result[`static${n}`] = seconds;
+          say(`  ${n} member(s) with a leader ${fmt(seconds)} s`);
+        }
+        const name = (n: number) => `bench-${round}-${n}-${Math.random().toString(36).slice(2, 6)}`;
+        say(`round ${tag}: the operator, apply → 3/3, scale → 5/5, scale → 3/3…`);
+        await operatorRound({ sandbox, kubectl, etcd, work, say }, name(3), result);
+        const sc = { kube: sandbox.kube, kubectl, kubeconfig: sandbox.core.kubeconfig, work, say };
+        say(`round ${tag}: the operator, apply → 1/1…`);
+        result.op1 = await applyFresh(sc, name(1), 1);
+        say(`  kubectl apply → 1/1 ${fmt(result.op1)} s`);
+        say(`round ${tag}: the operator, apply → 5/5…`);
+        result.opFresh5 = await applyFresh(sc, name(5), 5);
+        say(`  kubectl apply → 5/5 ${fmt(result.opFresh5)} s`);
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
         failures.push(`round ${tag}: ${why}`);
@@ -275,137 +290,30 @@ async function loadKubectl(): Promise<Kubectl> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// By hand.
+// By hand (by-hand.ts): seed → 3 voters, 3 → 5, 5 → 3, then a fresh seed → 5.
 
-const secondsSince = (start: number): number => (performance.now() - start) / 1000;
-
-interface Baseline {
-  /** Where the etcd data dirs go (inside the benchmark's work dir). */
-  dir: string;
-  /** Clusters running now, for an interrupt to stop. */
-  clusters: Set<EtcdTestCluster>;
-  etcd: EtcdAdapter;
-  say: (line: string) => void;
-}
-
-/**
- * EtcdTestCluster.start with the Pods' raft timings, fsync and flags, its temp dir under
- * `baseline.dir`: the constructor makes that dir with os.tmpdir() synchronously, before start()
- * first awaits, so TMPDIR points there for the call only. An interrupted start then leaves nothing
- * behind once the work dir is removed.
- */
-async function startBaseline(baseline: Baseline, names: string[]): Promise<EtcdTestCluster> {
-  const saved = process.env.TMPDIR;
-  process.env.TMPDIR = baseline.dir;
-  let starting: Promise<EtcdTestCluster>;
+async function byHand(baseline: Baseline, result: RoundResult): Promise<void> {
+  const seeded = await startSeed(baseline);
   try {
-    starting = EtcdTestCluster.start({
-      minor: '3.5',
-      size: names.length,
-      names,
-      raft: POD_RAFT,
-      unsafeNoFsync: false,
-      extraArgs: POD_FLAGS,
-    });
-  } finally {
-    if (saved === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = saved;
-  }
-  const cluster = await starting;
-  baseline.clusters.add(cluster);
-  return cluster;
-}
-
-async function stopBaseline(baseline: Baseline, cluster: EtcdTestCluster): Promise<void> {
-  await cluster.cleanup();
-  baseline.clusters.delete(cluster);
-}
-
-async function byHand(baseline: Baseline): Promise<{ hand3: number; hand5: number }> {
-  const { etcd, say } = baseline;
-  const start = performance.now();
-  const cluster = await startBaseline(baseline, ['hand-1']);
-  try {
-    say(`    +${secondsSince(start).toFixed(2).padStart(6)} s  hand-1 (seed) has a leader`);
-    for (const name of ['hand-2', 'hand-3']) await joinAsLearner(cluster, etcd, name, start, say);
-    await allVoters(cluster, 3);
-    const hand3 = secondsSince(start);
+    result.hand1 = seeded.seconds;
+    result.hand3 = await growTo(baseline, seeded.cluster, 3, performance.now() - seeded.seconds * 1000);
+    baseline.say(`  seed ${fmt(result.hand1)} s, 3 voters ${fmt(result.hand3)} s`);
     await sleep(SETTLE_MS);
-    const scaleStart = performance.now();
-    for (const name of ['hand-4', 'hand-5']) await joinAsLearner(cluster, etcd, name, scaleStart, say);
-    await allVoters(cluster, 5);
-    return { hand3, hand5: secondsSince(scaleStart) };
+    result.hand5 = await growTo(baseline, seeded.cluster, 5);
+    baseline.say(`  3 → 5 voters ${fmt(result.hand5)} s`);
+    await sleep(SETTLE_MS);
+    result.handDown3 = await shrinkTo(baseline, seeded.cluster, 3);
+    baseline.say(`  5 → 3 voters (remove + stop) ${fmt(result.handDown3)} s`);
   } finally {
-    await stopBaseline(baseline, cluster);
+    await stopBaseline(baseline, seeded.cluster);
   }
-}
-
-/** memberAdd as a learner, start its process (state existing), promote once in sync. */
-async function joinAsLearner(
-  cluster: EtcdTestCluster,
-  etcd: EtcdAdapter,
-  name: string,
-  start: number,
-  say: (line: string) => void,
-): Promise<void> {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  const slot = await cluster.reserve(name);
-  let added: { id: string; members: EtcdMember[] } | undefined;
-  let refused = 0;
-  while (!added) {
-    const result = await etcd.addLearner(cluster.endpoints, slot.peerURL);
-    if (result.kind === 'ok') added = { id: result.member.id, members: result.members };
-    else if (result.kind !== 'unhealthy-cluster' || Date.now() > deadline)
-      throw new Error(`memberAdd ${name} (learner): ${result.kind}: ${result.message}`);
-    else {
-      refused++;
-      await sleep(POLL_MS);
-    }
+  const fresh = await startSeed(baseline);
+  try {
+    result.handFresh5 = await growTo(baseline, fresh.cluster, 5, performance.now() - fresh.seconds * 1000);
+    baseline.say(`  seed → 5 voters ${fmt(result.handFresh5)} s`);
+  } finally {
+    await stopBaseline(baseline, fresh.cluster);
   }
-  const at = () => `+${secondsSince(start).toFixed(2).padStart(6)} s`;
-  say(`    ${at()}  ${name} added as a learner (${refused} × unhealthy cluster before)`);
-  const { id, members } = added;
-  const initialCluster = members.map(m => `${m.id === id ? name : m.name}=${m.peerURLs[0] ?? ''}`).join(',');
-  const proc = await cluster.startMember(slot, { state: 'existing', initialCluster, wait: false });
-  for (;;) {
-    const result = await etcd.promote(cluster.endpoints, id);
-    if (result.kind === 'ok' || result.kind === 'not-a-learner') {
-      say(`    ${at()}  ${name} promoted`);
-      return;
-    }
-    if (!proc.running) throw new Error(`etcd member ${name} exited:\n${proc.logs()}`);
-    const transient = result.kind === 'learner-not-in-sync' || result.kind === 'unavailable';
-    if (!transient || Date.now() > deadline)
-      throw new Error(`promote ${name}: ${result.kind}: ${result.message}`);
-    await sleep(POLL_MS);
-  }
-}
-
-/** Every running member answers, none is a learner, and all name the same leader. */
-async function allVoters(cluster: EtcdTestCluster, size: number): Promise<void> {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  for (;;) {
-    const members = cluster.running();
-    const statuses = await Promise.all(members.map(m => probeStatus(m.clientURL)));
-    const leaders = new Set(statuses.map(s => s?.leader ?? '0'));
-    if (
-      members.length === size &&
-      statuses.every(s => s && !s.isLearner) &&
-      leaders.size === 1 &&
-      !leaders.has('0')
-    )
-      return;
-    if (Date.now() > deadline) throw new Error(`the ${size} members by hand did not all become voters`);
-    await sleep(POLL_MS);
-  }
-}
-
-async function staticThree(baseline: Baseline): Promise<number> {
-  const start = performance.now();
-  const cluster = await startBaseline(baseline, ['static-1', 'static-2', 'static-3']);
-  const seconds = secondsSince(start);
-  await stopBaseline(baseline, cluster);
-  return seconds;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -425,16 +333,7 @@ async function operatorRound(
   result: RoundResult,
 ): Promise<void> {
   const { kubeconfig } = sandbox.core;
-  const manifest = join(work, `${name}.yaml`);
-  writeFileSync(
-    manifest,
-    stringify({
-      apiVersion: API_VERSION,
-      kind: 'EtcdCluster',
-      metadata: { name, namespace: NS },
-      spec: { replicas: 3, version: VERSION, storage: { size: '1Gi' } },
-    }),
-  );
+  const manifest = writeManifest(work, name, 3);
   try {
     const start = performance.now();
     await kubectl(kubeconfig, 'apply', '-f', manifest);
@@ -461,68 +360,17 @@ async function operatorRound(
     say('  no-op reconcile through a counting proxy…');
     Object.assign(result, await noopReconcile(sandbox, name));
     say(`  cold: ${result.cold?.requests}; warm: ${result.warm?.requests}`);
+    await sleep(SETTLE_MS);
+    const downStart = performance.now();
+    await kubectl(kubeconfig, 'scale', 'etcdcluster', name, '--replicas=3', '-n', NS);
+    await readyRunning(sandbox.kube, name, 3, { start: downStart, say, exact: true });
+    result.opDown3 = secondsSince(downStart);
+    say(`  kubectl scale → 3/3 (from 5/5, the other 2 members and Pods gone) ${fmt(result.opDown3)} s`);
   } finally {
     await deleteCluster(sandbox.kube, kubectl, kubeconfig, name).catch((err: unknown) =>
       say(`  could not delete ${name}: ${err instanceof Error ? err.message : String(err)}`),
     );
   }
-}
-
-const clusterRef = (name: string) => ({ apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name });
-
-async function readCluster(kube: KubeObjects, name: string): Promise<Cluster | undefined> {
-  const read = await kube.get<Cluster>(clusterRef(name));
-  return read.kind === 'found' ? read.object : undefined;
-}
-
-function describeStatus(cluster: Cluster | undefined): string {
-  const s = cluster?.status;
-  const progressing = s?.conditions?.find(c => c.type === 'Progressing');
-  return `ready ${s?.ready ?? '-'}, phase ${s?.phase ?? '-'}, Progressing ${progressing?.reason ?? '-'}: ${progressing?.message ?? ''}`;
-}
-
-/**
- * status.ready "n/n" with phase Running, read every STATUS_POLL_MS. Each change of what the status
- * says goes to `say` with the seconds since `start`, to show where the time went.
- */
-async function readyRunning(
-  kube: KubeObjects,
-  name: string,
-  n: number,
-  { start, say, timeline }: { start: number; say: (line: string) => void; timeline?: GrowthTimeline },
-): Promise<void> {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  let seen = '';
-  for (;;) {
-    if (timeline) {
-      const { members, pods } = await listMembersAndPods(kube, name);
-      timeline.observe(secondsSince(start), members, pods);
-    }
-    const cluster = await readCluster(kube, name);
-    const s = cluster?.status;
-    const learners = s?.members?.filter(m => m.role === 'learner').length ?? 0;
-    const progressing = s?.conditions?.find(c => c.type === 'Progressing');
-    const now = `ready ${s?.ready ?? '-'}, ${s?.phase ?? '-'}, ${progressing?.reason ?? '-'}; etcd members ${s?.members?.length ?? 0} (${learners} learner)`;
-    if (now !== seen) say(`    +${secondsSince(start).toFixed(2).padStart(6)} s  ${(seen = now)}`);
-    if (s?.ready === `${n}/${n}` && s.phase === 'Running') return;
-    if (Date.now() > deadline)
-      throw new Error(
-        `${name} not ${n}/${n} Running after ${STEP_TIMEOUT_MS / 1000} s (${describeStatus(cluster)})`,
-      );
-    await sleep(STATUS_POLL_MS);
-  }
-}
-
-async function listMembersAndPods(
-  kube: KubeObjects,
-  name: string,
-): Promise<{ members: (EtcdMemberObject & KubeObject)[]; pods: PodSeen[] }> {
-  const selector = `etcdfn.io/cluster=${name}`;
-  const [members, pods] = await Promise.all([
-    kube.list<EtcdMemberObject & KubeObject>(API_VERSION, 'EtcdMember', NS, selector),
-    kube.list<KubeObject & PodSeen>('v1', 'Pod', NS, selector),
-  ]);
-  return { members, pods };
 }
 
 /** What etcd itself says (not timed): voters and learners, through the Pods' IPs. */
@@ -621,28 +469,6 @@ function countingEtcd(inner: EtcdAdapter, calls: string[]): EtcdAdapter {
   };
 }
 
-async function deleteCluster(
-  kube: KubeObjects,
-  kubectl: Kubectl,
-  kubeconfig: string,
-  name: string,
-): Promise<void> {
-  await kubectl(kubeconfig, 'delete', 'etcdcluster', name, '-n', NS, '--wait=false', '--ignore-not-found');
-  const selector = `etcdfn.io/cluster=${name}`;
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  for (;;) {
-    const [cluster, members, pods] = await Promise.all([
-      readCluster(kube, name),
-      kube.list<EtcdMemberObject & KubeObject>(API_VERSION, 'EtcdMember', NS, selector),
-      kube.list('v1', 'Pod', NS, selector),
-    ]);
-    if (!cluster && members.length === 0 && pods.length === 0) return;
-    if (Date.now() > deadline)
-      throw new Error(`still there after delete: ${members.length} EtcdMembers, ${pods.length} Pods`);
-    await sleep(250);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Rows.
 
@@ -679,37 +505,40 @@ function toRows(rounds: RoundResult[]): LifecycleRow[] {
   const first = rounds.find(r => r.warm);
   const settle = `scale issued ${SETTLE_MS / 1000} s after the previous step (etcd's 5 s health interval)`;
 
+  const learnerWay = `seed new; memberAdd learner (retry unhealthy-cluster), start existing, promote; retries every ${POLL_MS} ms`;
+  add(LIFECYCLE_ROW.apply1, 's', r => r.op1, 'fresh EtcdCluster 3.5.16, status polled every 100 ms');
+  add(LIFECYCLE_ROW.apply3, 's', r => r.op3, 'fresh EtcdCluster 3.5.16, status polled every 100 ms');
+  add(LIFECYCLE_ROW.apply5, 's', r => r.opFresh5, 'fresh EtcdCluster 3.5.16, status polled every 100 ms');
   add(
-    'operator: kubectl apply → 3/3 Ready, Running',
-    's',
-    r => r.op3,
-    'EtcdCluster 3.5.16, status polled every 100 ms',
-  );
-  add(
-    'operator: kubectl scale → 5/5 Ready, Running',
+    LIFECYCLE_ROW.scaleUp5,
     's',
     r => r.op5,
     `${settle}; etcd afterwards: ${rounds.map(r => r.etcdAfter ?? '-').join(' / ')}`,
   );
+  add(LIFECYCLE_ROW.scaleDown3, 's', r => r.opDown3, `${settle}; status lists 3 etcd members, 3 Pods left`);
+  add(LIFECYCLE_ROW.learners1, 's', r => r.hand1, 'the seed alone, started new');
+  add(LIFECYCLE_ROW.learners3, 's', r => r.hand3, learnerWay);
+  add(LIFECYCLE_ROW.learners5, 's', r => r.handFresh5, `a fresh seed; ${learnerWay}`);
+  add(LIFECYCLE_ROW.learnersUp5, 's', r => r.hand5, settle);
   add(
-    'by hand, same way: seed → 3 voters',
+    LIFECYCLE_ROW.removeDown3,
     's',
-    r => r.hand3,
-    `seed new; memberAdd learner (retry unhealthy-cluster), start existing, promote; retries every ${POLL_MS} ms`,
+    r => r.handDown3,
+    `${settle}; newest first, retries every ${POLL_MS} ms`,
   );
-  add('by hand, same way: 3 → 5 voters', 's', r => r.hand5, settle);
-  add(
-    'by hand, static --initial-cluster: 3 members with a leader',
-    's',
-    r => r.static3,
-    'all 3 started at once',
-  );
+  add(LIFECYCLE_ROW.static1, 's', r => r.static1, 'started new, alone');
+  add(LIFECYCLE_ROW.static3, 's', r => r.static3, 'all 3 started at once');
+  add(LIFECYCLE_ROW.static5, 's', r => r.static5, 'all 5 started at once');
   const steps = [...new Set(rounds.flatMap(r => [...(r.growth?.keys() ?? [])]))];
   for (const step of steps)
     add(`scale 3 → 5, ${step}`, 's', r => r.growth?.get(step), 'first seen by polling (≤ 100 ms late)');
-  add('ratio 3/3: operator / by hand same way', '×', r => ratio(r.op3, r.hand3), 'the figure');
-  add('ratio 5/5: operator / by hand same way', '×', r => ratio(r.op5, r.hand5), 'the figure');
-  add('ratio 3/3: operator / static --initial-cluster', '×', r => ratio(r.op3, r.static3), 'for reference');
+  add('ratio 1/1: operator / static --initial-cluster', '×', r => ratio(r.op1, r.static1), 'no aim');
+  add('ratio 3/3: operator / static --initial-cluster', '×', r => ratio(r.op3, r.static3), 'aim ≤ 4×');
+  add('ratio 5/5: operator / static --initial-cluster', '×', r => ratio(r.opFresh5, r.static5), 'aim ≤ 4×');
+  add('ratio 3/3: operator / learner sequence', '×', r => ratio(r.op3, r.hand3), 'for reference');
+  add('ratio 5/5: operator / learner sequence', '×', r => ratio(r.opFresh5, r.handFresh5), 'for reference');
+  add('ratio scale 3 → 5: operator / by hand', '×', r => ratio(r.op5, r.hand5), 'aim ≤ 1.1×');
+  add('ratio scale 5 → 3: operator / by hand', '×', r => ratio(r.opDown3, r.handDown3), 'no aim');
   add(
     'no-op reconcile, warm instance: API reads',
     'requests',

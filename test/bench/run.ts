@@ -60,6 +60,7 @@ const selected = BENCHMARKS.filter(
 );
 
 const { figureOf, formatSummary, statsOf } = await import('./summary.ts');
+const { lifecycleFigureInputs } = await import('./lifecycle-figures.ts');
 type Row = Record<string, unknown>;
 
 /** An aligned text table for a benchmark's detail (stderr): numbers right-aligned, empty columns left out. */
@@ -264,44 +265,8 @@ function lifecycleFigures(rows: { measurement: string; unit: string; samples: nu
     const row = rows.find(r => r.measurement.startsWith(prefix));
     return row ? statsOf(row.samples) : undefined;
   };
-  const op3 = pick('operator: kubectl apply → 3/3');
-  const op5 = pick('operator: kubectl scale → 5/5');
-  const static3 = pick('by hand, static --initial-cluster');
-  const hand3 = pick('by hand, same way: seed → 3');
-  const hand5 = pick('by hand, same way: 3 → 5');
   const section = 'lifecycle';
-  if (op3 && static3)
-    figures.push(
-      figureOf({
-        section,
-        figure: 'apply → 3/3 Ready',
-        unit: 's',
-        stats: op3,
-        baseline: { label: 'static --initial-cluster by hand', stats: static3 },
-        aim: { of: 'ratio', op: '<=', limit: 4, text: '≤ 4× static by hand' },
-      }),
-    );
-  if (op3 && hand3)
-    figures.push(
-      figureOf({
-        section,
-        figure: 'apply → 3/3 Ready',
-        unit: 's',
-        stats: op3,
-        baseline: { label: 'learner sequence by hand', stats: hand3 },
-      }),
-    );
-  if (op5 && hand5)
-    figures.push(
-      figureOf({
-        section,
-        figure: 'scale 3 → 5/5 Ready',
-        unit: 's',
-        stats: op5,
-        baseline: { label: 'learner sequence by hand', stats: hand5 },
-        aim: { of: 'ratio', op: '<=', limit: 1.1, text: '≤ 1.1× by hand' },
-      }),
-    );
+  for (const input of lifecycleFigureInputs(rows)) figures.push(figureOf(input));
   for (const row of rows.filter(r => r.measurement.startsWith('per-event handling')))
     figures.push(figureOf({ section, figure: row.measurement, unit: row.unit, stats: statsOf(row.samples) }));
   for (const instance of ['warm', 'cold'] as const)
@@ -386,7 +351,6 @@ const summary = {
   figures,
   failed,
   notes: [
-    'not measured yet: apply → 1/1 and 5/5, static --initial-cluster for 1 and 5, scale 5 → 3',
     `${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)} s in all; machine: ${facts.nproc} × ${facts['CPU model']}, ${facts.memory}`,
   ],
 };

@@ -1,0 +1,160 @@
+// An EtcdCluster on the lifecycle benchmark's sandbox, driven with kubectl and watched through
+// its status: apply a fresh one and time it to N/N Ready, wait for a size, delete it and wait until
+// its members and Pods are gone.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stringify } from 'yaml';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdMember as EtcdMemberObject } from '../../shared/api/etcd-member.ts';
+import { API_VERSION } from '../../shared/api/group.ts';
+import type { KubeObject, KubeObjects } from '../../shared/k8s/objects.ts';
+import { secondsSince, STEP_TIMEOUT_MS } from './by-hand.ts';
+import type { GrowthTimeline, PodSeen } from './growth-timeline.ts';
+
+export const NS = 'default';
+export const VERSION = '3.5.16';
+/** How often the operator's status is read. */
+const STATUS_POLL_MS = 100;
+
+export type Cluster = EtcdCluster & KubeObject;
+export type Kubectl = (kubeconfig: string, ...args: string[]) => Promise<string>;
+
+/** Writes the manifest of a `replicas`-member EtcdCluster and returns its path. */
+export function writeManifest(work: string, name: string, replicas: number): string {
+  const manifest = join(work, `${name}.yaml`);
+  writeFileSync(
+    manifest,
+    stringify({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name, namespace: NS },
+      spec: { replicas, version: VERSION, storage: { size: '1Gi' } },
+    }),
+  );
+  return manifest;
+}
+
+export interface SandboxCluster {
+  kube: KubeObjects;
+  kubectl: Kubectl;
+  kubeconfig: string;
+  work: string;
+  say: (line: string) => void;
+}
+
+/**
+ * `kubectl apply -f` of a fresh `n`-member EtcdCluster: seconds to n/n Ready and Running. The
+ * cluster is deleted afterwards (and its members and Pods waited out) whatever happened.
+ */
+export async function applyFresh(sc: SandboxCluster, name: string, n: number): Promise<number> {
+  const manifest = writeManifest(sc.work, name, n);
+  try {
+    const start = performance.now();
+    await sc.kubectl(sc.kubeconfig, 'apply', '-f', manifest);
+    await readyRunning(sc.kube, name, n, { start, say: sc.say });
+    return secondsSince(start);
+  } finally {
+    await deleteCluster(sc.kube, sc.kubectl, sc.kubeconfig, name).catch((err: unknown) =>
+      sc.say(`  could not delete ${name}: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }
+}
+
+export const clusterRef = (name: string) => ({
+  apiVersion: API_VERSION,
+  kind: 'EtcdCluster',
+  namespace: NS,
+  name,
+});
+
+export async function readCluster(kube: KubeObjects, name: string): Promise<Cluster | undefined> {
+  const read = await kube.get<Cluster>(clusterRef(name));
+  return read.kind === 'found' ? read.object : undefined;
+}
+
+export function describeStatus(cluster: Cluster | undefined): string {
+  const s = cluster?.status;
+  const progressing = s?.conditions?.find(c => c.type === 'Progressing');
+  return `ready ${s?.ready ?? '-'}, phase ${s?.phase ?? '-'}, Progressing ${progressing?.reason ?? '-'}: ${progressing?.message ?? ''}`;
+}
+
+/**
+ * status.ready "n/n" with phase Running, read every STATUS_POLL_MS. Each change of what the status
+ * says goes to `say` with the seconds since `start`, to show where the time went.
+ */
+export async function readyRunning(
+  kube: KubeObjects,
+  name: string,
+  n: number,
+  {
+    start,
+    say,
+    timeline,
+    exact,
+  }: {
+    start: number;
+    say: (line: string) => void;
+    timeline?: GrowthTimeline;
+    /** Also n etcd members in status and n Pods (a scale-down is done once the others are gone). */
+    exact?: boolean;
+  },
+): Promise<void> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  let seen = '';
+  for (;;) {
+    let podCount = n;
+    if (timeline || exact) {
+      const { members, pods } = await listMembersAndPods(kube, name);
+      timeline?.observe(secondsSince(start), members, pods);
+      podCount = pods.length;
+    }
+    const cluster = await readCluster(kube, name);
+    const s = cluster?.status;
+    const learners = s?.members?.filter(m => m.role === 'learner').length ?? 0;
+    const progressing = s?.conditions?.find(c => c.type === 'Progressing');
+    const now = `ready ${s?.ready ?? '-'}, ${s?.phase ?? '-'}, ${progressing?.reason ?? '-'}; etcd members ${s?.members?.length ?? 0} (${learners} learner)${exact ? `; ${podCount} Pods` : ''}`;
+    if (now !== seen) say(`    +${secondsSince(start).toFixed(2).padStart(6)} s  ${(seen = now)}`);
+    const sized = !exact || (s?.members?.length === n && podCount === n);
+    if (s?.ready === `${n}/${n}` && s.phase === 'Running' && sized) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `${name} not ${n}/${n} Running after ${STEP_TIMEOUT_MS / 1000} s (${describeStatus(cluster)})`,
+      );
+    await sleep(STATUS_POLL_MS);
+  }
+}
+
+export async function listMembersAndPods(
+  kube: KubeObjects,
+  name: string,
+): Promise<{ members: (EtcdMemberObject & KubeObject)[]; pods: PodSeen[] }> {
+  const selector = `etcdfn.io/cluster=${name}`;
+  const [members, pods] = await Promise.all([
+    kube.list<EtcdMemberObject & KubeObject>(API_VERSION, 'EtcdMember', NS, selector),
+    kube.list<KubeObject & PodSeen>('v1', 'Pod', NS, selector),
+  ]);
+  return { members, pods };
+}
+
+export async function deleteCluster(
+  kube: KubeObjects,
+  kubectl: Kubectl,
+  kubeconfig: string,
+  name: string,
+): Promise<void> {
+  await kubectl(kubeconfig, 'delete', 'etcdcluster', name, '-n', NS, '--wait=false', '--ignore-not-found');
+  const selector = `etcdfn.io/cluster=${name}`;
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  for (;;) {
+    const [cluster, members, pods] = await Promise.all([
+      readCluster(kube, name),
+      kube.list<EtcdMemberObject & KubeObject>(API_VERSION, 'EtcdMember', NS, selector),
+      kube.list('v1', 'Pod', NS, selector),
+    ]);
+    if (!cluster && members.length === 0 && pods.length === 0) return;
+    if (Date.now() > deadline)
+      throw new Error(`still there after delete: ${members.length} EtcdMembers, ${pods.length} Pods`);
+    await sleep(250);
+  }
+}
