@@ -10,6 +10,8 @@ import ts from 'typescript';
 const repoRoot = resolve(import.meta.dirname, '..', '..');
 
 /** Kind → API group and resource, for every kind the code may name. */
+const PASS_THROUGH = ['shared/k8s/objects.ts', 'shared/k8s/secret-cache.ts'];
+
 export const KINDS: Record<string, { group: string; resource: string }> = {
   EtcdCluster: { group: 'etcdfn.io', resource: 'etcdclusters' },
   EtcdMember: { group: 'etcdfn.io', resource: 'etcdmembers' },
@@ -161,7 +163,9 @@ export function scanApiCalls(dirs = ['shared', 'functions']): ScanResult {
 
   for (const source of program.getSourceFiles()) {
     const file = relative(repoRoot, source.fileName);
-    if (!files.includes(source.fileName) || file === 'shared/k8s/objects.ts') continue;
+    // The adapter itself, and the per-reconcile Secret cache that only passes its callers' calls on
+    // (each caller's own call is what is resolved and checked).
+    if (!files.includes(source.fileName) || PASS_THROUGH.includes(file)) continue;
     const record = (node: ts.CallExpression, method: string): void => {
       const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
       // An explicit type argument names the object's type; otherwise the arguments do.
