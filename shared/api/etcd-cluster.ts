@@ -216,6 +216,22 @@ export interface ClusterCertificateStatus {
   renewAfter?: string;
 }
 
+/**
+ * The bootstrap attempt under way after an earlier one did not form a cluster by its deadline. Each
+ * attempt has its own cluster token and its own members; the failed attempt's are deleted with their
+ * data before the next one is created, so two attempts never mix.
+ */
+export interface BootstrapRetryStatus {
+  /** The attempt being prepared or run (the first, unrecorded, is 1). */
+  attempt: number;
+  /** The failed attempt's members, while they are being deleted; absent once they are gone. */
+  discarding?: string[];
+  /** What went wrong with the previous attempt. */
+  reason: string;
+  /** RFC 3339 time the previous attempt was given up. */
+  startedAt: string;
+}
+
 export interface EtcdClusterStatus {
   phase?: ClusterPhase;
   /** "ready/desired", e.g. "3/3", for kubectl get. */
@@ -238,6 +254,8 @@ export interface EtcdClusterStatus {
   replacement?: MemberReplacementStatus;
   /** The in-place restore under way or last done (shared/plan/in-place-restore.ts). */
   inPlaceRestore?: InPlaceRestoreStatus;
+  /** A static bootstrap that did not form and is being retried (shared/plan/cluster-bootstrap-retry.ts). */
+  bootstrapRetry?: BootstrapRetryStatus;
   /** The ForceNewCluster recovery under way or last done (shared/plan/cluster-recovery-force.ts). */
   forceNewCluster?: ForceNewClusterStatus;
   /** The step claimed by the operator; its shape belongs to the planner. */

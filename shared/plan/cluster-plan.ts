@@ -8,6 +8,7 @@ import { buildPdb, pdbDrift } from '../builders/pdb.ts';
 import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
 import { clusterToken } from '../names.ts';
 import { planBootstrap } from './cluster-bootstrap.ts';
+import { planBootstrapRetry, startBootstrapRetry } from './cluster-bootstrap-retry.ts';
 import { planRestoreRecovery } from './cluster-recovery-restore.ts';
 import { planInPlaceRestore } from './in-place-restore.ts';
 import { planForceNewCluster } from './cluster-recovery-force.ts';
@@ -59,6 +60,8 @@ function planSteps(state: ClusterState): ClusterPlan {
   const restoringLatest = current.observed && planRestoreRecovery(state);
   if (restoringLatest) return restoringLatest;
   if (!current.clusterToken || !current.observed) return initialTarget(state);
+  const retrying = planBootstrapRetry(state);
+  if (retrying) return retrying;
   const forcing = planForceNewCluster(state, isComplete(state));
   if (forcing) return forcing;
   if (defragOperation(current)) {
@@ -78,7 +81,10 @@ function planSteps(state: ClusterState): ClusterPlan {
   }
   if (current.operation) {
     const operation = current.operation as unknown as AddMemberOperation;
-    const progress = { active: true, reason: 'AddingMember', message: `adding member ${operation.member}` };
+    const message = operation.initialMembers
+      ? `creating the initial members ${operation.initialMembers.join(', ')} together`
+      : `adding member ${operation.member}`;
+    const progress = { active: true, reason: 'AddingMember', message };
     return {
       action: { kind: 'resume', operation },
       status: computeStatus(state, current, progress),
@@ -91,7 +97,8 @@ function planSteps(state: ClusterState): ClusterPlan {
     if (skip) return refuseTarget(state, 'VersionSkipsMinor', skip);
     return adoptSpec(state, complete ? 'NewTarget' : 'RetryAfterDeadline');
   }
-  if (!complete && deadlinePassed(cluster, state.now)) return deadlineExceeded(state);
+  if (!complete && deadlinePassed(cluster, state.now))
+    return startBootstrapRetry(state) ?? lateFormation(state) ?? deadlineExceeded(state);
   return planTowardTarget(state, complete);
 }
 
@@ -114,6 +121,13 @@ function initialTarget(state: ClusterState): ClusterPlan {
     message: targetMessage(observed.replicas, observed.version),
   };
   return { action: { kind: 'none' }, status: computeStatus(state, base, progress), events: [] };
+}
+
+/** etcd formed after the deadline (a slow start): its cluster ID is latched rather than reported failed. */
+function lateFormation(state: ClusterState): ClusterPlan | undefined {
+  if (state.cluster.status?.clusterID || !state.etcd?.reachable) return undefined;
+  const onward = planTowardTarget(state, false);
+  return onward.status.clusterID ? onward : undefined;
 }
 
 function adoptSpec(state: ClusterState, reason: 'NewTarget' | 'RetryAfterDeadline'): ClusterPlan {

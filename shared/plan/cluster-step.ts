@@ -12,6 +12,11 @@ export interface AddMemberOperation {
   type: 'add-member';
   member: string;
   bootstrap: boolean;
+  /**
+   * Static bootstrap of a new, empty cluster: every initial member's name (`member` is the first).
+   * All are created together, each with the whole list as --initial-cluster, and start in parallel.
+   */
+  initialMembers?: string[];
   startedAt: string;
 }
 

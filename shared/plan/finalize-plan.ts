@@ -77,7 +77,8 @@ export function needsEtcd(state: Pick<FinalizeState, 'member' | 'cluster' | 'oth
     cluster !== undefined &&
     !isBeingDeleted(cluster) &&
     state.others.length > 0 &&
-    cluster.status?.inPlaceRestore?.step !== 'Stopping'
+    cluster.status?.inPlaceRestore?.step !== 'Stopping' &&
+    !discardedByBootstrapRetry(cluster, member)
   );
 }
 
@@ -124,6 +125,12 @@ export function planFinalize(state: FinalizeState): FinalizeAction {
     return {
       kind: 'remove-finalizer',
       reason: `EtcdCluster ${member.spec.clusterName} is being restored in place from EtcdSnapshot ${restoring.snapshot}: ${name}'s data is discarded with the old etcd cluster, no removal needed`,
+    };
+  }
+  if (discardedByBootstrapRetry(cluster, member)) {
+    return {
+      kind: 'remove-finalizer',
+      reason: `EtcdCluster ${member.spec.clusterName} never formed; bootstrap attempt ${cluster.status?.bootstrapRetry?.attempt} starts over without ${name}: its data is discarded, no removal needed`,
     };
   }
   const kept = onlyDataHolder(state);
@@ -183,6 +190,12 @@ function successorOf(self: EtcdMembership, view: FinalizeView): EtcdMembership |
     .filter(e => e.id !== self.id && !e.isLearner && e.started)
     .sort((a, b) => a.id.localeCompare(b.id));
   return voters.find(e => e.clientURLs.includes(view.endpoint)) ?? voters[0];
+}
+
+/** A member of a static bootstrap attempt that never formed, deleted so the next attempt starts clean. */
+function discardedByBootstrapRetry(cluster: EtcdCluster, member: EtcdMember): boolean {
+  const discarding = cluster.status?.bootstrapRetry?.discarding ?? [];
+  return !cluster.status?.clusterID && discarding.includes(member.metadata.name ?? '');
 }
 
 function unreachable(state: FinalizeState): FinalizeAction {

@@ -238,6 +238,7 @@ function refOfObject(
 async function addMember(ctx: Context, state: ClusterState, op: AddMemberOperation): Promise<ActResult> {
   const cluster = state.cluster;
   const ref = memberRef(state, op.member);
+  if (op.initialMembers) return createInitialMembers(ctx, state, op, op.initialMembers);
   const member = await ensureMemberObject(ctx, cluster, op, state.restore);
   if (!member.ok) return member.result;
   if (!member.object.spec.initialCluster) {
@@ -252,11 +253,37 @@ async function addMember(ctx: Context, state: ClusterState, op: AddMemberOperati
   };
 }
 
+/**
+ * Static bootstrap: every initial member is created with the whole list as its --initial-cluster,
+ * so no Pod exists before the list is complete; AlreadyExists (a crash before the status was
+ * cleared) is adopted. Then the operation is cleared. Each member's Pod follows from its own event.
+ */
+async function createInitialMembers(
+  ctx: Context,
+  state: ClusterState,
+  op: AddMemberOperation,
+  names: string[],
+): Promise<ActResult> {
+  const cluster = state.cluster;
+  const initialCluster = names.map(n => `${n}=${memberUrls(cluster, n).peer}`).join(',');
+  for (const name of names) {
+    const made = await ensureMemberObject(ctx, cluster, { ...op, member: name }, undefined, initialCluster);
+    if (!made.ok) return made.result;
+    if (made.object.spec.initialCluster !== initialCluster) {
+      const why = `EtcdMember ${name} exists with another initial cluster (${made.object.spec.initialCluster}); it is not part of this bootstrap`;
+      return retry(why);
+    }
+  }
+  await clearOperation(ctx, cluster, op);
+  return { ok: true, summary: `created the initial members ${names.join(', ')}` };
+}
+
 async function ensureMemberObject(
   ctx: Context,
   cluster: Cluster,
   op: AddMemberOperation,
   restore: RestoreResolution | undefined,
+  initialCluster?: string,
 ): Promise<{ ok: true; object: EtcdMember } | { ok: false; result: ActResult }> {
   if (op.bootstrap && restore?.kind === 'blocked')
     return { ok: false, result: retry(`cannot restore yet: ${restore.message}`) };
@@ -265,7 +292,8 @@ async function ensureMemberObject(
     name: op.member,
     ...(restore?.kind === 'ready' && { restore: restore.restore }),
   });
-  if (op.bootstrap) {
+  if (initialCluster) member.spec.initialCluster = initialCluster;
+  else if (op.bootstrap) {
     // The seed knows its whole initial cluster: itself.
     member.spec.initialCluster = `${op.member}=${memberUrls(cluster, op.member).peer}`;
   }

@@ -195,14 +195,24 @@ const rows: Row[] = [
     progressing: ['False', 'Paused', 'paused before bootstrap'],
   },
   {
-    name: 'the seed claim names demo-0 and records the operation with the ordinal',
-    world: () => state(cluster({}, locked(3, { nextMemberOrdinal: 0 })), []),
+    name: 'the seed claim of a one-member cluster names demo-0 and records the operation with the ordinal',
+    world: () => state(cluster({ replicas: 1 }, locked(1, { nextMemberOrdinal: 0 })), []),
     action: { kind: 'claim', operation: op('demo-0', true) as never },
     progressing: ['True', 'Bootstrapping', 'creating the seed member demo-0'],
     status: s => {
       assert.deepEqual(s.operation, op('demo-0', true));
       assert.equal(s.nextMemberOrdinal, 1);
     },
+  },
+  {
+    name: 'a new empty three-member cluster claims all three initial members in one write',
+    world: () => state(cluster({}, locked(3, { nextMemberOrdinal: 0 })), []),
+    action: {
+      kind: 'claim',
+      operation: { ...op('demo-0', true), initialMembers: ['demo-0', 'demo-1', 'demo-2'] } as never,
+    },
+    progressing: ['True', 'Bootstrapping', 'creating the initial members demo-0, demo-1, demo-2 together'],
+    status: s => assert.equal(s.nextMemberOrdinal, 3),
   },
   {
     name: 'a member that is not the seed does not stand in for one: a seed is claimed',
