@@ -12,6 +12,7 @@ import {
   isMemberReady,
   membershipOf,
   newestFirst,
+  podOf,
   runningMembers,
 } from './members.ts';
 
@@ -83,12 +84,25 @@ function planLearner(
   if (!learner) return undefined;
   const member = state.members.find(m => membershipOf(state.cluster, m, [learner]));
   const name = member?.metadata.name ?? learner.name;
-  if (member && learner.started && isMemberReady(state, member)) {
+  if (member && learner.started && learnerRunning(state, member)) {
     const why = `promoting learner ${name} to voter`;
     return { action: { kind: 'promote', member: name, id: learner.id }, progress: working('ScalingUp', why) };
   }
   const why = `waiting for learner ${name} to start and catch up${member ? podTrouble(state, member) : ''}`;
   return { action: { kind: 'wait', reason: why }, progress: working('ScalingUp', why) };
+}
+
+/**
+ * The learner's etcd runs: its Pod is ready, or running with nothing wrong before its readiness
+ * probe has passed. etcd having started the learner is what makes a promotion possible; whether it
+ * has caught up is etcd's own check, which the promotion retries briefly in the request
+ * (learner-not-in-sync). Waiting for the readiness probe too would add up to a probe period to
+ * every member of a scale-up.
+ */
+function learnerRunning(state: ClusterState, member: EtcdMember): boolean {
+  const pod = podOf(state, member);
+  if (!pod || pod.deleting) return false;
+  return pod.ready || (pod.phase === 'Running' && pod.problem === undefined);
 }
 
 function planScaleUp(state: ClusterState, running: EtcdMember[]): MembershipStep {

@@ -49,8 +49,12 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
     case 'ensure-network-policy':
       return ensureNetworkPolicy(ctx, state);
     case 'claim':
+      return addMember(ctx, state, action.operation, true);
     case 'resume':
-      return addMember(ctx, state, action.operation);
+      // Most often the claimant is still at it (its own EtcdMember's creation is this event): a
+      // second memberAdd racing it would be dropped by raft (one configuration change at a time)
+      // and hang until the call times out. Waiting on etcd is left to the claimant.
+      return addMember(ctx, state, action.operation, false);
     case 'set-dormant':
       return setDormant(ctx, state, action.member, action.dormant);
     case 'promote':
@@ -235,14 +239,19 @@ function refOfObject(
  * fine), add it to etcd as a learner unless its peer URL is already there (adopt), wire its
  * --initial-cluster, then clear the operation from status.
  */
-async function addMember(ctx: Context, state: ClusterState, op: AddMemberOperation): Promise<ActResult> {
+async function addMember(
+  ctx: Context,
+  state: ClusterState,
+  op: AddMemberOperation,
+  patient: boolean,
+): Promise<ActResult> {
   const cluster = state.cluster;
   const ref = memberRef(state, op.member);
   if (op.initialMembers) return createInitialMembers(ctx, state, op, op.initialMembers);
   const member = await ensureMemberObject(ctx, cluster, op, state.restore);
   if (!member.ok) return member.result;
   if (!member.object.spec.initialCluster) {
-    const wired = await wireLearner(ctx, state, member.object);
+    const wired = await wireLearner(ctx, state, member.object, patient);
     if (!wired.ok) return wired;
   }
   await clearOperation(ctx, cluster, op);
@@ -317,7 +326,12 @@ async function ensureMemberObject(
   return { ok: true, object: existing.object };
 }
 
-async function wireLearner(ctx: Context, state: ClusterState, member: EtcdMember): Promise<ActResult> {
+async function wireLearner(
+  ctx: Context,
+  state: ClusterState,
+  member: EtcdMember,
+  patient: boolean,
+): Promise<ActResult> {
   const name = member.metadata.name ?? '';
   const endpoints = etcdEndpoints(state, state.cluster);
   const peer = memberUrls(state.cluster, name).peer;
@@ -325,7 +339,9 @@ async function wireLearner(ctx: Context, state: ClusterState, member: EtcdMember
   if (listed.kind !== 'ok') return retry(`adding ${name}: etcd did not answer: ${listed.message}`);
   let members = listed.members;
   if (!members.some(m => m.peerURLs.includes(peer))) {
-    const added = await addLearnerPatiently(ctx, endpoints, peer);
+    const added = patient
+      ? await addLearnerPatiently(ctx, endpoints, peer)
+      : await ctx.etcd.addLearner(endpoints, peer);
     if (added.kind === 'ok') await crashPoint('cluster:learner-added');
     if (added.kind === 'ok') members = added.members;
     else if (added.kind === 'peer-url-exists') {
@@ -346,12 +362,15 @@ async function wireLearner(ctx: Context, state: ClusterState, member: EtcdMember
  * reconfiguration check), which right after a start or a promotion is always the case: wait
  * inside the request rather than bounce the event through the retry back-off.
  */
+/** How often a refused memberAdd is asked again: etcd lets it through the moment 5 s are up. */
+const UNHEALTHY_POLL_MS = 100;
+
 async function addLearnerPatiently(ctx: Context, endpoints: string[], peer: string) {
   const deadline = Date.now() + ctx.settings.unhealthyWaitMs;
   for (;;) {
     const added = await ctx.etcd.addLearner(endpoints, peer);
     if (added.kind !== 'unhealthy-cluster' || Date.now() >= deadline) return added;
-    await sleep(250);
+    await sleep(UNHEALTHY_POLL_MS);
   }
 }
 

@@ -55,7 +55,9 @@ export async function reconcileCluster(
     plan.status = withCertificates(plan.status, certificates.observed, certificates.problem, ctx.now());
   noteLogContext({ cluster: ref.name, step: plan.action.kind });
   let cluster = state.cluster as Cluster;
-  const claims = plan.action.kind === 'claim' || plan.action.kind === 'defragment';
+  // A promotion is claimed too: two racing would both propose the change, and raft drops the
+  // second (one configuration change at a time), whose call then hangs until it times out.
+  const claims = ['claim', 'defragment', 'promote'].includes(plan.action.kind);
   if (claims) {
     // Claim before acting: only the invocation whose status write wins carries the step out.
     const claimed = await ctx.kube.replaceStatus({ ...cluster, status: plan.status });

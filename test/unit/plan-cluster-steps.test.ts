@@ -381,6 +381,46 @@ const rows: Row[] = [
     ],
   },
   {
+    // etcd having started the learner is what makes the promotion possible; whether it caught up is
+    // etcd's own check (retried in the request), so the readiness probe's next period is not awaited.
+    name: 'a started learner whose Pod runs, before its readiness probe passes, is promoted',
+    world: () =>
+      state(formed(3), [member(0), member(1), member(2, { voter: false })], {
+        ready: [0, 1],
+        etcd: etcdOf([membership(0), membership(1), membership(2, { learner: true })]),
+      }),
+    action: { kind: 'promote', member: 'demo-2', id: membership(2).id },
+    progressing: ['True', 'ScalingUp', 'promoting learner demo-2 to voter'],
+    events: [],
+  },
+  {
+    name: 'a started learner whose Pod is not running (Pending) is waited for',
+    world: () => {
+      const s = state(formed(3), [member(0), member(1), member(2, { voter: false })], {
+        ready: [0, 1],
+        etcd: etcdOf([membership(0), membership(1), membership(2, { learner: true })]),
+      });
+      const pod = s.pods.find(p => p.name === 'demo-2');
+      if (pod) pod.phase = 'Pending';
+      return s;
+    },
+    action: { kind: 'wait', reason: 'waiting for learner demo-2 to start and catch up' },
+    progressing: ['True', 'ScalingUp', 'waiting for learner demo-2 to start and catch up'],
+  },
+  {
+    name: 'a started learner whose Pod is being deleted is waited for',
+    world: () => {
+      const s = state(formed(3), [member(0), member(1), member(2, { voter: false })], {
+        etcd: etcdOf([membership(0), membership(1), membership(2, { learner: true })]),
+      });
+      const pod = s.pods.find(p => p.name === 'demo-2');
+      if (pod) pod.deleting = true;
+      return s;
+    },
+    action: { kind: 'wait', reason: 'waiting for learner demo-2 to start and catch up' },
+    progressing: ['True', 'ScalingUp', 'waiting for learner demo-2 to start and catch up'],
+  },
+  {
     name: 'a started learner whose Pod is ready is promoted',
     world: () =>
       state(formed(3), [member(0), member(1), member(2, { voter: false })], {

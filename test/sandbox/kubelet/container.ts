@@ -69,6 +69,8 @@ export interface RunnerHost {
   /** resolves when the node is not frozen and any injected start delay is over */
   gate(): Promise<void>;
   frozen(): boolean;
+  /** When the kubelet took the Pod (epoch ms): its probe workers tick from then (probes.ts). */
+  admittedAt?: number;
 }
 
 export type RunnerRole = 'init' | 'main';
@@ -465,6 +467,7 @@ export class ContainerRunner {
     return new ProbeLoop(kind, probe, this.probeTarget(), {
       onChange: (ok, message) => this.onProbe(kind, ok, message),
       paused: () => this.host.frozen(),
+      ...(this.host.admittedAt !== undefined && { anchor: this.host.admittedAt }),
     });
   }
 
@@ -483,6 +486,16 @@ export class ContainerRunner {
       : this.mainLoops();
     for (const loop of this.probes) loop.start();
     if (!this.spec.readinessProbe && this.started) this.setReady(true);
+  }
+
+  /**
+   * The kubelet synced the Pod (its labels, annotations or spec changed): while the container runs
+   * and is not ready, its readiness probe runs now, as a kubelet's prober manager does in
+   * UpdatePodStatus on every sync (manualTriggerCh), besides the period's ticks.
+   */
+  synced(): void {
+    if (this.ready || !this.proc?.running || this.stopping) return;
+    for (const loop of this.probes) if (loop.kind === 'readiness') loop.trigger();
   }
 
   private stopProbes(): void {

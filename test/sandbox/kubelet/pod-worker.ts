@@ -2,6 +2,7 @@
 // in order, main containers, status reporting, graceful deletion and clean-up.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { Api } from './api.ts';
 import { errorText, isNotFound, mergePatch } from './api.ts';
 import { ContainerRunner } from './container.ts';
@@ -65,9 +66,12 @@ export class PodWorker {
   private stopPromise: Promise<void> | undefined;
   readonly podDir: string;
 
+  /** When this kubelet took the Pod: its probe workers tick from then (probes.ts). */
+  private readonly admittedAt: number;
   private pod: Pod;
   private readonly node: NodeContext;
   constructor(pod: Pod, node: NodeContext) {
+    this.admittedAt = Date.now();
     this.pod = pod;
     this.node = node;
     const m = pod.metadata;
@@ -107,8 +111,11 @@ export class PodWorker {
 
   /** A newer version of the Pod object arrived. */
   update(pod: Pod): void {
+    const before = this.pod;
     this.pod = pod;
     if (pod.metadata.deletionTimestamp && !this.terminating) void this.terminate();
+    // A kubelet syncs a Pod whose labels, annotations or spec changed (not its status alone).
+    if (differsBeyondStatus(before, pod)) for (const c of this.main) c.synced();
   }
 
   /** Starts the Pod's life cycle (once). */
@@ -190,6 +197,7 @@ export class PodWorker {
       changed: () => this.changed(),
       gate: () => this.gate(),
       frozen: () => this.node.frozen(),
+      admittedAt: this.admittedAt,
     };
   }
 
@@ -481,4 +489,14 @@ export class PodWorker {
   resume(): void {
     for (const c of this.containers()) c.resume();
   }
+}
+
+/** What makes a kubelet sync a Pod on an update from the API server (its config source's check). */
+function differsBeyondStatus(a: Pod, b: Pod): boolean {
+  const same = (x: unknown, y: unknown) => isDeepStrictEqual(x ?? {}, y ?? {});
+  return (
+    !same(a.metadata.labels, b.metadata.labels) ||
+    !same(a.metadata.annotations, b.metadata.annotations) ||
+    !same(a.spec, b.spec)
+  );
 }

@@ -105,12 +105,21 @@ export interface ProbeLoopOptions {
   onChange(ok: boolean, message?: string): void;
   /** While true (frozen node), attempts are skipped. */
   paused(): boolean;
+  /**
+   * When the kubelet took the Pod (epoch ms). A kubelet's probe worker is made then, with the Pod,
+   * and ticks every period from then on, not from the container's start; the first attempt comes at
+   * the container's start (the status sync that sees it running triggers a readiness probe at once).
+   */
+  anchor?: number;
 }
 
-/** Runs a probe periodically from the container's start and reports verdict changes. */
+/** Runs a probe at the container's start, then on the Pod's probe ticks, and reports verdict changes. */
 export class ProbeLoop {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private running = false;
+  /** No attempt before this (epoch ms): the container's start plus initialDelaySeconds. */
+  private notBefore = Infinity;
   private successes = 0;
   private failures = 0;
   private verdict: boolean | undefined;
@@ -129,7 +138,9 @@ export class ProbeLoop {
   }
 
   start(): void {
-    this.schedule(Math.max(0, this.probe.initialDelaySeconds ?? 0) * 1000);
+    const delay = Math.max(0, this.probe.initialDelaySeconds ?? 0) * 1000;
+    this.notBefore = Date.now() + delay;
+    this.schedule(delay);
   }
 
   stop(): void {
@@ -137,15 +148,37 @@ export class ProbeLoop {
     if (this.timer) clearTimeout(this.timer);
   }
 
+  /**
+   * An attempt now, the period's ticks unchanged (a kubelet's manualTriggerCh): skipped while one
+   * runs or before the first (initialDelaySeconds).
+   */
+  trigger(): void {
+    if (this.stopped || this.running || this.timer === undefined || Date.now() < this.notBefore) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    void this.tick();
+  }
+
   private schedule(ms: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.tick();
+    }, ms);
+  }
+
+  /** The time until the next tick of a worker made at `anchor` (a whole period without one). */
+  private untilNextTick(period: number): number {
+    const anchor = this.opts.anchor;
+    if (anchor === undefined) return period;
+    return period - (Math.max(0, Date.now() - anchor) % period);
   }
 
   private async tick(): Promise<void> {
     const period = Math.max(1, this.probe.periodSeconds ?? 10) * 1000;
-    if (this.opts.paused()) return this.schedule(period);
-    const result = await probeOnce(this.probe, this.target);
+    if (this.opts.paused()) return this.schedule(this.untilNextTick(period));
+    this.running = true;
+    const result = await probeOnce(this.probe, this.target).finally(() => (this.running = false));
     if (this.stopped) return;
     if (result.ok) {
       this.successes++;
@@ -163,7 +196,7 @@ export class ProbeLoop {
         if (this.kind !== 'readiness') return;
       }
     }
-    this.schedule(period);
+    this.schedule(this.untilNextTick(period));
   }
 
   private change(ok: boolean, message?: string): void {
