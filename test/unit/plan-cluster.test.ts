@@ -52,12 +52,13 @@ describe('planCluster', () => {
     assert.equal(plan.action.kind, 'ensure-services');
   });
 
-  it('claims the seed as member demo-0 and advances the ordinal in the same write', () => {
+  it('claims every initial member (demo-0..2) and advances the ordinal past them in the same write', () => {
     const plan = planCluster(state(cluster({}, locked(3, { nextMemberOrdinal: 0 })), []));
     assert.equal(plan.action.kind, 'claim');
     if (plan.action.kind !== 'claim') return;
     assert.deepEqual([plan.action.operation.member, plan.action.operation.bootstrap], ['demo-0', true]);
-    assert.equal(plan.status.nextMemberOrdinal, 1);
+    assert.deepEqual(plan.action.operation.initialMembers, ['demo-0', 'demo-1', 'demo-2']);
+    assert.equal(plan.status.nextMemberOrdinal, 3);
     assert.equal((plan.status.operation as { member: string }).member, 'demo-0');
   });
 
