@@ -363,7 +363,7 @@ async function wireLearner(
  * inside the request rather than bounce the event through the retry back-off.
  */
 /** How often a refused memberAdd is asked again: etcd lets it through the moment 5 s are up. */
-const UNHEALTHY_POLL_MS = 100;
+const UNHEALTHY_POLL_MS = 50;
 
 async function addLearnerPatiently(ctx: Context, endpoints: string[], peer: string) {
   const deadline = Date.now() + ctx.settings.unhealthyWaitMs;

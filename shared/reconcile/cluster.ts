@@ -1,4 +1,7 @@
-// reconcile-cluster, end to end: observe → plan → (claim) → act → status. One step per invocation.
+// reconcile-cluster, end to end: observe → plan → (claim) → act → status, one step at a time. A step
+// that changed something is followed at once by the next (observed afresh), up to chainSteps, so a
+// sequence of quick steps (adopt the target, claim, add the member...) does not wait on the events
+// its own writes cause; each step stays whole on its own, so a crash between two is an ordinary one.
 import { isDeepStrictEqual } from 'node:util';
 import type { EtcdCluster, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import { setCondition } from '../conditions.ts';
@@ -39,10 +42,42 @@ export async function reconcileCluster(
   ref: ClusterRef,
   opts: { woken?: boolean } = {},
 ): Promise<HandlerOutcome> {
+  const summaries: string[] = [];
+  const actions: string[] = [];
+  for (let taken = 1; ; taken++) {
+    const { outcome, onward, action } = await reconcileStep(eventCtx, ref, taken === 1 ? opts : {});
+    if (outcome.result !== 'done') return outcome;
+    summaries.push(outcome.summary);
+    if (action) actions.push(action);
+    if (!onward || taken >= eventCtx.settings.chainSteps)
+      return {
+        result: 'done',
+        summary: summaries.filter(Boolean).join('; then '),
+        ...(actions.length > 0 && { details: { action: actions.length === 1 ? actions[0] : actions } }),
+      };
+  }
+}
+
+interface StepResult {
+  outcome: HandlerOutcome;
+  /** The step changed something and was not a wait: the next one may be possible at once. */
+  onward: boolean;
+  action?: string;
+}
+
+async function reconcileStep(
+  eventCtx: Context,
+  ref: ClusterRef,
+  opts: { woken?: boolean },
+): Promise<StepResult> {
   // Certificate issuing, certificate status and the etcd access seam share one read per Secret.
   const ctx: Context = { ...eventCtx, kube: withSecretCache(eventCtx.kube) };
   const state = await observeCluster(ctx, ref);
-  if (!state) return { result: 'done', summary: `EtcdCluster ${ref.namespace}/${ref.name} is gone` };
+  if (!state)
+    return {
+      outcome: { result: 'done', summary: `EtcdCluster ${ref.namespace}/${ref.name} is gone` },
+      onward: false,
+    };
   // Judged on the status as observed, before this invocation's own writes replace it.
   const wakeMayExist = opts.woken === true || mayHaveWake(state.cluster);
   // Auto TLS certificates are issued here, before any step can need a member Pod to mount them.
@@ -61,7 +96,7 @@ export async function reconcileCluster(
   if (claims) {
     // Claim before acting: only the invocation whose status write wins carries the step out.
     const claimed = await ctx.kube.replaceStatus({ ...cluster, status: plan.status });
-    if (claimed.kind !== 'written') return lostRace(ref, claimed.kind);
+    if (claimed.kind !== 'written') return { outcome: lostRace(ref, claimed.kind), onward: false };
     await crashPoint('cluster:claimed');
     cluster = claimed.object;
     state.cluster = cluster;
@@ -82,10 +117,12 @@ export async function reconcileCluster(
       if (auth.event) plan.events.push(auth.event);
     }
   }
+  let wrote = claims;
   if (!claims) {
     const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
     const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
-    if (written === 'conflict') return lostRace(ref, 'conflict');
+    if (written === 'conflict') return { outcome: lostRace(ref, 'conflict'), onward: false };
+    wrote = written === 'written';
     if (written === 'written')
       await crashPoint(
         status.inPlaceRestore?.step !== cluster.status?.inPlaceRestore?.step
@@ -107,9 +144,11 @@ export async function reconcileCluster(
         desiredDefragWake(cluster, ctx.settings.scheduleSink),
       )
     : '';
-  if (!result.ok) return result.outcome;
+  if (!result.ok) return { outcome: result.outcome, onward: false };
   const summary = [result.summary, woken, timed].filter(Boolean).join('; ');
-  return { result: 'done', summary, details: { action: plan.action.kind } };
+  const kind = plan.action.kind;
+  const onward = kind !== 'wait' && (wrote || kind !== 'none');
+  return { outcome: { result: 'done', summary }, onward, action: kind };
 }
 
 /**

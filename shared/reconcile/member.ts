@@ -30,8 +30,11 @@ export interface MemberRef {
 type Member = EtcdMember & KubeObject;
 type Step = { continue: boolean; summary: string } | { outcome: HandlerOutcome };
 
-/** At most this many observe → plan → act passes per invocation (PVC, then Pod). */
-const MAX_PASSES = 3;
+/**
+ * At most this many observe → plan → act passes per invocation (PVC, then Pod); a status write that
+ * lost to another writer counts as a pass, observed afresh, rather than sending the event back.
+ */
+const MAX_PASSES = 4;
 
 export async function reconcileMember(ctx: Context, ref: MemberRef): Promise<HandlerOutcome> {
   const summaries: string[] = [];
@@ -41,6 +44,7 @@ export async function reconcileMember(ctx: Context, ref: MemberRef): Promise<Han
     const plan = planMember(state);
     noteLogContext({ cluster: state.member.spec.clusterName, member: ref.name, step: plan.action.kind });
     const written = await writeStatus(ctx, state.member, plan);
+    if (written?.result === 'retry' && written.status === 409 && pass < MAX_PASSES - 1) continue;
     if (written) return written;
     const step = await act(ctx, state, plan);
     if ('outcome' in step) return step.outcome;

@@ -23,6 +23,12 @@ export interface OperatorSettings {
   promoteIntervalMs: number;
   /** How long a membership change waits inside a request for etcd to call the cluster healthy. */
   unhealthyWaitMs: number;
+  /**
+   * How many steps one reconcile-cluster invocation may take in a row: after a step that changed
+   * something, the cluster is observed again and the next step taken at once rather than on the
+   * event that change causes (1: one step per invocation).
+   */
+  chainSteps: number;
   /** run-snapshot's clock: attempt timeout, retry delay and give-up deadline (shared/plan/snapshot-plan.ts). */
   snapshot: SnapshotTimings;
   /** EtcdSnapshotSchedule: how late a run may start (shared/plan/schedule-plan.ts). */
@@ -56,9 +62,11 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
   return {
     etcdImageRepository: env.ETCD_IMAGE_REPOSITORY || 'quay.io/coreos/etcd',
     operatorImage: env.ETCDFN_IMAGE || DEFAULT_OPERATOR_IMAGE,
-    promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 20),
-    promoteIntervalMs: Number(env.ETCDFN_PROMOTE_INTERVAL_MS ?? 250),
+    // 100 × 50 ms: a learner is promoted within 50 ms of etcd calling it in sync, for up to 5 s.
+    promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 100),
+    promoteIntervalMs: Number(env.ETCDFN_PROMOTE_INTERVAL_MS ?? 50),
     unhealthyWaitMs: Number(env.ETCDFN_UNHEALTHY_WAIT_MS ?? 8000),
+    chainSteps: Math.max(1, Number(env.ETCDFN_CHAIN_STEPS ?? 6) || 1),
     snapshot: snapshotTimingsFromEnv(env),
     schedule: scheduleTimingsFromEnv(env),
     ...(env.ETCDFN_RESYNC_BUDGET_MS && { resyncBudgetMs: Number(env.ETCDFN_RESYNC_BUDGET_MS) }),

@@ -253,7 +253,7 @@ async function startSandbox(dir: string, onStop: (stop: () => Promise<void>) => 
     const fnLog = logFile('functions');
     functions = await startFunctions({
       kubeconfig: core.kubeconfig,
-      env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ETCDFN_PROMOTE_INTERVAL_MS: '200' },
+      env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
       onLog: (name, line) => fnLog.write(`${name} ${line}\n`),
     });
     bridge = await startBridge({

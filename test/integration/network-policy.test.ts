@@ -25,7 +25,8 @@ describe('the cluster NetworkPolicy on the API server', () => {
   before(async () => {
     api = await startApiServer({ port: 0, crdDir: join(repoRoot, 'crds') });
     const kc = kubeConfigFor(api.url);
-    ctx = createContext(kc, { ETCDFN_OPERATOR_NAMESPACE: 'ops' });
+    // One step per call, so the test sees the order of the steps.
+    ctx = createContext(kc, { ETCDFN_OPERATOR_NAMESPACE: 'ops', ETCDFN_CHAIN_STEPS: '1' });
     kube = new KubeObjects(kc);
   });
   after(() => api.close());

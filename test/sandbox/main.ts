@@ -159,7 +159,6 @@ try {
     kubeconfig: core.kubeconfig,
     env: {
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-      ETCDFN_PROMOTE_INTERVAL_MS: '200',
       ...(o.crashDir && { ETCDFN_CRASH_DIR: resolve(o.crashDir) }),
     },
     onLog: (name, line) => fnLog.write(`${name} ${line}\n`),

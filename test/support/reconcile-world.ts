@@ -64,7 +64,8 @@ export class ReconcileWorld {
       kube: this.kube,
       etcd: this.mappedEtcd(),
       now: () => new Date(),
-      settings: { ...settingsFromEnv({}), unhealthyWaitMs: 20_000, promoteAttempts: 40 },
+      // One step per call: these worlds check what each step leaves behind.
+      settings: { ...settingsFromEnv({}), unhealthyWaitMs: 20_000, promoteAttempts: 40, chainSteps: 1 },
     };
   }
 

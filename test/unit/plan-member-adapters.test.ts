@@ -26,7 +26,8 @@ class FakeKube {
   objects = new Map<string, KubeObject>();
   writes: string[] = [];
   private rv = 100;
-  conflictNextStatusWrite = false;
+  /** How many of the next status writes lose to another writer (409). */
+  conflictingStatusWrites = 0;
 
   key(ref: { kind?: string; namespace?: string; name?: string }): string {
     return `${ref.kind}/${ref.namespace}/${ref.name}`;
@@ -87,8 +88,8 @@ class FakeKube {
   }
   async replaceStatus<T extends KubeObject>(object: T) {
     this.writes.push(`status ${object.kind} ${object.metadata.name}`);
-    if (this.conflictNextStatusWrite) {
-      this.conflictNextStatusWrite = false;
+    if (this.conflictingStatusWrites > 0) {
+      this.conflictingStatusWrites--;
       return { kind: 'conflict' as const, message: 'the object has been modified' };
     }
     return this.check(object) ?? { kind: 'written' as const, object: this.put(object) };
@@ -329,13 +330,31 @@ describe('reconcileMember over fakes', () => {
     assert.deepEqual(etcd.calls, []);
   });
 
-  it('a status write that loses a race answers 409 and acts on nothing', async () => {
+  it('a status write that loses a race is planned again on a fresh read, then acts', async () => {
     kube.put(member('demo-2'));
-    kube.conflictNextStatusWrite = true;
+    kube.conflictingStatusWrites = 1;
+    const outcome = await reconcileMember(ctx, ref('demo-2'));
+    assert.equal(outcome.result, 'done', JSON.stringify(outcome));
+    assert.deepEqual(kube.writes.slice(0, 3), [
+      'status EtcdMember demo-2',
+      'status EtcdMember demo-2',
+      'create PersistentVolumeClaim data-demo-2',
+    ]);
+    assert.ok(kube.stored('Pod', 'demo-2'), 'the Pod is created in the same invocation');
+  });
+
+  it('a status write that keeps losing answers 409 and acts on nothing', async () => {
+    kube.put(member('demo-2'));
+    kube.conflictingStatusWrites = 99;
     const outcome = await reconcileMember(ctx, ref('demo-2'));
     assert.equal(outcome.result, 'retry');
     assert.equal((outcome as { status?: number }).status, 409);
-    assert.deepEqual(kube.writes, ['status EtcdMember demo-2']);
+    assert.ok(kube.writes.length > 1, 'planned again on fresh reads');
+    assert.ok(
+      kube.writes.every(w => w === 'status EtcdMember demo-2'),
+      kube.writes.join(),
+    );
+    assert.equal(kube.stored('PersistentVolumeClaim', 'data-demo-2'), undefined);
   });
 
   it('a dormant member has its Pod deleted and keeps its PVC', async () => {
