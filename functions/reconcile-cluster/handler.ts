@@ -2,7 +2,7 @@
 import { API_VERSION, ETCD_CLUSTER } from '../../shared/api/group.ts';
 import type { EventHandler, HandlerOutcome } from '../../shared/events/handler.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
-import { resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
+import { RESYNC_CONCURRENCY, resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { recordClusterPhases } from '../../shared/runtime/metrics.ts';
 import type { EtcdCluster } from '../../shared/api/types.ts';
@@ -31,6 +31,7 @@ async function resyncAll(ctx: Context): Promise<HandlerOutcome> {
   const refs = clusters.map(c => ({ namespace: c.metadata.namespace ?? '', name: c.metadata.name ?? '' }));
   const result = await resyncEach(ETCD_CLUSTER.kind, refs, ref => reconcileCluster(ctx, ref), {
     now: ctx.now,
+    concurrency: RESYNC_CONCURRENCY,
     ...(ctx.settings.resyncBudgetMs !== undefined && { budgetMs: ctx.settings.resyncBudgetMs }),
   });
   return {

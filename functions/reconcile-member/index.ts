@@ -4,7 +4,7 @@ import * as ff from '@google-cloud/functions-framework';
 import { API_VERSION, ETCD_MEMBER } from '../../shared/api/group.ts';
 import { eventFunction, type EventHandler, type HandlerOutcome } from '../../shared/events/handler.ts';
 import { reconcileMember } from '../../shared/reconcile/member.ts';
-import { resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
+import { RESYNC_CONCURRENCY, resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { FUNCTION_NAME, memberTarget } from './targets.ts';
 
@@ -24,6 +24,7 @@ async function resyncAll(ctx: Context): Promise<HandlerOutcome> {
   const refs = members.map(m => ({ namespace: m.metadata.namespace ?? '', name: m.metadata.name ?? '' }));
   const result = await resyncEach(ETCD_MEMBER.kind, refs, ref => reconcileMember(ctx, ref), {
     now: ctx.now,
+    concurrency: RESYNC_CONCURRENCY,
     ...(ctx.settings.resyncBudgetMs !== undefined && { budgetMs: ctx.settings.resyncBudgetMs }),
   });
   return {

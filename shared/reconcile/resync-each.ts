@@ -21,6 +21,9 @@ export interface ResyncResult {
   reconciled: number;
 }
 
+/** How many objects a tick works on at once (clusters and members; each object still one at a time). */
+export const RESYNC_CONCURRENCY = 4;
+
 /** How long one tick may spend on its objects by default (below Knative's 300 s request limit). */
 export const DEFAULT_RESYNC_BUDGET_MS = 240_000;
 
@@ -28,31 +31,44 @@ export async function resyncEach(
   kind: string,
   refs: readonly ObjectRef[],
   step: (ref: ObjectRef) => Promise<HandlerOutcome>,
-  options: { now: () => Date; budgetMs?: number },
+  options: { now: () => Date; budgetMs?: number; concurrency?: number },
 ): Promise<ResyncResult> {
   const budget = options.budgetMs ?? DEFAULT_RESYNC_BUDGET_MS;
   const start = options.now().getTime();
   const result: ResyncResult = { details: [], failed: [], skipped: 0, reconciled: 0 };
-  for (const [index, ref] of refs.entries()) {
-    if (options.now().getTime() - start >= budget) {
-      result.skipped = refs.length - index;
-      log.warn({ kind, skipped: result.skipped, budgetMs: budget }, 'resync budget spent; the rest wait');
-      break;
+  // Each object's line at its own index: the details keep the list's order whatever ends first.
+  const lines: (string | undefined)[] = new Array<string | undefined>(refs.length);
+  let next = 0;
+  let outOfBudget = false;
+  // A few objects at a time: most of a healthy object's step is waiting on the API server and etcd.
+  const worker = async (): Promise<void> => {
+    while (next < refs.length && !outOfBudget) {
+      if (options.now().getTime() - start >= budget) {
+        outOfBudget = true;
+        break;
+      }
+      const ref = refs[next++]!;
+      const index = next - 1;
+      const id = `${kind} ${ref.namespace}/${ref.name}`;
+      try {
+        const outcome = await step(ref);
+        result.reconciled++;
+        lines[index] =
+          `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`;
+      } catch (err) {
+        const message = `${id}: ${err instanceof Error ? err.message : String(err)}`;
+        log.error({ kind, ...ref, err }, 'resync of one object failed; going on with the others');
+        result.failed.push(message);
+        lines[index] = message;
+      }
     }
-    const id = `${kind} ${ref.namespace}/${ref.name}`;
-    try {
-      const outcome = await step(ref);
-      result.reconciled++;
-      result.details.push(
-        `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`,
-      );
-    } catch (err) {
-      const message = `${id}: ${err instanceof Error ? err.message : String(err)}`;
-      log.error({ kind, ...ref, err }, 'resync of one object failed; going on with the others');
-      result.failed.push(message);
-      result.details.push(message);
-    }
-  }
+  };
+  const workers = Math.max(1, Math.min(options.concurrency ?? 1, refs.length));
+  await Promise.all(Array.from({ length: workers }, () => worker()));
+  result.details = lines.filter((line): line is string => line !== undefined);
+  result.skipped = refs.length - next;
+  if (result.skipped > 0)
+    log.warn({ kind, skipped: result.skipped, budgetMs: budget }, 'resync budget spent; the rest wait');
   return result;
 }
 

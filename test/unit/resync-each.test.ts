@@ -123,4 +123,39 @@ describe('resyncEach', () => {
     assert.equal(result.details[0], 'ns/a: retry: later');
     assert.match(resyncSummary('thing(s)', 4, result), /1 left for the next tick/);
   });
+
+  it('works on `concurrency` objects at once, one failure not stopping the others, details in list order', async () => {
+    const many = Array.from({ length: 10 }, (_, i) => ({ namespace: 'ns', name: `o${i}` }));
+    let inFlight = 0;
+    let most = 0;
+    const gates: (() => void)[] = [];
+    const running = resyncEach(
+      'Thing',
+      many,
+      async ref => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        // Later objects finish first: each waits for the test to let it go.
+        await new Promise<void>(resolve => gates.push(resolve));
+        inFlight--;
+        if (ref.name === 'o3') throw new Error('o3 broke');
+        return { result: 'done', summary: 'ok' };
+      },
+      { now: () => new Date(0), concurrency: 3 },
+    );
+    let settled = false;
+    void running.finally(() => (settled = true));
+    while (!settled) {
+      await new Promise(resolve => setImmediate(resolve));
+      gates.pop()?.();
+    }
+    const result = await running;
+    assert.equal(most, 3, 'three at a time, never more');
+    assert.equal(result.reconciled, 9);
+    assert.deepEqual(result.failed, ['Thing ns/o3: o3 broke']);
+    assert.deepEqual(
+      result.details.map(d => d.split(':')[0]),
+      many.map(r => (r.name === 'o3' ? 'Thing ns/o3' : `ns/${r.name}`)),
+    );
+  });
 });
