@@ -152,10 +152,12 @@ describe('sandbox: Job controller', () => {
     );
     assert.ok(complete, `the Job was never seen Complete (saw ${seen.map(e => e.type).join(', ')})`);
     assert.ok(complete.at <= deleted.at);
-    const finishedAt = Date.parse(complete.job.status?.completionTime ?? '');
+    // A watch hands over the JSON as sent: completionTime is a string here, whatever V1Job says.
+    const completionTime = String(complete.job.status?.completionTime ?? '');
+    const finishedAt = Date.parse(completionTime);
     assert.ok(
       deleted.at >= finishedAt + 1000,
-      `deleted before its TTL ran out: completionTime ${complete.job.status?.completionTime}, deletion seen at ${new Date(deleted.at).toISOString()}`,
+      `deleted before its TTL ran out: completionTime ${completionTime}, deletion seen at ${new Date(deleted.at).toISOString()}`,
     );
     await waitFor(
       'its Pods to be collected',
