@@ -6,14 +6,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, Watch } from '@kubernetes/client-node';
 import type { V1Job } from '@kubernetes/client-node';
 import { startApiServer } from '../sandbox/apiserver/index.ts';
 import type { ApiServer } from '../sandbox/apiserver/index.ts';
 import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
 import { startKubelet } from '../sandbox/kubelet/index.ts';
 import type { Kubelet } from '../sandbox/kubelet/index.ts';
-import { statusCode } from '../sandbox/kubelet/api.ts';
 import { waitFor } from '../sandbox/kubelet/wait.ts';
 
 const NS = 'default';
@@ -41,6 +40,8 @@ describe('sandbox: Job controller', () => {
   let kubelet: Kubelet;
   let core: CoreV1Api;
   let batch: BatchV1Api;
+  let watch: Watch;
+  const stops: (() => void)[] = [];
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kubelet-jobs-'));
@@ -53,9 +54,11 @@ describe('sandbox: Job controller', () => {
     });
     core = kc.makeApiClient(CoreV1Api);
     batch = kc.makeApiClient(BatchV1Api);
+    watch = new Watch(kc);
   });
 
   after(async () => {
+    for (const stop of stops) stop();
     await kubelet?.stop();
     await api?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -125,22 +128,36 @@ describe('sandbox: Job controller', () => {
   });
 
   it('deletes a finished Job and its Pods after ttlSecondsAfterFinished', async () => {
+    // Watched rather than polled: the Job may be Complete for well under a second before its TTL
+    // (counted from completionTime, whole seconds) runs out, and a poll can miss that window.
+    const seen: { type: string; at: number; job: V1Job }[] = [];
+    const req = await watch.watch(
+      `/apis/batch/v1/namespaces/${NS}/jobs`,
+      { fieldSelector: 'metadata.name=short-lived' },
+      (type, job: V1Job) => seen.push({ type, at: Date.now(), job }),
+      () => undefined,
+    );
+    stops.push(() => req.abort());
     await batch.createNamespacedJob({
       namespace: NS,
       body: job('short-lived', 'exit 0', { ttlSecondsAfterFinished: 1 }),
     });
-    await finished('short-lived', 'Complete');
-    await waitFor(
+    const deleted = await waitFor(
       'the Job to be deleted by its TTL',
-      async () => {
-        try {
-          await batch.readNamespacedJob({ name: 'short-lived', namespace: NS });
-          return false;
-        } catch (err) {
-          return statusCode(err) === 404;
-        }
-      },
+      () => seen.find(e => e.type === 'DELETED'),
       WAIT_MS,
+    );
+    const complete = seen.find(e =>
+      e.job.status?.conditions?.some(c => c.type === 'Complete' && c.status === 'True'),
+    );
+    assert.ok(complete, `the Job was never seen Complete (saw ${seen.map(e => e.type).join(', ')})`);
+    assert.ok(complete.at <= deleted.at);
+    // A watch hands over the JSON as sent: completionTime is a string here, whatever V1Job says.
+    const completionTime = String(complete.job.status?.completionTime ?? '');
+    const finishedAt = Date.parse(completionTime);
+    assert.ok(
+      deleted.at >= finishedAt + 1000,
+      `deleted before its TTL ran out: completionTime ${completionTime}, deletion seen at ${new Date(deleted.at).toISOString()}`,
     );
     await waitFor(
       'its Pods to be collected',
