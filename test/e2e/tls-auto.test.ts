@@ -14,7 +14,7 @@ import { runHealth, type HealthView } from '../../cli/health.ts';
 import { runMembers } from '../../cli/members.ts';
 import type { EtcdClusterTLS } from '../../shared/api/etcd-cluster.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
-import { beforeCreation, converged, type MemberClient } from '../support/converge.ts';
+import type { Mark, MemberClient } from '../support/converge.ts';
 import {
   checkNoAckedPutLost,
   checkRestoredKeys,
@@ -50,7 +50,7 @@ describe(
     };
 
     /** Waits until the cluster exists with its CA and operator client Secret, then converges. */
-    async function convergedWithTls(name: string, replicas: number, since = beforeCreation()) {
+    async function convergedWithTls(name: string, replicas: number, since?: Mark) {
       await waitFor(
         `${name}: auto TLS Secrets`,
         async () => {
@@ -62,16 +62,7 @@ describe(
         { timeoutMs: 120_000, intervalMs: 500 },
         w.describeCluster(name),
       );
-      return converged(
-        { kube: w.kube, namespace: NS, name },
-        {
-          replicas,
-          since,
-          client: await clientOf(name),
-          timeoutMs: 300_000,
-          describe: w.describeCluster(name),
-        },
-      );
+      return w.converged(name, replicas, await clientOf(name), { since });
     }
 
     const secretSerial = async (name: string): Promise<string> =>

@@ -12,7 +12,7 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { certificateShape } from '../../shared/tls/auto-certificates.ts';
 import { createCa, issueLeaf, type KeyPairPem } from '../../shared/tls/issue.ts';
-import { beforeCreation, converged, type MemberClient } from '../support/converge.ts';
+import type { MemberClient } from '../support/converge.ts';
 import {
   checkNoAckedPutLost,
   checkRestoredKeys,
@@ -129,16 +129,7 @@ describe(
       await putSecret(`${CLUSTER}-operator`, 'operator-client', CLUSTER, 'kubernetes.io/tls');
       await putSecret(`${CLUSTER}-peer`, 'peer', CLUSTER, 'cert-manager');
       await w.createCluster(CLUSTER, 3, tlsOf(CLUSTER));
-      await converged(
-        { kube: w.kube, namespace: NS, name: CLUSTER },
-        {
-          replicas: 3,
-          since: beforeCreation(),
-          client: clientOf(CLUSTER),
-          timeoutMs: 300_000,
-          describe: w.describeCluster(CLUSTER),
-        },
-      );
+      await w.converged(CLUSTER, 3, clientOf(CLUSTER));
       const ips = await w.readyIPs(CLUSTER);
       await fillAndCheckMutualTls(ips[0], clientOf(CLUSTER), clientOf(CLUSTER, false), 'byo', KEYS);
     });
@@ -146,16 +137,7 @@ describe(
     it('scales 3 → 5 → 3 over peer TLS', async () => {
       for (const replicas of [5, 3]) {
         const since = await w.scale(CLUSTER, replicas);
-        await converged(
-          { kube: w.kube, namespace: NS, name: CLUSTER },
-          {
-            replicas,
-            since,
-            client: clientOf(CLUSTER),
-            timeoutMs: 300_000,
-            describe: w.describeCluster(CLUSTER),
-          },
-        );
+        await w.converged(CLUSTER, replicas, clientOf(CLUSTER), { since });
       }
     });
 
@@ -173,16 +155,7 @@ describe(
       await putSecret(`${RESTORED}-operator`, 'operator-client', RESTORED, 'cert-manager');
       await putSecret(`${RESTORED}-peer`, 'peer', RESTORED, 'kubernetes.io/tls');
       await w.createCluster(RESTORED, 1, tlsOf(RESTORED), { source: { snapshotRef: { name: 'byo-snap' } } });
-      await converged(
-        { kube: w.kube, namespace: NS, name: RESTORED },
-        {
-          replicas: 1,
-          since: beforeCreation(),
-          client: clientOf(RESTORED),
-          timeoutMs: 300_000,
-          describe: w.describeCluster(RESTORED),
-        },
-      );
+      await w.converged(RESTORED, 1, clientOf(RESTORED));
       const [ip] = await w.readyIPs(RESTORED);
       await checkRestoredKeys(ip, clientOf(RESTORED), 'byo', KEYS);
       await w.kube.delete({ apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: RESTORED });
@@ -204,16 +177,7 @@ describe(
       });
 
       // The operator still reaches the cluster with the new certificates: a fresh converge.
-      await converged(
-        { kube: w.kube, namespace: NS, name: CLUSTER },
-        {
-          replicas: 3,
-          since: beforeCreation(),
-          client: dial,
-          timeoutMs: 120_000,
-          describe: w.describeCluster(CLUSTER),
-        },
-      );
+      await w.converged(CLUSTER, 3, dial, { timeoutMs: 120_000 });
       const lost = await checkNoAckedPutLost(rotation.ips[0], dial, rotation.acknowledged);
       t.diagnostic(
         `rotation: ${rotation.acknowledged.length} puts acknowledged, ${lost} lost, ${rotation.failed} failed ` +

@@ -15,7 +15,7 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import type { CertManagerCertificate } from '../../shared/builders/cert-manager-certificate.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { createCa, type KeyPairPem } from '../../shared/tls/issue.ts';
-import { beforeCreation, converged, type MemberClient } from '../support/converge.ts';
+import type { MemberClient } from '../support/converge.ts';
 import {
   checkNoAckedPutLost,
   checkRestoredKeys,
@@ -149,16 +149,7 @@ describe(
 
     it('bootstraps to 3/3 Ready on certificates from the Issuer; a client without a certificate is refused', async () => {
       await w.createCluster(CLUSTER, 3, CERT_MANAGER_TLS);
-      await converged(
-        { kube: w.kube, namespace: NS, name: CLUSTER },
-        {
-          replicas: 3,
-          since: beforeCreation(),
-          client: clientOf(CLUSTER),
-          timeoutMs: 300_000,
-          describe: w.describeCluster(CLUSTER),
-        },
-      );
+      await w.converged(CLUSTER, 3, clientOf(CLUSTER));
       // The operator asked cert-manager for them; they are the cluster's, and signed by the user's CA.
       const cluster = await w.getCluster(CLUSTER);
       for (const name of [`${CLUSTER}-server-tls`, `${CLUSTER}-operator-client-tls`, `${CLUSTER}-peer-tls`]) {
@@ -177,16 +168,7 @@ describe(
     it('scales 3 → 5 → 3; the new members serve certificates covering their names', async () => {
       for (const replicas of [5, 3]) {
         const since = await w.scale(CLUSTER, replicas);
-        await converged(
-          { kube: w.kube, namespace: NS, name: CLUSTER },
-          {
-            replicas,
-            since,
-            client: clientOf(CLUSTER),
-            timeoutMs: 300_000,
-            describe: w.describeCluster(CLUSTER),
-          },
-        );
+        await w.converged(CLUSTER, replicas, clientOf(CLUSTER), { since });
         if (replicas !== 5) continue;
         // Each member's own name (as peers dial it) is covered by what it serves on both ports.
         const pods = await w.kube.list<KubeObject & { status?: { podIP?: string } }>(
@@ -217,16 +199,7 @@ describe(
       assert.ok((snapshot.status?.artifact?.revision ?? 0) > KEYS);
 
       await w.createCluster(RESTORED, 1, CERT_MANAGER_TLS, { source: { snapshotRef: { name: 'cm-snap' } } });
-      await converged(
-        { kube: w.kube, namespace: NS, name: RESTORED },
-        {
-          replicas: 1,
-          since: beforeCreation(),
-          client: clientOf(RESTORED),
-          timeoutMs: 300_000,
-          describe: w.describeCluster(RESTORED),
-        },
-      );
+      await w.converged(RESTORED, 1, clientOf(RESTORED));
       const [ip] = await w.readyIPs(RESTORED);
       await checkRestoredKeys(ip, clientOf(RESTORED), 'cm', KEYS);
       await w.kube.delete({ apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: RESTORED });
@@ -256,16 +229,7 @@ describe(
       }
 
       // The operator still reaches the cluster with its renewed client certificate: a fresh converge.
-      await converged(
-        { kube: w.kube, namespace: NS, name: CLUSTER },
-        {
-          replicas: 3,
-          since: beforeCreation(),
-          client: dial,
-          timeoutMs: 120_000,
-          describe: w.describeCluster(CLUSTER),
-        },
-      );
+      await w.converged(CLUSTER, 3, dial, { timeoutMs: 120_000 });
       await checkNoAckedPutLost(renewal.ips[0], dial, renewal.acknowledged);
     });
   },

@@ -7,7 +7,7 @@ import type { EtcdCluster, EtcdClusterTLS } from '../../shared/api/etcd-cluster.
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { secretValues } from '../../shared/k8s/secrets.ts';
-import { mark, type Mark } from './converge.ts';
+import { beforeCreation, converged, mark, type Mark, type MemberClient } from './converge.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from './s3rver.ts';
 import { startFullSandbox, type FullSandbox } from './sandbox.ts';
 import type { S3Target } from './tls-checks.ts';
@@ -41,6 +41,16 @@ export interface TlsWorld {
   createCluster(name: string, replicas: number, tls: EtcdClusterTLS, restore?: unknown): Promise<void>;
   /** Sets spec.replicas; returns the mark taken just before, for converged(). */
   scale(name: string, replicas: number): Promise<Mark>;
+  /**
+   * converged() dialling the members with `client`: since `since` (default: a new cluster's mark),
+   * within `timeoutMs` (default 300 s), failure messages from describeCluster.
+   */
+  converged(
+    name: string,
+    replicas: number,
+    client: MemberClient,
+    opts?: { since?: Mark; timeoutMs?: number },
+  ): Promise<Cluster>;
   stop(): Promise<void>;
 }
 
@@ -105,6 +115,11 @@ export async function startTlsWorld(env?: Record<string, string>): Promise<TlsWo
       assert.equal(patched.kind, 'written', JSON.stringify(patched));
       return since;
     },
+    converged: (name, replicas, client, { since = beforeCreation(), timeoutMs = 300_000 } = {}) =>
+      converged(
+        { kube, namespace: NS, name },
+        { replicas, since, client, timeoutMs, describe: world.describeCluster(name) },
+      ),
     stop: async () => {
       await sandbox.stop();
       await s3.stop();
