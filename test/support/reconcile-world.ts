@@ -51,6 +51,7 @@ export class ReconcileWorld {
   private readonly addresses = new LoopbackAddresses();
   private readonly slots = new Map<string, EtcdSlot>();
   private readonly procs = new Map<string, EtcdProcess>();
+  private races = 0;
   private readonly dataRoot = mkdtempSync(join(tmpdir(), 'etcdfn-reconcile-'));
 
   readonly clusterName: string;
@@ -294,6 +295,7 @@ export class ReconcileWorld {
   ): { ctx: Context; raced: () => boolean } {
     let raced = false;
     const kube = this.kube;
+    const races = () => ++this.races;
     const proxy = new Proxy(kube, {
       get(target, prop, receiver) {
         if (prop !== method) return Reflect.get(target, prop, receiver) as unknown;
@@ -307,7 +309,13 @@ export class ReconcileWorld {
                 namespace: object.metadata.namespace ?? NS,
                 name: object.metadata.name ?? '',
               },
-              { metadata: { labels: { 'test.etcdfn.io/raced': 'yes' } } },
+              // The count makes every race a real change (a repeated patch would keep the version).
+              {
+                metadata: {
+                  labels: { 'test.etcdfn.io/raced': 'yes' },
+                  annotations: { 'test.etcdfn.io/race': String(races()) },
+                },
+              },
             );
           }
           return target[method](object);
