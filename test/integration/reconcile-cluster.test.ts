@@ -141,6 +141,16 @@ describe('reconcile-cluster against the sandbox API server and real etcd', { tim
     assert.equal(status?.nextMemberOrdinal, 2);
     assert.equal(status?.operation, undefined, 'the finished operation is cleared');
     assert.deepEqual(await world.eventReasons('EtcdCluster', 'demo'), ['SeedCreated']);
+    const events = await world.kube.list<KubeObject & { reason?: string; message?: string }>(
+      'v1',
+      'Event',
+      NS,
+    );
+    assert.match(
+      events.find(e => e.reason === 'SeedCreated')?.message ?? '',
+      /initial members demo-0, demo-1 together/,
+      'the Event names every member created, not a seed',
+    );
   });
 
   it('waits while an initial member has no ready Pod, and says which one', async () => {
