@@ -7,6 +7,7 @@ import type { EtcdCluster, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import { setCondition } from '../conditions.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { claimEvent } from '../plan/claim-event.ts';
 import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
 import { recoveryWaits } from '../plan/cluster-recovery-loss.ts';
 import type { ClusterState } from '../plan/cluster-state.ts';
@@ -198,11 +199,7 @@ async function recordPlanEvents(
   if (!succeeded) return;
   const action = plan.action;
   if (action.kind === 'claim' || action.kind === 'resume') {
-    const what = action.operation.bootstrap ? 'SeedCreated' : 'MemberAdded';
-    const message = action.operation.bootstrap
-      ? `created seed member ${action.operation.member}`
-      : `added ${action.operation.member} to etcd as a learner`;
-    await recordEvent(ctx, cluster, { type: 'Normal', reason: what, message }, FUNCTION);
+    await recordEvent(ctx, cluster, claimEvent(action.operation), FUNCTION);
   } else if (action.kind === 'promote') {
     await recordEvent(
       ctx,

@@ -51,6 +51,7 @@ export class ReconcileWorld {
   private readonly addresses = new LoopbackAddresses();
   private readonly slots = new Map<string, EtcdSlot>();
   private readonly procs = new Map<string, EtcdProcess>();
+  private races = 0;
   private readonly dataRoot = mkdtempSync(join(tmpdir(), 'etcdfn-reconcile-'));
 
   readonly clusterName: string;
@@ -140,23 +141,28 @@ export class ReconcileWorld {
   }
 
   /**
-   * Starts etcd for an EtcdMember as its Pod would: the member's name, token and --initial-cluster
-   * (from its spec), new cluster for the seed, existing for a joining member.
+   * Starts etcd for EtcdMembers as their Pods would: each member's name, token and --initial-cluster
+   * (from its spec), new cluster for an initial member, existing for a joining one. The initial
+   * members of a static bootstrap are started together: none elects a leader alone.
    */
-  async startEtcd(member: Member): Promise<EtcdProcess> {
-    const name = member.metadata.name ?? '';
-    for (const pair of member.spec.initialCluster.split(',')) await this.slot(pair.split('=')[0] ?? '');
-    const proc = new EtcdProcess({
-      binaries: etcdBinaries('3.5'),
-      slot: await this.slot(name),
-      dataDir: join(this.dataRoot, name),
-      initialCluster: this.toLoopback(member.spec.initialCluster),
-      state: member.spec.bootstrap ? 'new' : 'existing',
-      token: member.spec.clusterToken,
-    });
-    this.procs.set(name, proc);
-    await waitForLeader([proc], 30_000);
-    return proc;
+  async startEtcd(...members: Member[]): Promise<EtcdProcess[]> {
+    const procs: EtcdProcess[] = [];
+    for (const member of members) {
+      const name = member.metadata.name ?? '';
+      for (const pair of member.spec.initialCluster.split(',')) await this.slot(pair.split('=')[0] ?? '');
+      const proc = new EtcdProcess({
+        binaries: etcdBinaries('3.5'),
+        slot: await this.slot(name),
+        dataDir: join(this.dataRoot, name),
+        initialCluster: this.toLoopback(member.spec.initialCluster),
+        state: member.spec.bootstrap ? 'new' : 'existing',
+        token: member.spec.clusterToken,
+      });
+      this.procs.set(name, proc);
+      procs.push(proc);
+    }
+    await waitForLeader(procs, 30_000);
+    return procs;
   }
 
   /**
@@ -174,11 +180,11 @@ export class ReconcileWorld {
     for (let i = 0; i < maxSteps; i++) {
       const outcome = await reconcileCluster(this.ctx, { namespace: NS, name: this.clusterName });
       if (outcome.result !== 'done') throw new Error(`reconcile-cluster: ${JSON.stringify(outcome)}`);
-      for (const m of await this.members()) {
-        if (!m.spec.initialCluster || this.procs.has(m.metadata.name ?? '')) continue;
-        await this.startEtcd(m);
-        await this.readyPod(m.metadata.name ?? '');
-      }
+      const wired = (await this.members()).filter(
+        m => m.spec.initialCluster && !this.procs.has(m.metadata.name ?? ''),
+      );
+      if (wired.length > 0) await this.startEtcd(...wired);
+      for (const m of wired) await this.readyPod(m.metadata.name ?? '');
       const cluster = await this.cluster();
       if (findCondition(cluster.status?.conditions, 'Progressing')?.reason === 'Reconciled') return;
     }
@@ -289,6 +295,7 @@ export class ReconcileWorld {
   ): { ctx: Context; raced: () => boolean } {
     let raced = false;
     const kube = this.kube;
+    const races = () => ++this.races;
     const proxy = new Proxy(kube, {
       get(target, prop, receiver) {
         if (prop !== method) return Reflect.get(target, prop, receiver) as unknown;
@@ -302,7 +309,13 @@ export class ReconcileWorld {
                 namespace: object.metadata.namespace ?? NS,
                 name: object.metadata.name ?? '',
               },
-              { metadata: { labels: { 'test.etcdfn.io/raced': 'yes' } } },
+              // The count makes every race a real change (a repeated patch would keep the version).
+              {
+                metadata: {
+                  labels: { 'test.etcdfn.io/raced': 'yes' },
+                  annotations: { 'test.etcdfn.io/race': String(races()) },
+                },
+              },
             );
           }
           return target[method](object);
