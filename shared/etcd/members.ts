@@ -17,13 +17,19 @@ import { clusterStatus } from './status.ts';
 export interface EtcdMember {
   /** 16 lowercase hex digits. */
   id: string;
-  /** Empty until the member has started and joined. */
+  /**
+   * Empty until a learner has started; a member of a static bootstrap is listed with its name from
+   * --initial-cluster even before its process first runs.
+   */
   name: string;
   peerURLs: string[];
-  /** Empty until the member has started. */
+  /** Empty until the member has started (it publishes them itself). */
   clientURLs: string[];
   isLearner: boolean;
-  /** The member's process has joined the cluster at least once (etcd reports its name). */
+  /**
+   * The member's process has run in the cluster at least once: it published its client URLs. Not
+   * its name: a static bootstrap's member never started is listed with one.
+   */
   started: boolean;
 }
 
@@ -54,7 +60,7 @@ export function toMember(m: IMember): EtcdMember {
     peerURLs: [...m.peerURLs],
     clientURLs: [...m.clientURLs],
     isLearner: m.isLearner === true,
-    started: m.name !== '',
+    started: m.clientURLs.length > 0,
   };
 }
 

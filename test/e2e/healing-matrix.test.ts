@@ -55,6 +55,8 @@ describe(
       const replicas = 5;
       await world.create(s.name, replicas, s.spec);
       const start = await converged(s.name, replicas);
+      // A new cluster's initial members all start (a slow one is waited for, never replaced).
+      assert.equal(start.cluster.status?.nextMemberOrdinal, replicas, 'the bootstrap replaced no member');
       await world.writeKeys(s.name, 'before/', 300);
       // A follower: the fault is on a member the cluster can do without, not on its leader.
       const leader = await leaderOf(s.name);
