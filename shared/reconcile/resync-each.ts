@@ -47,7 +47,7 @@ export async function resyncEach(
         outOfBudget = true;
         break;
       }
-      const ref = refs[next++]!;
+      const ref = refs[next++];
       const index = next - 1;
       const id = `${kind} ${ref.namespace}/${ref.name}`;
       try {
