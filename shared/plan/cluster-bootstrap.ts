@@ -1,8 +1,8 @@
-// reconcile-cluster's decision before etcd has a cluster ID. A new, empty cluster (no member, no
-// restore) is bootstrapped statically: every initial member is created at once with the whole list
-// as --initial-cluster (state new), so they start in parallel as etcd does by hand. A restore starts
-// one seed that the others join as learners. Then wait for etcd to answer with every initial member
-// and record the cluster it formed.
+// reconcile-cluster's decision before etcd has a cluster ID. A new cluster (no member; empty, or
+// restoring a snapshot from S3) is bootstrapped statically: every initial member is created at once
+// with the whole list as --initial-cluster (state new), so they start in parallel as etcd does by
+// hand. A restore from a PVC starts one seed that the others join as learners. Then wait for etcd to
+// answer with every initial member and record the cluster it formed.
 import type { EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { ClusterState } from './cluster-state.ts';
@@ -65,17 +65,17 @@ export function planBootstrap(state: ClusterState, plan: PlanFn): ClusterPlan {
 
 /**
  * Static bootstrap only for a cluster that holds nothing yet: no member object at all (not even one
- * being deleted), no restore of any kind, more than one member wanted (one member is its own seed).
+ * being deleted), more than one member wanted (one member is its own seed), no restore in place.
+ * A restore at creation from S3 is static too: every initial member fetches and restores the same
+ * snapshot under the same new token, as etcd's own multi-member restore does, and no member waits
+ * for another to be promoted. A restore from a file on a PVC keeps the one-seed path: a
+ * ReadWriteOnce claim can be mounted by the Pods of one node only, so only one member reads it.
  */
 export function staticBootstrap(state: ClusterState, desired: number): boolean {
   const cluster = state.cluster;
-  return (
-    desired > 1 &&
-    state.members.length === 0 &&
-    state.restore === undefined &&
-    cluster.spec.bootstrap?.restore === undefined &&
-    cluster.status?.inPlaceRestore === undefined
-  );
+  if (desired <= 1 || state.members.length > 0 || cluster.status?.inPlaceRestore !== undefined) return false;
+  if (cluster.spec.bootstrap?.restore === undefined) return state.restore === undefined;
+  return state.restore?.kind === 'ready' && state.restore.restore.source.s3 !== undefined;
 }
 
 /** etcd answers with exactly the initial members (by name or peer URL): the cluster they formed. */

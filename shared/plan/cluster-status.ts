@@ -12,18 +12,23 @@ import type { ClusterState } from './cluster-state.ts';
 import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
 import { RESTORED_CONDITION, restoreCondition } from './restore-source.ts';
 
-/** Restored, for a cluster created from a snapshot: from the resolution and the seed Pod's restore steps. */
+/**
+ * Restored, for a cluster created from a snapshot: from the resolution and the restore steps of the
+ * initial members' Pods (the seed's, or every member's in a static restore: the first that failed).
+ */
 function restoreConditionOf(state: ClusterState, base: EtcdClusterStatus): ConditionInput | undefined {
   const inPlace = inPlaceRestoreCondition(state, base);
   if (inPlace) return inPlace;
-  const seed = activeMembers(state).find(m => m.spec.bootstrap === true);
-  const seedPod = seed ? state.pods.find(p => p.name === seed.metadata.name) : undefined;
+  const initial = activeMembers(state).filter(m => m.spec.bootstrap === true);
+  const pods = initial.map(m => state.pods.find(p => p.name === m.metadata.name));
+  const seedPod = pods.find(p => p?.restoreFailure) ?? pods[0];
   const current = base.conditions?.find(c => c.type === RESTORED_CONDITION);
   return restoreCondition({
     cluster: state.cluster,
     ...(base.clusterID && { clusterID: base.clusterID }),
     ...(state.restore && { resolution: state.restore }),
-    ...(seedPod?.restoreFailure && { seedFailure: seedPod.restoreFailure }),
+    ...(seedPod?.restoreFailure && { seedFailure: seedPod.restoreFailure, failedMember: seedPod.name }),
+    ...(initial.length > 1 && { restoringMembers: initial.length }),
     ...(current && { current }),
   });
 }

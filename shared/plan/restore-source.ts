@@ -158,6 +158,10 @@ export interface RestoreConditionInput {
   resolution?: RestoreResolution;
   /** the seed Pod's last failed restore step, parsed (see shared/restore/layout.ts) */
   seedFailure?: { reason: string; message: string };
+  /** How many initial members restore (more than one in a static restore from S3); 1 if absent. */
+  restoringMembers?: number;
+  /** the member whose Pod failed, in a static restore */
+  failedMember?: string;
   /** the Restored condition as it stands */
   current?: { status: string };
 }
@@ -191,7 +195,7 @@ export function restoreCondition(input: RestoreConditionInput): ConditionInput |
       message:
         `restoring ${what} failed: ${input.seedFailure.message}; no member runs until it succeeds (it is retried with back-off` +
         (input.seedFailure.reason === 'RestoreFailed'
-          ? '; after a failure of the etcd restore step itself, delete the seed Pod to start over)'
+          ? `; after a failure of the etcd restore step itself, delete ${input.failedMember && (input.restoringMembers ?? 1) > 1 ? `the Pod of ${input.failedMember}` : 'the seed Pod'} to start over)`
           : ')'),
     };
   }
@@ -199,7 +203,10 @@ export function restoreCondition(input: RestoreConditionInput): ConditionInput |
     type: RESTORED_CONDITION,
     status: 'Unknown',
     reason: 'Restoring',
-    message: `restoring ${what} into the seed member`,
+    message:
+      (input.restoringMembers ?? 1) > 1
+        ? `restoring ${what} into each of the ${input.restoringMembers} initial members`
+        : `restoring ${what} into the seed member`,
   };
 }
 

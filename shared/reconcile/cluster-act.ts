@@ -276,7 +276,14 @@ async function createInitialMembers(
   const cluster = state.cluster;
   const initialCluster = names.map(n => `${n}=${memberUrls(cluster, n).peer}`).join(',');
   for (const name of names) {
-    const made = await ensureMemberObject(ctx, cluster, { ...op, member: name }, undefined, initialCluster);
+    // A restore from S3 (staticBootstrap) is the same resolved object and checksum on every member.
+    const made = await ensureMemberObject(
+      ctx,
+      cluster,
+      { ...op, member: name },
+      state.restore,
+      initialCluster,
+    );
     if (!made.ok) return made.result;
     if (made.object.spec.initialCluster !== initialCluster) {
       const why = `EtcdMember ${name} exists with another initial cluster (${made.object.spec.initialCluster}); it is not part of this bootstrap`;

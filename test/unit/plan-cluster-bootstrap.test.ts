@@ -1,6 +1,7 @@
 // Bootstrap of a cluster that restores a snapshot, as planCluster decides it: no member is created
 // while the restore's source cannot work (the seed would start on a partial restore), and status
-// says why; once the seed exists a later block does not stop it. Written against the mutants
+// says why; once it can, an S3 source has every initial member claimed at once (static restore), a
+// PVC source one seed; once the seed exists a later block does not stop it. Written against the mutants
 // StrykerJS left alive in shared/plan/cluster-bootstrap.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -43,10 +44,36 @@ describe('bootstrap from a snapshot', () => {
     assert.equal(plan.status.nextMemberOrdinal, 0);
   });
 
-  it('the source can work: the seed is claimed', () => {
+  it('an S3 source can work: every initial member is claimed at once, each to restore it', () => {
     const plan = planCluster({
       ...state(restoring(), []),
       restore: { kind: 'ready', restore: { source: { s3 } }, sourceName: 's3://b/x/snap.db' },
+    });
+    assert.deepEqual(plan.action, {
+      kind: 'claim',
+      operation: {
+        type: 'add-member',
+        member: 'demo-0',
+        bootstrap: true,
+        initialMembers: ['demo-0', 'demo-1', 'demo-2'],
+        startedAt: NOW.toISOString(),
+      },
+    });
+    assert.equal(plan.status.nextMemberOrdinal, 3);
+    assert.deepEqual(condition(plan, 'Progressing'), [
+      'True',
+      'Bootstrapping',
+      'creating the initial members demo-0, demo-1, demo-2 together',
+    ]);
+  });
+
+  it('a PVC source can work: only the seed is claimed (one node can mount a ReadWriteOnce claim)', () => {
+    const c = restoring();
+    const pvc = { claimName: 'backups', path: 'snap.db' };
+    c.spec.bootstrap = { restore: { source: { pvc } } };
+    const plan = planCluster({
+      ...state(c, []),
+      restore: { kind: 'ready', restore: { source: { pvc } }, sourceName: 'pvc://backups/snap.db' },
     });
     assert.deepEqual(plan.action, {
       kind: 'claim',

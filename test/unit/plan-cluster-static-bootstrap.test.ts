@@ -1,7 +1,7 @@
 // Static bootstrap of a new, empty cluster, as planCluster decides it: every initial member is
 // claimed in one status write (names from the ordinal counter, so the whole --initial-cluster is
 // known before any member or Pod exists), the cluster ID is latched only when etcd answers with
-// exactly those members, and anything that holds data or restores keeps the one-seed path.
+// exactly those members; anything that holds data, restores in place or from a PVC keeps the one-seed path.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { findCondition } from '../../shared/conditions.ts';
@@ -31,7 +31,7 @@ describe('static bootstrap', () => {
     assert.equal(plan.status.nextMemberOrdinal, 8, 'no name is ever used twice');
   });
 
-  it('only for a cluster with no member object and no restore of any kind', () => {
+  it('only for a cluster with no member object, no restore in place and no restore but from S3', () => {
     const fresh = state(cluster({}, locked(3)), []);
     assert.equal(staticBootstrap(fresh, 3), true);
     assert.equal(staticBootstrap(fresh, 1), false, 'one member is its own seed');
@@ -39,8 +39,20 @@ describe('static bootstrap', () => {
     const deleting = state(cluster({}, locked(3)), [member(0, { deleting: true })]);
     assert.equal(staticBootstrap(deleting, 3), false, 'a member being deleted may still hold data');
     const restoring = cluster({}, locked(3));
-    restoring.spec.bootstrap = { restore: { source: { pvc: { claimName: 'x', path: 'snap.db' } } } as never };
-    assert.equal(staticBootstrap(state(restoring, []), 3), false);
+    const pvc = { source: { pvc: { claimName: 'x', path: 'snap.db' } } } as never;
+    restoring.spec.bootstrap = { restore: pvc };
+    const pvcReady = { kind: 'ready', restore: pvc, sourceName: 'pvc://x/snap.db' } as const;
+    assert.equal(staticBootstrap(state(restoring, []), 3), false, 'a restore not resolved yet');
+    assert.equal(staticBootstrap({ ...state(restoring, []), restore: pvcReady }, 3), false, 'a PVC source');
+    const s3 = {
+      source: { s3: { endpoint: 'https://s3', bucket: 'b', key: 'k', credentialsSecretRef: { name: 'c' } } },
+    };
+    const fromS3 = cluster({}, locked(3));
+    fromS3.spec.bootstrap = { restore: s3 };
+    const s3Ready = { kind: 'ready', restore: s3, sourceName: 's3://b/k' } as const;
+    assert.equal(staticBootstrap({ ...state(fromS3, []), restore: s3Ready }, 3), true, 'an S3 source');
+    const s3Blocked = { kind: 'blocked', reason: 'SecretNotFound', message: 'no' } as const;
+    assert.equal(staticBootstrap({ ...state(fromS3, []), restore: s3Blocked }, 3), false, 'a blocked one');
     const inPlace = cluster({}, locked(3, { inPlaceRestore: { step: 'Restoring' } as never }));
     assert.equal(staticBootstrap(state(inPlace, []), 3), false);
   });

@@ -40,6 +40,22 @@ describe('Restored, for a cluster created from a snapshot', () => {
       ready: [],
     });
 
+  it("a static restore (every initial member restores): any member Pod's failure is what Restored says", () => {
+    const s = state(restoring(locked(3)), [member(0, { bootstrap: true }), member(1, { bootstrap: true })], {
+      ready: [],
+    });
+    assert.deepEqual(condition(statusOf(s), 'Restored'), [
+      'Unknown',
+      'Restoring',
+      'restoring s3://b/k.db into each of the 2 initial members',
+    ]);
+    s.pods[1] = { ...s.pods[1], restoreFailure: { reason: 'RestoreFailed', message: 'etcdutl exited 1' } };
+    const restored = condition(statusOf(s), 'Restored');
+    assert.equal(restored?.[0], 'False');
+    assert.equal(restored?.[1], 'RestoreFailed');
+    assert.match(restored?.[2] ?? '', /etcdutl exited 1; .*delete the Pod of demo-1 to start over\)$/);
+  });
+
   it("the seed Pod's failed restore step is what Restored says; another member's Pod is not the seed", () => {
     const s = world();
     s.pods[0] = { ...s.pods[0], restoreFailure: { reason: 'AccessDenied', message: 'not the seed' } };
