@@ -1,9 +1,9 @@
 // Restore at first bootstrap with the operator crashing at every step (sandbox, real etcd 3.5.16,
 // s3rver): a new 3-member EtcdCluster restores an S3 snapshot while its functions die (SIGKILL, no
-// answer) right after each side effect of the path: every claim, every EtcdMember's and PVC's and
-// Pod's creation, the new cluster ID's recording, every operation's clearing and, for the 2nd and 3rd
-// member, the learner's addition, its wiring, its promotion and its voter mark. The sandbox starts
-// each function again and redelivers; the cluster must still end as one without crashes does: every
+// answer) right after each side effect of the path, a static bootstrap in which every member
+// restores: the claim, every EtcdMember's and PVC's and Pod's creation, the claim's clearing and the
+// new cluster ID's recording. The sandbox starts each function again and redelivers; the cluster
+// must still end as one without crashes does: every
 // key of the snapshot on every member, exactly 3 members (etcd's list equal to the EtcdMembers), a
 // new cluster ID, and the restore done once: a key written afterwards survives the seed Pod's
 // recreation and further reconciles.
@@ -44,21 +44,17 @@ const KEYS = 500;
 const SAMPLE = keyName(321);
 
 /**
- * How often each point fires on the way to 3 members: once per member, per learner, or once. After
- * a crash at the promotion the voter mark comes from a repair (or reconcile-member) instead, so the
- * first learner crashes at the promotion and the second at the voter mark.
+ * How often each point fires on the way to 3 members restoring from S3, a static bootstrap: one
+ * claim names all three, each member's object, PVC and Pod is created once, the claim is cleared
+ * once and the new cluster ID latched once (no learner is added: every member restores).
  */
 const ARMED: [CrashPoint, number][] = [
-  ['cluster:claimed', 3],
+  ['cluster:claimed', 1],
   ['cluster:member-created', 3],
   ['member:pvc-created', 3],
   ['member:pod-created', 3],
-  ['cluster:operation-cleared', 3],
+  ['cluster:operation-cleared', 1],
   ['cluster:cluster-id-latched', 1],
-  ['cluster:learner-added', 2],
-  ['cluster:member-wired', 2],
-  ['cluster:promoted', 1],
-  ['cluster:member-marked-voter', 1],
 ];
 
 type Snapshot = EtcdSnapshot & KubeObject;

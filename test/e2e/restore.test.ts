@@ -1,8 +1,9 @@
 // Restore at first bootstrap on the sandbox, with real etcd (3.5.16 and 3.4.23), the real
 // functions, the event bridge and s3rver on loopback: a cluster with many keys is snapshotted to S3
 // through an EtcdSnapshot and deleted; new 3-member clusters restore it from the S3 key, from a file
-// on a PVC and through snapshotRef. Every key is back on every member, the revision is at least the
-// snapshot's, the cluster ID is new; a recreated seed Pod restores nothing again.
+// on a PVC and through snapshotRef (from S3 every initial member restores, from a PVC the seed). Every
+// key is back on every member, the revision is at least the snapshot's, the cluster ID is new; a
+// recreated seed Pod restores nothing again.
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -161,6 +162,11 @@ describe('restore at first bootstrap (sandbox, real etcd, s3rver)', { timeout: 1
         const cluster = await readyCluster(name, 3);
         const restored = condition(cluster, 'Restored');
         assert.equal(restored?.status, 'True', JSON.stringify(cluster.status?.conditions));
+        // From S3 every initial member restored (static); from a PVC file only the seed did.
+        const members = await kube.list<Member>(API_VERSION, 'EtcdMember', NS, `etcdfn.io/cluster=${name}`);
+        const restoring = members.filter(m => m.spec.bootstrap === true && m.spec.restore).length;
+        assert.equal(restoring, name.startsWith('pvc') ? 1 : 3, `members of ${name} that restored`);
+        assert.equal(cluster.status?.nextMemberOrdinal, 3, `no member of ${name} replaced`);
         const ips = await podIPs(kube, NS, name);
         assert.equal(ips.length, 3);
         for (const ip of ips) {
