@@ -82,8 +82,29 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, endpoint: 
 
 export type Attempt<T> = { kind: 'ok'; value: T; endpoint: string } | EtcdFailure;
 
-/** Runs one call against one endpoint with a fresh client; never throws, failures are classified. */
+/**
+ * etcd's ErrAuthOldRevision: the auth store changed (a user, role or password) between the login
+ * and the call, or the member that took the call had not applied the change yet. etcd refused the
+ * call without applying it; etcd's own Go client logs in again and retries, and so does
+ * `callEndpoint` (etcd3 for Node does not).
+ */
+const AUTH_OLD_REVISION = 'revision of auth store is old';
+
+/**
+ * Runs one call against one endpoint with a fresh client; never throws, failures are classified.
+ * A call refused for an old auth revision is made once more with a new client (a new login).
+ */
 export async function callEndpoint<T>(
+  endpoint: string,
+  options: EtcdConnectionOptions,
+  call: (client: Etcd3) => Promise<T>,
+): Promise<Attempt<T>> {
+  const first = await callOnce(endpoint, options, call);
+  if (first.kind === 'ok' || !options.auth || !first.message.includes(AUTH_OLD_REVISION)) return first;
+  return callOnce(endpoint, options, call);
+}
+
+async function callOnce<T>(
   endpoint: string,
   options: EtcdConnectionOptions,
   call: (client: Etcd3) => Promise<T>,

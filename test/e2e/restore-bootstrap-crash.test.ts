@@ -46,15 +46,19 @@ const SAMPLE = keyName(321);
 /**
  * How often each point fires on the way to 3 members restoring from S3, a static bootstrap: one
  * claim names all three, each member's object, PVC and Pod is created once, the claim is cleared
- * once and the new cluster ID latched once (no learner is added: every member restores).
+ * once and the new cluster ID latched once (no learner is added: every member restores). Each
+ * point is armed again after it fires, up to its count. reconcile-cluster creates the members one
+ * after another, but the three reconcile-member runs create their PVCs and Pods at the same time:
+ * a crash kills every run in flight, and one that created its Pod between the crash and the
+ * re-arming passes the point unharmed, so those points fire at least once and at most 3 times.
  */
-const ARMED: [CrashPoint, number][] = [
-  ['cluster:claimed', 1],
-  ['cluster:member-created', 3],
-  ['member:pvc-created', 3],
-  ['member:pod-created', 3],
-  ['cluster:operation-cleared', 1],
-  ['cluster:cluster-id-latched', 1],
+const ARMED: [CrashPoint, { least: number; most: number }][] = [
+  ['cluster:claimed', { least: 1, most: 1 }],
+  ['cluster:member-created', { least: 3, most: 3 }],
+  ['member:pvc-created', { least: 1, most: 3 }],
+  ['member:pod-created', { least: 1, most: 3 }],
+  ['cluster:operation-cleared', { least: 1, most: 1 }],
+  ['cluster:cluster-id-latched', { least: 1, most: 1 }],
 ];
 
 type Snapshot = EtcdSnapshot & KubeObject;
@@ -146,7 +150,7 @@ describe(
 
     it('a 3-member cluster restoring from S3 while crashing at every step converges', async t => {
       // Arm every point; re-arm each one as it fires, until it has fired its count.
-      const left = new Map(ARMED);
+      const left = new Map(ARMED.map(([point, { most }]) => [point, most]));
       const fired = new Map<CrashPoint, number>();
       for (const [point] of ARMED) writeFileSync(join(crashDir, point), '');
       let arming = true;
@@ -178,7 +182,9 @@ describe(
           describe: async () => `fired: ${JSON.stringify([...fired])}\n${await describeWorld()}`,
           also: async c => {
             if (condition(c, 'Restored')?.status !== 'True') return 'not Restored yet';
-            const pending = [...left].filter(([, n]) => n > 0).map(([p, n]) => `${p}×${n}`);
+            const pending = ARMED.filter(([p, { least }]) => (fired.get(p) ?? 0) < least).map(
+              ([p, { least }]) => `${p}×${least - (fired.get(p) ?? 0)}`,
+            );
             return pending.length > 0 ? `crash points not passed yet: ${pending.join(', ')}` : undefined;
           },
         });
@@ -190,8 +196,11 @@ describe(
       t.diagnostic(
         `crashes: ${JSON.stringify(Object.fromEntries(fired))}; restarts ${JSON.stringify(sandbox.restarts())}`,
       );
-      for (const [point, count] of ARMED) assert.equal(fired.get(point), count, `${point} fired ${count}×`);
-      const total = ARMED.reduce((sum, [, n]) => sum + n, 0);
+      for (const [point, { least, most }] of ARMED) {
+        const times = fired.get(point) ?? 0;
+        assert.ok(times >= least && times <= most, `${point} fired ${times}×, not ${least}–${most}×`);
+      }
+      const total = [...fired.values()].reduce((sum, n) => sum + n, 0);
       const restarts = () => Object.values(sandbox.restarts()).reduce((a, b) => a + b, 0) - restartsBefore;
       await waitFor(`${total} function restarts, one per crash`, async () => restarts() >= total, {
         timeoutMs: 240_000,
