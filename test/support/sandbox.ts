@@ -67,7 +67,12 @@ export async function startFullSandbox(opts: FullSandboxOptions = {}): Promise<F
   if (opts.crashDir) args.push('--crash-dir', opts.crashDir);
   if (opts.loseEvents) args.push('--lose-events', String(opts.loseEvents));
   if (opts.nodes) args.push('--nodes', String(opts.nodes));
-  const removeDir = (): void => rmSync(dir, { recursive: true, force: true });
+  // ETCDFN_E2E_KEEP=1 keeps the directory (functions.log, bridge.log, Pod logs) to read after a failure.
+  const keep = process.env.ETCDFN_E2E_KEEP === '1';
+  const removeDir = (): void => {
+    if (keep) process.stderr.write(`etcdfn e2e: sandbox directory kept at ${dir}\n`);
+    else rmSync(dir, { recursive: true, force: true });
+  };
   let started: ReadyChild<ReadyLine>;
   try {
     started = await startReadyChild<ReadyLine>({
