@@ -56,14 +56,29 @@ export function defaultQuotaBackendBytes(member: EtcdMember): bigint {
 }
 
 /**
- * `new` only for the seed, only while no member ID is recorded and the cluster has not formed.
- * In every other case `existing`: a seed whose data directory was lost must fail to start rather
- * than silently found a fresh, empty cluster under the old name (and pass its health check).
+ * The seed of a one-seed bootstrap: `new` only while no member ID is recorded and the cluster has
+ * not formed; then `existing`, so a seed whose data directory was lost fails to start rather than
+ * silently found a fresh, empty cluster under the old name (and pass its health check).
+ *
+ * A member of a static bootstrap (created with the whole initial list) that has not run yet is
+ * `new` however late its Pod comes, as etcd's static bootstrap wants of every initial member: with
+ * `existing`, etcd asks every peer for its version before it serves its own peer port
+ * (isCompatibleWithCluster, an HTTP call with no timeout), so two late initial members started
+ * together each wait for the other forever (seen on the sandbox: 3 of 5 ready, 2 hung in etcd
+ * 3.5.16's getVersion). With `new` and no WAL, etcd itself refuses to start a member the cluster
+ * has seen running ("member … has already been bootstrapped", member-failure.ts: data lost).
+ * Once it has run (status.hasData), the empty-data guard (hasDataGuard) replaces both settings.
  */
 export function initialClusterState(member: EtcdMember, opts: EtcdFlagOptions): 'new' | 'existing' {
+  if (member.spec.bootstrap !== true) return 'existing';
+  if (isStaticInitialMember(member)) return member.status?.hasData === true ? 'existing' : 'new';
   const memberID = opts.memberID ?? member.status?.memberID;
-  return member.spec.bootstrap === true && !memberID && !opts.clusterFormed ? 'new' : 'existing';
+  return !memberID && !opts.clusterFormed ? 'new' : 'existing';
 }
+
+/** Created with the whole initial list (static bootstrap), not as a seed that is its own cluster. */
+export const isStaticInitialMember = (member: EtcdMember): boolean =>
+  member.spec.bootstrap === true && (member.spec.initialCluster ?? '').includes(',');
 
 /**
  * Whether the member's Pod starts etcd with the empty-data guard: once etcd has run as this member

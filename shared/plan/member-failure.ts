@@ -4,7 +4,8 @@
 //
 // Two kinds of answer:
 // - data: etcd says its data is gone or unusable (an empty data directory of a member that has run,
-//   refused by the guard of etcdFlags or by etcd's own check of --initial-cluster against its peers, a raft log behind what the cluster committed, the member's ID removed from etcd,
+//   refused by the guard of etcdFlags, by etcd's own check of --initial-cluster against its peers or
+//   as "already bootstrapped", a raft log behind what the cluster committed, the member's ID removed from etcd,
 //   corrupt data). Each signature is definitive the first time it is seen: restarting cannot fix
 //   it, so the member is replaced (new member ID) under reconcile-cluster's quorum guard.
 // - crash loop: etcd exits again and again for another reason (a flag or option etcd refuses, for
@@ -42,6 +43,13 @@ const DATA_SIGNATURES: readonly Signature[] = [
     test: /could not retrieve cluster information from the given URLs|error validating peerURLs/,
     ranBefore: true,
     says: 'its data directory is empty (wiped or a new volume), so etcd refused to start under the member ID',
+  },
+  {
+    // etcd's own words for an initial member started `new` on an empty directory after the cluster
+    // saw it run (etcd-flags.ts initialClusterState): no need for our record that it ran.
+    reason: 'DataDirEmpty',
+    test: /member [0-9a-f]+ has already been bootstrapped/,
+    says: 'its data directory is empty (wiped or a new volume) while the cluster has seen it run, so etcd refused to start under the member ID',
   },
   {
     reason: 'RaftLogLost',

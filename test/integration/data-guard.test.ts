@@ -10,7 +10,12 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { startFailure } from '../../shared/plan/member-failure.ts';
 import { ETCD_MINORS } from '../support/etcd-binaries.ts';
-import { EtcdTestCluster, waitForLeader, type EtcdProcess } from '../support/etcd-process.ts';
+import {
+  EtcdTestCluster,
+  initialClusterFlag,
+  waitForLeader,
+  type EtcdProcess,
+} from '../support/etcd-process.ts';
 
 const member: EtcdMember = {
   apiVersion: 'etcdfn.io/v1alpha1',
@@ -94,6 +99,29 @@ for (const minor of ETCD_MINORS) {
       assert.equal(seen?.kind, 'data', wiped.logs().slice(-500));
       assert.equal(seen?.kind === 'data' && seen.reason, 'DataDirEmpty');
       // The survivors still hold the data.
+      assert.equal(await client.get('before-the-fault').string(), 'kept');
+    });
+
+    // A static bootstrap's initial member starts `new` until it is seen running (etcdFlags): if it
+    // ran unseen and comes back on an empty directory, etcd itself refuses, with no record of ours.
+    it('an initial member that ran, started new with the whole list on a wiped directory, refuses in words read as DataDirEmpty', async () => {
+      const m3 = cluster.process('m3');
+      if (m3.running) await m3.stop();
+      rmSync(m3.dataDir, { recursive: true, force: true });
+      const initialCluster = initialClusterFlag(['m1', 'm2', 'm3'].map(n => cluster.process(n)));
+      const wiped = await cluster.startMember(m3.slot, {
+        state: 'new',
+        initialCluster,
+        dataDir: m3.dataDir,
+        wait: false,
+      });
+      const exit = await wiped.exited;
+      assert.notEqual(exit.code, 0, 'etcd must not run on an empty data directory under its member ID');
+      const flags = [`--initial-cluster=${initialCluster}`, '--initial-cluster-state=new'];
+      const unseen: EtcdMember = { ...member, status: { memberID: '1' } };
+      const seen = startFailure(unseen, exitedPod(flags, wiped.logs(), exit.code ?? 1));
+      assert.equal(seen?.kind === 'data' && seen.reason, 'DataDirEmpty', wiped.logs().slice(-500));
+      assert.match(seen?.message ?? '', /has already been bootstrapped/);
       assert.equal(await client.get('before-the-fault').string(), 'kept');
     });
   });

@@ -91,6 +91,45 @@ describe('etcd flags: --initial-cluster-state', () => {
     });
   }
 
+  // A static bootstrap's initial member (the whole list in --initial-cluster) that has not run is
+  // `new` however late its Pod is built: two late ones started `existing` hang in etcd asking each
+  // other for their version. Once it has run, the empty-data guard decides (self only, existing).
+  const ALL = [0, 1, 2, 3, 4].map(n => `demo-${n}=http://demo-${n}.demo.prod.svc:2380`).join(',');
+  const initial = (status: EtcdMember['status'] = {}): EtcdMember => ({
+    ...member({ bootstrap: true, initialCluster: ALL }),
+    metadata: { name: 'demo-3', namespace: NS, uid: 'member-uid' },
+    status,
+  });
+  const staticRows: { name: string; status: EtcdMember['status']; clusterFormed: boolean; want: string[] }[] =
+    [
+      { name: 'before the cluster formed', status: {}, clusterFormed: false, want: [ALL, 'new'] },
+      { name: 'after the cluster formed', status: {}, clusterFormed: true, want: [ALL, 'new'] },
+      {
+        name: 'after the cluster formed, its ID listed by etcd (not started)',
+        status: { memberID: '8e9e05c52164694d', isVoter: true },
+        clusterFormed: true,
+        want: [ALL, 'new'],
+      },
+      {
+        name: 'once it has run: the guard',
+        status: { memberID: '8e9e05c52164694d', isVoter: true, hasData: true },
+        clusterFormed: true,
+        want: ['demo-3=http://demo-3.demo.prod.svc:2380', 'existing'],
+      },
+      {
+        name: 'has run, ID not recorded (no guard possible): existing',
+        status: { hasData: true },
+        clusterFormed: true,
+        want: [ALL, 'existing'],
+      },
+    ];
+  for (const r of staticRows) {
+    it(`static initial member ${r.name} → ${r.want[1]}`, () => {
+      const f = flagsOf(initial(r.status), r.clusterFormed);
+      assert.deepEqual([f.get('--initial-cluster'), f.get('--initial-cluster-state')], r.want);
+    });
+  }
+
   it('a member ID recorded in the member status counts even when the caller does not pass it', () => {
     const seed = member({ bootstrap: true }, '8e9e05c52164694d');
     assert.equal(initialClusterState(seed, { namespace: NS, clusterFormed: false }), 'existing');

@@ -150,6 +150,19 @@ describe('startFailure: what the Pod says about why etcd stopped', () => {
       want: 'crash-loop',
     },
     {
+      // A static bootstrap's initial member starts `new` until it is seen running (etcd-flags.ts):
+      // started again on an empty directory after the cluster saw it run, etcd itself refuses.
+      name: 'initial member started new, etcd says it was bootstrapped already: data lost, with no record that it ran',
+      member: member({}, { memberID: ID, isVoter: true }),
+      flags: [
+        `--initial-cluster=demo-0=http://demo-0.demo.prod.svc:2380,demo-1=${PEER}`,
+        '--initial-cluster-state=new',
+      ],
+      status: container(1, { message: fatal('member 8e9e05c52164694d has already been bootstrapped') }),
+      want: 'data',
+      reason: 'DataDirEmpty',
+    },
+    {
       name: 'raft log behind what the cluster committed (wiped, unguarded first Pod)',
       flags: FULL,
       status: container(1, { message: PANIC, code: 2 }),

@@ -61,6 +61,17 @@ describe('planMember: a static initial member not started yet, the cluster forme
     assert.equal(podJoinSettings(made)?.initialCluster, INITIAL);
   });
 
+  // Two late initial members started `existing` each asked the other for its version before serving
+  // their own peer port, with no timeout (etcd 3.5.16 isCompatibleWithCluster): 3 of 5 ready forever.
+  it('its first Pod starts new like every initial member, however late: its ID known, the cluster formed', () => {
+    const known = { ...staticMember, status: { memberID: ID, isVoter: true, role: 'voter' as const } };
+    const formed = cluster({ clusterID: etcd.clusterId });
+    const p = planMember(running(known, { cluster: formed, etcd }));
+    assert.equal(p.action.kind, 'create-pod', JSON.stringify(p.action));
+    const made = (p.action as { pod: Parameters<typeof podJoinSettings>[0] }).pod;
+    assert.deepEqual(podJoinSettings(made), { initialCluster: INITIAL, state: 'new' });
+  });
+
   it('its first Pod, starting, is not re-armed with the guard', () => {
     const first = planMember(running(staticMember, { cluster: cluster(), etcd }));
     const made = (first.action as { pod: Parameters<typeof podJoinSettings>[0] }).pod;
