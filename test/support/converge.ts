@@ -266,7 +266,8 @@ async function notYet(ref: ClusterRef, opts: ConvergeOptions, cluster: Cluster):
 export async function converged(ref: ClusterRef, opts: ConvergeOptions): Promise<Cluster> {
   let last = 'nothing read yet';
   return waitFor(
-    `${ref.name}: ${opts.replicas} member(s) converged after the mark`,
+    // Said apart: a first convergence timing out once read as the one after a fault.
+    `${ref.name}: ${opts.replicas} member(s) converged ${opts.since.resourceVersion === '0' ? 'since its creation' : 'after the mark'}`,
     async () => {
       const cluster = await readCluster(ref);
       const why = await notYet(ref, opts, cluster);
