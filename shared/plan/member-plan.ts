@@ -70,15 +70,19 @@ export function planMember(state: MemberState): MemberPlan {
   return withVolume(state, planRunning(state));
 }
 
-/** Not added to etcd yet: a Pod started now would not be let in, so there is none. */
+/**
+ * Not added to etcd yet: a Pod started now would not be let in, so there is none. Its PVC is
+ * created already: an empty volume with no Pod harms nothing, and its provisioning then overlaps
+ * the wait for etcd to let the member in (5 s after the previous one joined), so the Pod follows
+ * the wiring at once.
+ */
 function planUnwired(state: MemberState): MemberPlan {
   const name = state.member.metadata.name ?? '';
+  const inputs = { pod: ownPod(state), ready: notReady('WaitingToJoin', 'not yet added to etcd') };
+  const volume = planVolume(state);
+  if (volume?.action.kind === 'create-pvc') return plan(state, volume.action, inputs);
   const why = `${name} is not yet added to etcd; reconcile-cluster wires it`;
-  return plan(
-    state,
-    { kind: 'none', reason: why },
-    { pod: ownPod(state), ready: notReady('WaitingToJoin', 'not yet added to etcd') },
-  );
+  return plan(state, { kind: 'none', reason: why }, inputs);
 }
 
 /** Paused: no Pod, the data stays on the PVC. */

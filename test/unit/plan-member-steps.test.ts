@@ -39,8 +39,20 @@ const rows: Row[] = [
     statusChanged: false,
   },
   {
-    name: 'not wired yet',
+    name: 'not wired yet, no PVC: the PVC is created while it waits to join (no Pod)',
     world: () => state(member({ initialCluster: '' })),
+    action: { kind: 'create-pvc' },
+    ready: ['False', 'WaitingToJoin', 'not yet added to etcd'],
+  },
+  {
+    name: 'not wired yet, with its PVC: nothing (no Pod)',
+    world: () => running(member({ initialCluster: '' })),
+    action: { kind: 'none', reason: 'demo-1 is not yet added to etcd; reconcile-cluster wires it' },
+    ready: ['False', 'WaitingToJoin', 'not yet added to etcd'],
+  },
+  {
+    name: 'not wired yet, Memory medium: nothing (no volume to prepare, no Pod)',
+    world: () => state(member({ initialCluster: '', ...memory })),
     action: { kind: 'none', reason: 'demo-1 is not yet added to etcd; reconcile-cluster wires it' },
     ready: ['False', 'WaitingToJoin', 'not yet added to etcd'],
   },

@@ -49,10 +49,12 @@ describe('planMember: members it leaves alone', () => {
 });
 
 describe('planMember: a member not yet wired', () => {
-  it('gets no Pod and no PVC, and says it is waiting to join', () => {
+  it('gets its PVC but no Pod, and says it is waiting to join', () => {
     const m = member({ initialCluster: '' });
     const p = planMember(state(m));
-    assert.equal(p.action.kind, 'none');
+    assert.equal(p.action.kind, 'create-pvc');
+    assert.equal(p.action.kind === 'create-pvc' && p.action.pvc.metadata?.name, 'data-demo-1');
+    assert.equal(planMember(running(m)).action.kind, 'none', 'with its PVC: no Pod');
     assert.equal(p.statusChanged, true);
     assert.deepEqual(ready(p), {
       type: 'Ready',
@@ -70,8 +72,8 @@ describe('planMember: a member not yet wired', () => {
 
   it('is not rewritten while nothing changes', () => {
     const m = member({ initialCluster: '' });
-    const first = planMember(state(m));
-    const again = planMember({ ...state(written(m, first)), now: LATER });
+    const first = planMember(running(m));
+    const again = planMember({ ...running(written(m, first)), now: LATER });
     assert.equal(again.statusChanged, false);
     assert.equal(again.action.kind, 'none');
   });
