@@ -84,7 +84,9 @@ function planLearner(
   if (!learner) return undefined;
   const member = state.members.find(m => membershipOf(state.cluster, m, [learner]));
   const name = member?.metadata.name ?? learner.name;
-  if (member && learner.started && learnerRunning(state, member)) {
+  // Not waiting for etcd to list the learner as started (its client URLs published): nothing on the
+  // Kubernetes side changes when it does, so no event would come; the promotion's own retry covers it.
+  if (member && learnerRunning(state, member)) {
     const why = `promoting learner ${name} to voter`;
     return { action: { kind: 'promote', member: name, id: learner.id }, progress: working('ScalingUp', why) };
   }
@@ -94,10 +96,10 @@ function planLearner(
 
 /**
  * The learner's etcd runs: its Pod is ready, or running with nothing wrong before its readiness
- * probe has passed. etcd having started the learner is what makes a promotion possible; whether it
- * has caught up is etcd's own check, which the promotion retries briefly in the request
- * (learner-not-in-sync). Waiting for the readiness probe too would add up to a probe period to
- * every member of a scale-up.
+ * probe has passed. Whether it has started and caught up is etcd's own check: a promotion of a
+ * learner that is not in sync is refused (learner-not-in-sync), and the promotion retries briefly
+ * in the request. Waiting for the readiness probe too would add up to a probe period to every
+ * member of a scale-up.
  */
 function learnerRunning(state: ClusterState, member: EtcdMember): boolean {
   const pod = podOf(state, member);

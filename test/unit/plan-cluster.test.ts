@@ -96,14 +96,16 @@ describe('planCluster', () => {
     if (ready.action.kind === 'claim') assert.equal(ready.action.operation.member, 'demo-2');
   });
 
-  it('promotes a started learner whose Pod is ready, and waits for one that is not', () => {
+  it('promotes a learner whose Pod runs, and waits for one whose Pod does not', () => {
     const c = cluster({}, locked(3, { clusterID: 'c', nextMemberOrdinal: 2 }));
     const members = [member(0), member(1, { voter: false })];
     const etcd = etcdOf([membership(0), membership(1, { learner: true })]);
     const plan = planCluster(state(c, members, { etcd }));
     assert.deepEqual(plan.action, { kind: 'promote', member: 'demo-1', id: membership(1).id });
-    const notStarted = etcdOf([membership(0), membership(1, { learner: true, started: false })]);
-    assert.equal(planCluster(state(c, members, { etcd: notStarted, ready: [0] })).action.kind, 'wait');
+    const pending = state(c, members, { etcd, ready: [0] });
+    const pod = pending.pods.find(p => p.name === 'demo-1');
+    if (pod) pod.phase = 'Pending';
+    assert.equal(planCluster(pending).action.kind, 'wait');
   });
 
   it('repairs a voter whose EtcdMember was never told it was promoted', () => {
