@@ -12,9 +12,11 @@
 //      remove sequence (member remove, process stop); then a fresh seed grown the same way to 5;
 //   2. by hand, 1, 3 and 5 members started at once with a static --initial-cluster;
 //   3. the operator: `kubectl apply -f` of a 3-member EtcdCluster to status.ready 3/3 and phase
-//      Running, then (settled) `kubectl scale --replicas=5` to 5/5, the no-op reconcile below, then
-//      (settled) `--replicas=3` until 3/3 with the other members and Pods gone; then fresh 1- and
-//      5-member EtcdClusters applied to 1/1 and 5/5 (sandbox-cluster.ts).
+//      Running, then (settled) spec.replicas 5 written to the API server (what `kubectl scale`
+//      sends; the hand-run sequences too are timed from their first request, not from a CLI's
+//      start) to 5/5, `kubectl scale` changing nothing (the CLI's own time, a row of its own), the
+//      no-op reconcile below, then (settled) replicas 3 until 3/3 with the other members and Pods
+//      gone; then fresh 1- and 5-member EtcdClusters applied to 1/1 and 5/5 (sandbox-cluster.ts).
 // Before each scale both sides wait SETTLE_MS, a little more than etcd's 5 s health interval, so
 // neither side's scale includes the wait left over from the previous promotion.
 //
@@ -47,7 +49,6 @@ import { ensurePrivateMountNamespace, insidePrivateMountNamespace } from '../san
 import { etcdBinaries } from '../support/etcd-binaries.ts';
 import {
   growTo,
-  POLL_MS,
   secondsSince,
   SETTLE_MS,
   shrinkTo,
@@ -59,31 +60,21 @@ import {
 } from './by-hand.ts';
 import { isWrite, startCountingProxy, type CountingProxy, type RequestKind } from './counting-proxy.ts';
 import { GrowthTimeline } from './growth-timeline.ts';
-import { LIFECYCLE_ROW } from './lifecycle-figures.ts';
+import { fmt, toRows, type LifecycleRow, type NoopCount, type RoundResult } from './lifecycle-rows.ts';
 import {
   applyFresh,
   deleteCluster,
   describeStatus,
+  kubectlScaleSeconds,
   listMembersAndPods,
   NS,
   readCluster,
   readyRunning,
   watchReadyRunning,
   writeManifest,
+  writeReplicas,
   type Kubectl,
 } from './sandbox-cluster.ts';
-
-export interface LifecycleRow {
-  measurement: string;
-  /** The median over the rounds. */
-  value: number;
-  unit: string;
-  /** Every round's value, when there was more than one. */
-  runs: string;
-  detail: string;
-  /** Every round's value, for the summary table (test/bench/summary.ts). */
-  samples: number[];
-}
 
 export interface LifecycleOptions {
   /** Rounds (fresh cluster names each time); default $BENCH_RUNS or 1. */
@@ -103,40 +94,6 @@ interface Sandbox {
   stop(): Promise<void>;
 }
 
-interface NoopCount {
-  reads: number;
-  writes: number;
-  requests: string;
-  etcd: string;
-  etcdCalls: number;
-  outcome: string;
-}
-
-interface RoundResult {
-  /** By hand, learner sequence: the seed alone (1 voter), seed → 3, 3 → 5, a fresh seed → 5. */
-  hand1?: number;
-  hand3?: number;
-  hand5?: number;
-  handFresh5?: number;
-  /** By hand: memberRemove + process stop, 5 → 3. */
-  handDown3?: number;
-  /** By hand, static --initial-cluster of 1, 3 and 5. */
-  static1?: number;
-  static3?: number;
-  static5?: number;
-  /** The operator: apply → 1/1, 3/3, 5/5; scale 3 → 5; scale 5 → 3. */
-  op1?: number;
-  op3?: number;
-  op5?: number;
-  opFresh5?: number;
-  opDown3?: number;
-  etcdAfter?: string;
-  cold?: NoopCount;
-  warm?: NoopCount;
-  /** Where the scale 3 → 5 spent its time, step by step (growth-timeline.ts). */
-  growth?: Map<string, number>;
-}
-
 /** Thrown when a round did not finish; `rows` holds what was measured before. */
 export class LifecycleBenchError extends Error {
   readonly rows: LifecycleRow[];
@@ -149,6 +106,8 @@ export class LifecycleBenchError extends Error {
 
 /** Every delivery the sandbox's bridge made during the bench (per-event handling latency). */
 const deliveries: DeliveryRecord[] = [];
+
+export type { LifecycleRow };
 
 export async function benchLifecycle(opts: LifecycleOptions = {}): Promise<LifecycleRow[]> {
   if (!insidePrivateMountNamespace()) {
@@ -347,12 +306,14 @@ async function operatorRound(
     timeline.existing((await listMembersAndPods(sandbox.kube, name)).members);
     const scaled = await watchReadyRunning(kubeconfig, name, 5);
     const scaleStart = performance.now();
-    await kubectl(kubeconfig, 'scale', 'etcdcluster', name, '--replicas=5', '-n', NS);
+    await writeReplicas(sandbox.kube, name, 5);
     await readyRunning(sandbox.kube, name, 5, { start: scaleStart, say, timeline }).finally(() =>
       scaled.stop(),
     );
     result.op5 = scaled.seconds(scaleStart);
-    say(`  kubectl scale → 5/5 ${fmt(result.op5)} s`);
+    say(`  replicas 5 written → 5/5 ${fmt(result.op5)} s`);
+    result.kubectlScale = await kubectlScaleSeconds(kubectl, kubeconfig, name, 5);
+    say(`  kubectl scale, no change: ${fmt(result.kubectlScale)} s`);
     for (const { member, steps } of timeline.members())
       say(
         `    ${member}: ${Object.entries(steps)
@@ -367,10 +328,10 @@ async function operatorRound(
     say(`  cold: ${result.cold?.requests}; warm: ${result.warm?.requests}`);
     await sleep(SETTLE_MS);
     const downStart = performance.now();
-    await kubectl(kubeconfig, 'scale', 'etcdcluster', name, '--replicas=3', '-n', NS);
+    await writeReplicas(sandbox.kube, name, 3);
     await readyRunning(sandbox.kube, name, 3, { start: downStart, say, exact: true });
     result.opDown3 = secondsSince(downStart);
-    say(`  kubectl scale → 3/3 (from 5/5, the other 2 members and Pods gone) ${fmt(result.opDown3)} s`);
+    say(`  replicas 3 written → 3/3 (from 5/5, the other 2 members and Pods gone) ${fmt(result.opDown3)} s`);
   } finally {
     await deleteCluster(sandbox.kube, kubectl, kubeconfig, name).catch((err: unknown) =>
       say(`  could not delete ${name}: ${err instanceof Error ? err.message : String(err)}`),
@@ -472,117 +433,6 @@ function countingEtcd(inner: EtcdAdapter, calls: string[]): EtcdAdapter {
     defragment: endpoint => (calls.push('defragment'), inner.defragment(endpoint)),
     healthRead: endpoints => (calls.push('healthRead'), inner.healthRead(endpoints)),
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Rows.
-
-const fmt = (n: number | undefined, digits = 2): string => (n === undefined ? '-' : n.toFixed(digits));
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
-}
-
-function toRows(rounds: RoundResult[]): LifecycleRow[] {
-  const rows: LifecycleRow[] = [];
-  const add = (
-    measurement: string,
-    unit: string,
-    pick: (r: RoundResult) => number | undefined,
-    detail: string,
-    digits = 2,
-  ): void => {
-    const values = rounds.map(pick).filter((v): v is number => v !== undefined && Number.isFinite(v));
-    if (values.length === 0) return;
-    rows.push({
-      measurement,
-      value: Number(median(values).toFixed(digits)),
-      unit,
-      runs: rounds.length > 1 ? rounds.map(r => fmt(pick(r), digits)).join(' / ') : '',
-      detail,
-      samples: values,
-    });
-  };
-  const ratio = (a: number | undefined, b: number | undefined) =>
-    a === undefined || b === undefined || b === 0 ? undefined : a / b;
-  const first = rounds.find(r => r.warm);
-  const settle = `scale issued ${SETTLE_MS / 1000} s after the previous step (etcd's 5 s health interval)`;
-
-  const learnerWay = `seed new; memberAdd learner (retry unhealthy-cluster), start existing, promote; retries every ${POLL_MS} ms`;
-  add(
-    LIFECYCLE_ROW.apply1,
-    's',
-    r => r.op1,
-    'fresh EtcdCluster 3.5.16, until a watch sees status ready n/n, Running',
-  );
-  add(
-    LIFECYCLE_ROW.apply3,
-    's',
-    r => r.op3,
-    'fresh EtcdCluster 3.5.16, until a watch sees status ready n/n, Running',
-  );
-  add(
-    LIFECYCLE_ROW.apply5,
-    's',
-    r => r.opFresh5,
-    'fresh EtcdCluster 3.5.16, until a watch sees status ready n/n, Running',
-  );
-  add(
-    LIFECYCLE_ROW.scaleUp5,
-    's',
-    r => r.op5,
-    `${settle}; etcd afterwards: ${rounds.map(r => r.etcdAfter ?? '-').join(' / ')}`,
-  );
-  add(LIFECYCLE_ROW.scaleDown3, 's', r => r.opDown3, `${settle}; status lists 3 etcd members, 3 Pods left`);
-  add(LIFECYCLE_ROW.learners1, 's', r => r.hand1, 'the seed alone, started new');
-  add(LIFECYCLE_ROW.learners3, 's', r => r.hand3, learnerWay);
-  add(LIFECYCLE_ROW.learners5, 's', r => r.handFresh5, `a fresh seed; ${learnerWay}`);
-  add(LIFECYCLE_ROW.learnersUp5, 's', r => r.hand5, settle);
-  add(
-    LIFECYCLE_ROW.removeDown3,
-    's',
-    r => r.handDown3,
-    `${settle}; newest first, retries every ${POLL_MS} ms`,
-  );
-  add(LIFECYCLE_ROW.static1, 's', r => r.static1, 'started new, alone');
-  add(LIFECYCLE_ROW.static3, 's', r => r.static3, 'all 3 started at once');
-  add(LIFECYCLE_ROW.static5, 's', r => r.static5, 'all 5 started at once');
-  const steps = [...new Set(rounds.flatMap(r => [...(r.growth?.keys() ?? [])]))];
-  for (const step of steps)
-    add(`scale 3 → 5, ${step}`, 's', r => r.growth?.get(step), 'first seen by polling (≤ 100 ms late)');
-  add('ratio 1/1: operator / static --initial-cluster', '×', r => ratio(r.op1, r.static1), 'no aim');
-  add('ratio 3/3: operator / static --initial-cluster', '×', r => ratio(r.op3, r.static3), 'aim ≤ 4×');
-  add('ratio 5/5: operator / static --initial-cluster', '×', r => ratio(r.opFresh5, r.static5), 'aim ≤ 4×');
-  add('ratio 3/3: operator / learner sequence', '×', r => ratio(r.op3, r.hand3), 'for reference');
-  add('ratio 5/5: operator / learner sequence', '×', r => ratio(r.opFresh5, r.handFresh5), 'for reference');
-  add('ratio scale 3 → 5: operator / by hand', '×', r => ratio(r.op5, r.hand5), 'aim ≤ 1.1×');
-  add('ratio scale 5 → 3: operator / by hand', '×', r => ratio(r.opDown3, r.handDown3), 'no aim');
-  add(
-    'no-op reconcile, warm instance: API reads',
-    'requests',
-    r => r.warm?.reads,
-    first?.warm ? `${first.warm.requests}; ${first.warm.outcome}` : '',
-    0,
-  );
-  add('no-op reconcile, warm instance: API writes', 'requests', r => r.warm?.writes, 'aim: 0', 0);
-  add(
-    'no-op reconcile, cold instance: API reads',
-    'requests',
-    r => r.cold?.reads,
-    first?.cold ? `${first.cold.requests} (a fresh client's discovery included)` : '',
-    0,
-  );
-  add('no-op reconcile, cold instance: API writes', 'requests', r => r.cold?.writes, 'aim: 0', 0);
-  add(
-    'no-op reconcile, warm instance: etcd adapter calls',
-    'calls',
-    r => r.warm?.etcdCalls,
-    first?.warm?.etcd ?? '',
-    0,
-  );
-  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -73,6 +73,27 @@ export const clusterRef = (name: string) => ({
   name,
 });
 
+/**
+ * The scale, as the operator receives it: spec.replicas written to the API server (what `kubectl
+ * scale` sends, without the CLI's own start, timed on its own by kubectlScaleSeconds).
+ */
+export async function writeReplicas(kube: KubeObjects, name: string, replicas: number): Promise<void> {
+  const written = await kube.mergePatch(clusterRef(name), { spec: { replicas } });
+  if (written.kind !== 'written') throw new Error(`scaling ${name} to ${replicas}: ${written.kind}`);
+}
+
+/** Seconds `kubectl scale` takes to change nothing (replicas as they are): the CLI's own time. */
+export async function kubectlScaleSeconds(
+  kubectl: Kubectl,
+  kubeconfig: string,
+  name: string,
+  replicas: number,
+): Promise<number> {
+  const start = performance.now();
+  await kubectl(kubeconfig, 'scale', 'etcdcluster', name, `--replicas=${replicas}`, '-n', NS);
+  return (performance.now() - start) / 1000;
+}
+
 export async function readCluster(kube: KubeObjects, name: string): Promise<Cluster | undefined> {
   const read = await kube.get<Cluster>(clusterRef(name));
   return read.kind === 'found' ? read.object : undefined;
