@@ -21,13 +21,13 @@ function restoreConditionOf(state: ClusterState, base: EtcdClusterStatus): Condi
   if (inPlace) return inPlace;
   const initial = activeMembers(state).filter(m => m.spec.bootstrap === true);
   const pods = initial.map(m => state.pods.find(p => p.name === m.metadata.name));
-  const seedPod = pods.find(p => p?.restoreFailure) ?? pods[0];
+  const failed = pods.find(p => p?.restoreFailure);
   const current = base.conditions?.find(c => c.type === RESTORED_CONDITION);
   return restoreCondition({
     cluster: state.cluster,
     ...(base.clusterID && { clusterID: base.clusterID }),
     ...(state.restore && { resolution: state.restore }),
-    ...(seedPod?.restoreFailure && { seedFailure: seedPod.restoreFailure, failedMember: seedPod.name }),
+    ...(failed?.restoreFailure && { seedFailure: failed.restoreFailure, failedMember: failed.name }),
     ...(initial.length > 1 && { restoringMembers: initial.length }),
     ...(current && { current }),
   });

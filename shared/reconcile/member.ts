@@ -44,8 +44,8 @@ export async function reconcileMember(ctx: Context, ref: MemberRef): Promise<Han
     const plan = planMember(state);
     noteLogContext({ cluster: state.member.spec.clusterName, member: ref.name, step: plan.action.kind });
     const written = await writeStatus(ctx, state.member, plan);
-    if (written?.result === 'retry' && written.status === 409 && pass < MAX_PASSES - 1) continue;
-    if (written) return written;
+    if (written?.lostRace && pass < MAX_PASSES - 1) continue;
+    if (written) return written.outcome;
     const step = await act(ctx, state, plan);
     if ('outcome' in step) return step.outcome;
     summaries.push(step.summary);
@@ -111,11 +111,15 @@ async function observeEtcd(ctx: Context, state: MemberState, cluster: EtcdCluste
   if (self?.kind === 'ok') state.self = self.status;
 }
 
+/**
+ * Writes the planned status when it changed; undefined when the step may go ahead. Otherwise the
+ * invocation's outcome, and whether the write lost a race with another writer (worth a fresh pass).
+ */
 async function writeStatus(
   ctx: Context,
   member: Member,
   plan: MemberPlan,
-): Promise<HandlerOutcome | undefined> {
+): Promise<{ outcome: HandlerOutcome; lostRace: boolean } | undefined> {
   if (!plan.statusChanged) return undefined;
   const written = await ctx.kube.replaceStatus<Member>({ ...member, status: plan.status });
   if (written.kind === 'written') await crashPoint('member:status-written');
@@ -124,12 +128,18 @@ async function writeStatus(
       return undefined;
     case 'conflict':
       return {
-        result: 'retry',
-        reason: `EtcdMember ${member.metadata.name} changed meanwhile: ${written.message}`,
-        status: 409,
+        outcome: {
+          result: 'retry',
+          reason: `EtcdMember ${member.metadata.name} changed meanwhile: ${written.message}`,
+          status: 409,
+        },
+        lostRace: true,
       };
     case 'not-found':
-      return { result: 'done', summary: `EtcdMember ${member.metadata.name} is gone` };
+      return {
+        outcome: { result: 'done', summary: `EtcdMember ${member.metadata.name} is gone` },
+        lostRace: false,
+      };
     case 'invalid':
       throw new Error(`status of EtcdMember ${member.metadata.name} refused: ${written.message}`);
   }

@@ -36,19 +36,16 @@ export async function resyncEach(
   const budget = options.budgetMs ?? DEFAULT_RESYNC_BUDGET_MS;
   const start = options.now().getTime();
   const result: ResyncResult = { details: [], failed: [], skipped: 0, reconciled: 0 };
-  // Each object's line at its own index: the details keep the list's order whatever ends first.
+  // Each object's line at its own index: details and failures keep the list's order whatever ends first.
   const lines: (string | undefined)[] = new Array<string | undefined>(refs.length);
+  const failures: (string | undefined)[] = new Array<string | undefined>(refs.length);
   let next = 0;
-  let outOfBudget = false;
+  const spent = () => options.now().getTime() - start >= budget;
   // A few objects at a time: most of a healthy object's step is waiting on the API server and etcd.
   const worker = async (): Promise<void> => {
-    while (next < refs.length && !outOfBudget) {
-      if (options.now().getTime() - start >= budget) {
-        outOfBudget = true;
-        break;
-      }
-      const ref = refs[next++];
-      const index = next - 1;
+    while (next < refs.length && !spent()) {
+      const index = next++;
+      const ref = refs[index];
       const id = `${kind} ${ref.namespace}/${ref.name}`;
       try {
         const outcome = await step(ref);
@@ -58,14 +55,16 @@ export async function resyncEach(
       } catch (err) {
         const message = `${id}: ${err instanceof Error ? err.message : String(err)}`;
         log.error({ kind, ...ref, err }, 'resync of one object failed; going on with the others');
-        result.failed.push(message);
+        failures[index] = message;
         lines[index] = message;
       }
     }
   };
   const workers = Math.max(1, Math.min(options.concurrency ?? 1, refs.length));
   await Promise.all(Array.from({ length: workers }, () => worker()));
-  result.details = lines.filter((line): line is string => line !== undefined);
+  const present = (line: string | undefined): line is string => line !== undefined;
+  result.details = lines.filter(present);
+  result.failed = failures.filter(present);
   result.skipped = refs.length - next;
   if (result.skipped > 0)
     log.warn({ kind, skipped: result.skipped, budgetMs: budget }, 'resync budget spent; the rest wait');

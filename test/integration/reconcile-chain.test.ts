@@ -4,7 +4,6 @@
 // real etcd 3.5 processes, as in reconcile-cluster.test.ts (which takes one step per call).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { API_VERSION } from '../../shared/api/group.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import type { Context } from '../../shared/runtime/context.ts';
@@ -22,13 +21,7 @@ describe('reconcile-cluster chains its steps', { timeout: 120_000 }, () => {
 
   before(async () => {
     world = await ReconcileWorld.start('chain');
-    const created = await world.kube.create({
-      apiVersion: API_VERSION,
-      kind: 'EtcdCluster',
-      metadata: { name: 'chain', namespace: NS },
-      spec: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' } },
-    });
-    assert.equal(created.kind, 'created');
+    await world.createCluster(3);
   });
   after(async () => world?.stop());
 

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { networkPolicyName } from '../../shared/names.ts';
 import { after, before, describe, it } from 'node:test';
 import type { V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
-import { API_VERSION } from '../../shared/api/group.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { HandlerOutcome } from '../../shared/events/handler.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
@@ -28,13 +27,7 @@ describe('reconcile-cluster against the sandbox API server and real etcd', { tim
 
   before(async () => {
     world = await ReconcileWorld.start('demo');
-    const created = await world.kube.create({
-      apiVersion: API_VERSION,
-      kind: 'EtcdCluster',
-      metadata: { name: 'demo', namespace: NS },
-      spec: { replicas: 2, version: '3.5.16', storage: { size: '1Gi' } },
-    });
-    assert.equal(created.kind, 'created');
+    await world.createCluster(2);
   });
   after(async () => world?.stop());
 

@@ -252,6 +252,17 @@ export class ReconcileWorld {
     } as never);
   }
 
+  /** Creates this world's EtcdCluster (etcd 3.5.16, 1Gi volumes) with `replicas` members. */
+  async createCluster(replicas: number): Promise<void> {
+    const created = await this.kube.create({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: this.clusterName, namespace: NS },
+      spec: { replicas, version: '3.5.16', storage: { size: '1Gi' } },
+    });
+    if (created.kind !== 'created') throw new Error(`EtcdCluster ${this.clusterName}: ${created.kind}`);
+  }
+
   async cluster(): Promise<Cluster> {
     const read = await this.kube.get<Cluster>(clusterRef(this.clusterName));
     if (read.kind !== 'found') throw new Error(`EtcdCluster ${this.clusterName} not found`);

@@ -124,7 +124,7 @@ describe('resyncEach', () => {
     assert.match(resyncSummary('thing(s)', 4, result), /1 left for the next tick/);
   });
 
-  it('works on `concurrency` objects at once, one failure not stopping the others, details in list order', async () => {
+  it('works on `concurrency` objects at once, failures not stopping the others, details and failures in list order', async () => {
     const many = Array.from({ length: 10 }, (_, i) => ({ namespace: 'ns', name: `o${i}` }));
     let inFlight = 0;
     let most = 0;
@@ -138,7 +138,7 @@ describe('resyncEach', () => {
         // Later objects finish first: each waits for the test to let it go.
         await new Promise<void>(resolve => gates.push(resolve));
         inFlight--;
-        if (ref.name === 'o3') throw new Error('o3 broke');
+        if (ref.name === 'o0' || ref.name === 'o4') throw new Error(`${ref.name} broke`);
         return { result: 'done', summary: 'ok' };
       },
       { now: () => new Date(0), concurrency: 3 },
@@ -151,11 +151,11 @@ describe('resyncEach', () => {
     }
     const result = await running;
     assert.equal(most, 3, 'three at a time, never more');
-    assert.equal(result.reconciled, 9);
-    assert.deepEqual(result.failed, ['Thing ns/o3: o3 broke']);
+    assert.equal(result.reconciled, 8);
+    assert.deepEqual(result.failed, ['Thing ns/o0: o0 broke', 'Thing ns/o4: o4 broke'], 'o4 ended before o0');
     assert.deepEqual(
       result.details.map(d => d.split(':')[0]),
-      many.map(r => (r.name === 'o3' ? 'Thing ns/o3' : `ns/${r.name}`)),
+      many.map(r => (r.name === 'o0' || r.name === 'o4' ? `Thing ns/${r.name}` : `ns/${r.name}`)),
     );
   });
 });
