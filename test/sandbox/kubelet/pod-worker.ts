@@ -163,7 +163,9 @@ export class PodWorker {
     const ports = this.pod.spec.containers.flatMap(c => (c.ports ?? []).map(p => p.containerPort));
     this.podIP = await this.node.ipam.allocate(ports);
     if (this.terminating) {
+      // Forgotten at once: cleanup() would release it again, maybe after another Pod got it.
       this.node.ipam.release(this.podIP);
+      this.podIP = undefined;
       return;
     }
     this.startTime = nowIso();
