@@ -88,7 +88,8 @@ export type Attempt<T> = { kind: 'ok'; value: T; endpoint: string } | EtcdFailur
  * call without applying it; etcd's own Go client logs in again and retries, and so does
  * `callEndpoint` (etcd3 for Node does not).
  */
-const AUTH_OLD_REVISION = 'revision of auth store is old';
+export const isAuthOldRevision = (message: string): boolean =>
+  message.includes('revision of auth store is old');
 
 /**
  * Runs one call against one endpoint with a fresh client; never throws, failures are classified.
@@ -100,7 +101,7 @@ export async function callEndpoint<T>(
   call: (client: Etcd3) => Promise<T>,
 ): Promise<Attempt<T>> {
   const first = await callOnce(endpoint, options, call);
-  if (first.kind === 'ok' || !options.auth || !first.message.includes(AUTH_OLD_REVISION)) return first;
+  if (first.kind === 'ok' || !options.auth || !isAuthOldRevision(first.message)) return first;
   return callOnce(endpoint, options, call);
 }
 

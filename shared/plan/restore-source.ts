@@ -187,26 +187,27 @@ export function restoreCondition(input: RestoreConditionInput): ConditionInput |
       message: input.resolution.message,
     };
   }
+  const several = (input.restoringMembers ?? 1) > 1;
   if (input.seedFailure) {
+    const pod = several && input.failedMember ? `the Pod of ${input.failedMember}` : 'the seed Pod';
+    const startOver =
+      input.seedFailure.reason === 'RestoreFailed'
+        ? `; after a failure of the etcd restore step itself, delete ${pod} to start over`
+        : '';
     return {
       type: RESTORED_CONDITION,
       status: 'False',
       reason: input.seedFailure.reason,
-      message:
-        `restoring ${what} failed: ${input.seedFailure.message}; no member runs until it succeeds (it is retried with back-off` +
-        (input.seedFailure.reason === 'RestoreFailed'
-          ? `; after a failure of the etcd restore step itself, delete ${input.failedMember && (input.restoringMembers ?? 1) > 1 ? `the Pod of ${input.failedMember}` : 'the seed Pod'} to start over)`
-          : ')'),
+      message: `restoring ${what} failed: ${input.seedFailure.message}; no member runs until it succeeds (it is retried with back-off${startOver})`,
     };
   }
   return {
     type: RESTORED_CONDITION,
     status: 'Unknown',
     reason: 'Restoring',
-    message:
-      (input.restoringMembers ?? 1) > 1
-        ? `restoring ${what} into each of the ${input.restoringMembers} initial members`
-        : `restoring ${what} into the seed member`,
+    message: several
+      ? `restoring ${what} into each of the ${input.restoringMembers} initial members`
+      : `restoring ${what} into the seed member`,
   };
 }
 

@@ -2,15 +2,10 @@
 // (the HTTP call to the function, from request to answer) during a benchmark. Pure: the bridge's
 // delivery records in, one p50 and one p99 row per function out.
 import type { DeliveryRecord } from '../../standalone/bridge/delivery.ts';
+import type { LifecycleRow } from './lifecycle-rows.ts';
 
-export interface LatencyRow {
-  measurement: string;
-  value: number;
-  unit: string;
-  runs: string;
-  detail: string;
-  samples: number[];
-}
+/** A row of the lifecycle section's table. */
+export type LatencyRow = LifecycleRow;
 
 /** The q-quantile (0..1) of sorted values, nearest rank. */
 export function quantile(sorted: readonly number[], q: number): number {

@@ -19,6 +19,7 @@ import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { runHealth, type HealthView } from '../../cli/health.ts';
 import { runMembers } from '../../cli/members.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
+import { isAuthOldRevision } from '../../shared/etcd/connection.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { healingSandbox, NS } from '../support/healing-sandbox.ts';
 import { etcdBinaries } from '../support/etcd-binaries.ts';
@@ -75,8 +76,7 @@ describe('etcd auth (etcd 3.5.16, s3rver)', { timeout: 900_000 }, () => {
       return await fn(client);
     } catch (err) {
       const message = (err as Error).message;
-      if (login && !retried && message.includes('revision of auth store is old'))
-        return asClient(name, login, fn, true);
+      if (login && !retried && isAuthOldRevision(message)) return asClient(name, login, fn, true);
       return `refused: ${message}`;
     } finally {
       client.close();
