@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fetches the etcd releases the tests and the sandbox run (3.4 from Debian bookworm, 3.5 from Debian
-# trixie) into .cache/etcd/<minor>/ without installing anything on the system: a private apt sources
-# list, `apt-get download` and `dpkg -x`. Safe to run again; it skips a release already unpacked.
+# Fetches etcd 3.4 (end of life; kept only to test upgrading away from it) from Debian bookworm into
+# .cache/etcd/3.4/ without installing anything on the system: a private apt sources list,
+# `apt-get download` and `dpkg -x`. 3.5, 3.6 and 3.7 are built from their Go modules by
+# scripts/build-go.sh. Safe to run again; it skips a release already unpacked.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cache="${ETCDFN_CACHE:-$root/.cache}"
@@ -25,4 +26,3 @@ fetch() { # <suite> <minor>
 }
 
 fetch bookworm 3.4
-fetch trixie 3.5

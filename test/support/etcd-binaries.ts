@@ -1,16 +1,21 @@
 // Locates the real etcd releases the tests run against, one per supported minor version.
 //
-// Lookup order for a minor version M (e.g. '3.5'):
-//   1. $ETCD_3_5_BIN (dots become underscores): the etcd binary itself, or the folder holding it;
+// Lookup order for a minor version M (e.g. '3.6'):
+//   1. $ETCD_3_6_BIN (dots become underscores): the etcd binary itself, or the folder holding it;
 //      etcdctl and etcdutl are looked up next to it;
-//   2. .cache/etcd/3.5/usr/bin/, where `npm run setup` (scripts/install-etcd.sh) unpacks it.
+//   2. the Go build cache, where `npm run setup` (scripts/build-go.sh) builds 3.5, 3.6 and 3.7 from
+//      their Go modules (test/go/etcd-M/go.mod): $ETCDFN_GO_CACHE/etcd-M/, by default
+//      ~/.cache/etcdfn/go/etcd-M/;
+//   3. .cache/etcd/M/usr/bin/, where `npm run setup` (scripts/install-etcd.sh) unpacks Debian's
+//      3.4 (end of life: kept only to test upgrading away from it).
 // The version is read from `etcd --version` at run time, never assumed from the folder name.
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type EtcdMinor = '3.4' | '3.5';
+export type EtcdMinor = '3.4' | '3.5' | '3.6' | '3.7';
 
 /** Every minor version the project supports, oldest first: loop over it to run a suite per version. */
 export const ETCD_MINORS: readonly EtcdMinor[] = ['3.4', '3.5'];
@@ -70,9 +75,19 @@ function locateEtcd(minor: EtcdMinor): string {
       throw missing(minor, `$${binEnvVar(minor)} points to ${path}, which does not exist`);
     return path;
   }
+  const built = join(goCacheDir(), `etcd-${minor}`, 'etcd');
+  if (existsSync(built)) return built;
   const path = join(repoRoot, '.cache', 'etcd', minor, 'usr', 'bin', 'etcd');
-  if (!existsSync(path)) throw missing(minor, `${path} does not exist`);
+  if (!existsSync(path)) throw missing(minor, `neither ${built} nor ${path} exists`);
   return path;
+}
+
+/** Where scripts/build-go.sh puts the programs it builds from Go modules (one folder per module). */
+export function goCacheDir(): string {
+  return (
+    process.env.ETCDFN_GO_CACHE ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'etcdfn', 'go')
+  );
 }
 
 function isDirectory(path: string): boolean {
@@ -81,7 +96,8 @@ function isDirectory(path: string): boolean {
 
 function missing(minor: EtcdMinor, why: string): Error {
   return new Error(
-    `etcd ${minor} is not installed: ${why}. Run \`npm run setup\` (or \`bash scripts/install-etcd.sh\`) ` +
-      `to fetch it into .cache/etcd/${minor}/, or set $${binEnvVar(minor)} to an etcd ${minor}.x binary.`,
+    `etcd ${minor} is not installed: ${why}. Run \`npm run setup\` (it builds 3.5-3.7 from their Go ` +
+      `modules with scripts/build-go.sh and fetches 3.4 with scripts/install-etcd.sh), or set ` +
+      `$${binEnvVar(minor)} to an etcd ${minor}.x binary.`,
   );
 }
