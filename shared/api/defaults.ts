@@ -12,10 +12,21 @@ export const DEFAULT_SNAPSHOT_KEEP_LAST = 7;
 export const DEFAULT_SCHEDULE_SUSPEND = false;
 
 /**
- * etcd minor releases the operator runs; spec.version must be one of their patch releases. 3.6 is
- * left out (and refused by the CRD) until a real 3.6 binary runs in the tests.
+ * etcd minor releases the operator runs members of, oldest first. 3.4 (end of life) only for a
+ * cluster that already runs it, until it is upgraded to 3.5: the CRD refuses a new 3.4 cluster.
  */
-export const SUPPORTED_ETCD_MINORS = ['3.4', '3.5'] as const;
+export const SUPPORTED_ETCD_MINORS = ['3.4', '3.5', '3.6', '3.7'] as const;
+/** The minors a new cluster may ask for (the CRD's rules on spec.version). */
+export const NEW_CLUSTER_ETCD_MINORS = ['3.5', '3.6', '3.7'] as const;
+
+/** spec.version when the manifest names none (the CRD's default): the newest 3.6, what Kubernetes runs. */
+export const DEFAULT_ETCD_VERSION = '3.6.16';
+
+/**
+ * The oldest patch of the previous minor that etcd's upgrade guide allows a rolling upgrade to the
+ * minor from (etcd.io/docs upgrade_3_6: "3.5.26 or later"; upgrade_3_7: "3.6.11 or later").
+ */
+export const MINIMUM_PATCH_BEFORE: Readonly<Record<string, string>> = { '3.6': '3.5.26', '3.7': '3.6.11' };
 
 /** Not schema defaults: what the operator uses when the spec leaves these unset. */
 export const DEFAULT_RESOURCE_REQUESTS = { cpu: '100m', memory: '128Mi' } as const;

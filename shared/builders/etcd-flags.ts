@@ -26,7 +26,7 @@ export interface EtcdFlagOptions {
   memberID?: string;
 }
 
-/** "3.5.16" → "3.5"; throws for a release the operator does not know how to run. */
+/** "3.6.16" → "3.6"; throws for a release the operator does not know how to run. */
 export function etcdMinor(version: string): EtcdMinor {
   const match = /^(\d+)\.(\d+)\.(\d+)$/.exec(version);
   const minor = match ? `${match[1]}.${match[2]}` : undefined;
@@ -150,22 +150,22 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
     `--initial-cluster-state=${guard?.state ?? initialClusterState(member, opts)}`,
     // Always plaintext: /health for the readiness probe and /metrics for scrapers.
     `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
-    ...optionFlags(member),
+    ...optionFlags(member, minor),
     // Quorum-loss recovery only, for one start (shared/plan/member-force.ts replaces the Pod after it).
     ...(member.spec.forceNewCluster === true ? [FORCE_NEW_CLUSTER_FLAG] : []),
     ...(clientTls ? clientTlsFlags(member.spec.tls?.clientMTLS === true) : []),
     ...(peerTls ? peerTlsFlags() : []),
-    ...VERSION_FLAGS[minor],
+    ...VERSION_FLAGS[minor].flags,
   ];
 }
 
-function optionFlags(member: EtcdMember): string[] {
+function optionFlags(member: EtcdMember, minor: EtcdMinor): string[] {
   const o = member.spec.options ?? {};
   const quota = o.quotaBackendBytes ? BigInt(o.quotaBackendBytes) : defaultQuotaBackendBytes(member);
   const flags = [`--quota-backend-bytes=${quota}`];
   if (o.autoCompactionMode) flags.push(`--auto-compaction-mode=${o.autoCompactionMode}`);
   if (o.autoCompactionRetention) flags.push(`--auto-compaction-retention=${o.autoCompactionRetention}`);
-  if (o.snapshotCount) flags.push(`--snapshot-count=${o.snapshotCount}`);
+  flags.push(`--snapshot-count=${o.snapshotCount || VERSION_FLAGS[minor].defaultSnapshotCount}`);
   return flags;
 }
 
@@ -185,16 +185,35 @@ function peerTlsFlags(): string[] {
 }
 
 /**
- * What differs between minors. Both check the data against the peers' before serving
- * (the initial corruption check), each with the spelling it understands:
- * - 3.4: its default logger (capnslog) is deprecated, so zap is asked for explicitly. The
- *   experimental check flag exists (since 3.3; verified against etcd 3.4.23).
- * - 3.5: zap is the default; the check is the --experimental-initial-corrupt-check flag.
- * (3.6, not supported yet, moves experimental flags behind --feature-gates: the check becomes
- * --feature-gates=InitialCorruptCheck=true.)
- * Neither passes --enable-v2 (the v2 API is gone in 3.6) or --unsafe-no-fsync (absent in 3.4, and unsafe).
+ * What differs between minors: one row per minor, every flag checked against that release's real
+ * binary (`etcd --help`, test/unit/builders-etcd-flags.test.ts) and started with it
+ * (test/integration/etcd-flags-minors.test.ts). Every minor checks its data against the peers'
+ * before serving (the initial corruption check), each with the spelling it understands:
+ * - 3.4: its default logger (capnslog) is deprecated, so zap is asked for explicitly; the check is
+ *   the experimental flag (since 3.3; verified against etcd 3.4.23).
+ * - 3.5: zap is the default; the check is --experimental-initial-corrupt-check.
+ * - 3.6: the experimental flags are deprecated (3.6 still reads them, with a warning): the check is
+ *   the InitialCorruptCheck feature gate, and the leader's periodic check of the followers'
+ *   compaction hashes (CompactHashCheck) is turned on with it.
+ * - 3.7: the `--experimental-*` spellings are gone (etcd refuses to start on them): the same gates.
+ * snapshotCount: etcd's own default when the spec sets none, written out because it changed in 3.6
+ * (100000 → 10000: fewer raft entries kept in memory); a member upgraded to 3.6 takes the new one.
+ * None passes --enable-v2 (the v2 API is gone in 3.6, so the v2 store never holds data of ours and
+ * the upgrade guide's v2store step has nothing to find) or --unsafe-no-fsync (absent in 3.4, unsafe).
  */
-const VERSION_FLAGS: Record<EtcdMinor, readonly string[]> = {
-  '3.4': ['--logger=zap', '--experimental-initial-corrupt-check=true'],
-  '3.5': ['--experimental-initial-corrupt-check=true'],
+export interface MinorFlags {
+  flags: readonly string[];
+  defaultSnapshotCount: number;
+}
+
+const GATES_3_6 = '--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true';
+
+export const VERSION_FLAGS: Readonly<Record<EtcdMinor, MinorFlags>> = {
+  '3.4': {
+    flags: ['--logger=zap', '--experimental-initial-corrupt-check=true'],
+    defaultSnapshotCount: 100_000,
+  },
+  '3.5': { flags: ['--experimental-initial-corrupt-check=true'], defaultSnapshotCount: 100_000 },
+  '3.6': { flags: [GATES_3_6], defaultSnapshotCount: 10_000 },
+  '3.7': { flags: [GATES_3_6], defaultSnapshotCount: 10_000 },
 };

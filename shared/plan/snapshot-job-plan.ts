@@ -56,7 +56,7 @@ export function jobOutcome(
       verification:
         `Job ${job.name} read ${s.sizeBytes} bytes back from the volume: size and sha256:${s.sha256} match what it wrote; ` +
         `etcd's integrity hash (last 32 bytes: SHA-256 of the rest) matches; ` +
-        `its database holds ${s.totalKey} keys at revision ${s.dbRevision} (etcdutl snapshot status's totalKey and revision)`,
+        `its database holds ${s.totalKey} keys at revision ${s.dbRevision} (entries in every bucket, as etcdutl 3.5's snapshot status counts them, and revision)`,
     };
   }
   const uri = pvcUri(

@@ -320,7 +320,7 @@ async function verify(
       `read back ${read.sizeBytes} bytes from ${artifact.uri}: size and ${artifact.checksum} match the upload; ` +
       `etcd's integrity hash (last 32 bytes: SHA-256 of the rest) matches; revision ${artifact.revision} is the member's revision when streaming began; ` +
       (read.contents.kind === 'counted'
-        ? `its database holds ${read.contents.totalKey} keys at revision ${read.contents.revision} (etcdutl snapshot status's totalKey and revision)`
+        ? `its database holds ${read.contents.totalKey} keys at revision ${read.contents.revision} (entries in every bucket, as etcdutl 3.5's snapshot status counts them, and revision)`
         : `its keys were not counted: ${read.contents.reason}`),
   };
 }

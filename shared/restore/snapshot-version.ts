@@ -4,6 +4,8 @@
 // - `storageVersion` + "3.6.0" (and later): etcd 3.6 and newer record their storage version;
 // - `confState{"` : etcd 3.5 added the confState key (JSON value) to the meta bucket;
 // - neither: etcd 3.4.
+// etcd 3.6+ writes its storage version a few seconds after it starts (checked with 3.6.16 and 3.7.3):
+// a snapshot taken before then carries no storage version and reads as 3.5 (a guess on the old side).
 // A user value that happens to hold those bytes could make a 3.4 snapshot look newer (refused, never
 // accepted wrongly).
 const STORAGE_VERSION = Buffer.from('storageVersion');

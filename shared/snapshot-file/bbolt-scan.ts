@@ -1,4 +1,5 @@
-// What `etcdutl snapshot status` reports (totalKey, revision), computed from a snapshot read once,
+// What `etcdutl snapshot status` of etcd 3.5 reports (totalKey: entries in every bucket; 3.6's
+// counts the key bucket only), and the revision, computed from a snapshot read once,
 // front to back: the S3 read-back has a stream, not a file to seek in. Each page is summarised as
 // it passes (a leaf's element count, its last key, the sub-buckets it names; a branch's children),
 // and the trees are walked over the summaries at the end, from the current meta page's root. Only

@@ -137,16 +137,27 @@ describe('etcd flags: --initial-cluster-state', () => {
 });
 
 describe('etcd flags per minor release', () => {
+  const gates = '--feature-gates=InitialCorruptCheck=true,CompactHashCheck=true';
   const table: { version: string; has: string[]; lacks: string[] }[] = [
     {
       version: '3.4.23',
-      has: ['--logger=zap', '--experimental-initial-corrupt-check=true'],
+      has: ['--logger=zap', '--experimental-initial-corrupt-check=true', '--snapshot-count=100000'],
       lacks: ['--feature-gates', '--enable-v2', '--unsafe-no-fsync'],
     },
     {
-      version: '3.5.16',
-      has: ['--experimental-initial-corrupt-check=true'],
+      version: '3.5.35',
+      has: ['--experimental-initial-corrupt-check=true', '--snapshot-count=100000'],
       lacks: ['--logger', '--feature-gates', '--enable-v2', '--unsafe-no-fsync'],
+    },
+    {
+      version: '3.6.16',
+      has: [gates, '--snapshot-count=10000'],
+      lacks: ['--experimental-initial-corrupt-check', '--logger', '--enable-v2', '--unsafe-no-fsync'],
+    },
+    {
+      version: '3.7.3',
+      has: [gates, '--snapshot-count=10000'],
+      lacks: ['--experimental-initial-corrupt-check', '--logger', '--enable-v2', '--unsafe-no-fsync'],
     },
   ];
   for (const row of table) {
@@ -160,18 +171,34 @@ describe('etcd flags per minor release', () => {
           `${row.version} must not have ${not}`,
         );
       }
+      assert.ok(!flags.some(f => f.startsWith('--experimental-') && row.version >= '3.6'), row.version);
     });
   }
 
-  it('versions outside 3.4–3.5 (3.6 included, not supported yet) are refused with a message naming the supported ones', () => {
-    for (const v of ['3.3.27', '3.6.0', '3.7.0', '4.0.0', '3.5', 'v3.5.16', '']) {
-      assert.throws(() => etcdMinor(v), /use a 3\.4, 3\.5 release/, v);
+  it("a snapshotCount in the spec wins over the minor's default", () => {
+    for (const version of ['3.5.35', '3.6.16', '3.7.3']) {
+      const f = flagMap(
+        etcdFlags(member({ version, options: { snapshotCount: 5000 } }), {
+          namespace: NS,
+          clusterFormed: true,
+        }),
+      );
+      assert.equal(f.get('--snapshot-count'), '5000', version);
     }
-    assert.equal(etcdMinor('3.5.10'), '3.5');
   });
 
-  // Every flag must exist in the real binary: etcd refuses to start on an unknown flag.
-  for (const minor of ['3.4', '3.5'] as EtcdMinor[]) {
+  it('versions outside 3.4–3.7 are refused with a message naming the supported ones', () => {
+    for (const v of ['3.3.27', '3.8.0', '4.0.0', '3.5', 'v3.5.16', '']) {
+      assert.throws(() => etcdMinor(v), /use a 3\.4, 3\.5, 3\.6, 3\.7 release/, v);
+    }
+    assert.equal(etcdMinor('3.5.10'), '3.5');
+    assert.equal(etcdMinor('3.6.16'), '3.6');
+    assert.equal(etcdMinor('3.7.3'), '3.7');
+  });
+
+  // Every flag must exist in the real binary (etcd refuses to start on an unknown flag) and must not
+  // be one that release calls deprecated; every feature gate must be one it lists.
+  for (const minor of ['3.4', '3.5', '3.6', '3.7'] as EtcdMinor[]) {
     let help = '';
     try {
       const bins = etcdBinaries(minor);
@@ -182,7 +209,7 @@ describe('etcd flags per minor release', () => {
       help = '';
     }
     it(
-      `every flag for ${minor} is one the real etcd ${minor} knows`,
+      `every flag for ${minor} is one the real etcd ${minor} knows and does not call deprecated`,
       { skip: !help && 'etcd binary not installed' },
       () => {
         const m = member({
@@ -190,8 +217,19 @@ describe('etcd flags per minor release', () => {
           options: { autoCompactionMode: 'periodic', autoCompactionRetention: '1h', snapshotCount: 10000 },
           tls: { clientServerSecretRef: { name: 's' }, clientMTLS: true, peerSecretRef: { name: 'p' } },
         });
-        for (const key of flagMap(etcdFlags(m, { namespace: NS, clusterFormed: false })).keys()) {
-          assert.match(help, new RegExp(`\\s${key}\\s`), `etcd ${minor} does not know ${key}`);
+        const flags = flagMap(etcdFlags(m, { namespace: NS, clusterFormed: false }));
+        for (const key of flags.keys()) {
+          const entry = new RegExp(`\\s${key}\\s[^\\n]*\\n([^\\n]*)`).exec(help);
+          assert.ok(entry, `etcd ${minor} does not know ${key}`);
+          assert.doesNotMatch(entry[1] ?? '', /Deprecated in v/, `etcd ${minor} deprecates ${key}`);
+        }
+        for (const gate of (flags.get('--feature-gates') ?? '').split(',').filter(Boolean)) {
+          const name = gate.split('=')[0];
+          assert.match(
+            help,
+            new RegExp(`\\s${name}=true\\|false`),
+            `etcd ${minor} has no feature gate ${name}`,
+          );
         }
       },
     );
@@ -210,11 +248,11 @@ describe('etcd flags: options', () => {
     assert.equal(f.get('--snapshot-count'), '5000');
   });
 
-  it('unset options add no compaction or snapshot flags', () => {
+  it('unset options add no compaction flags, and the snapshot count of the member\'s minor', () => {
     const f = flagsOf(member());
     assert.equal(f.has('--auto-compaction-mode'), false);
     assert.equal(f.has('--auto-compaction-retention'), false);
-    assert.equal(f.has('--snapshot-count'), false);
+    assert.equal(f.get('--snapshot-count'), '100000'); // the fixture runs 3.5.16
   });
 
   // The quota alarm must fire before the volume is full: half the volume, at most etcd's 2 GiB.

@@ -18,7 +18,7 @@ export interface RuleCases {
 
 const spec = (extra: Record<string, unknown> = {}) => ({
   replicas: 3,
-  version: '3.5.16',
+  version: '3.6.16',
   storage: { size: '1Gi', medium: '' },
   progressDeadlineSeconds: 600,
   ...extra,
@@ -238,22 +238,28 @@ const clusterSpecRules: Omit<RuleCases, 'kind' | 'path'>[] = [
 
 const versionRules: Omit<RuleCases, 'kind' | 'path'>[] = [
   {
-    match: 'must be an etcd release of the 3.4 or 3.5 series',
-    valid: [{ self: '3.4.23' }, { self: '3.5.16' }, { self: '3.6.0' }, { self: '3.5.100' }],
+    match: 'must be an etcd release of the 3.5, 3.6 or 3.7 series',
+    valid: [
+      { self: '3.5.35' },
+      { self: '3.6.16' },
+      { self: '3.7.3' },
+      { self: '3.5.100' },
+      { self: '3.4.23' },
+    ],
     invalid: [
       { self: '3.3.9' },
-      { self: '3.7.0' },
+      { self: '3.8.0' },
       { self: '4.5.0' },
-      { self: '3.5' },
-      { self: 'v3.5.1' },
-      { self: '3.5.1-rc.0' },
+      { self: '3.6' },
+      { self: 'v3.6.1' },
+      { self: '3.6.1-rc.0' },
       { self: '13.5.1' },
     ],
   },
   {
-    match: 'etcd 3.6 is not supported yet',
-    valid: [{ self: '3.4.23' }, { self: '3.5.16' }, { self: '3.5.6' }, { self: '3.7.0' }],
-    invalid: [{ self: '3.6.0' }, { self: '3.6.4' }, { self: '3.6.16' }],
+    match: 'etcd 3.4 is past its end of life',
+    valid: [{ self: '3.5.16' }, { self: '3.6.16' }, { self: '3.7.0' }, update('3.4.23', '3.5.35')],
+    invalid: [{ self: '3.4.23' }, { self: '3.4.0' }, update('3.4.22', '3.4.23'), update('3.5.35', '3.4.23')],
   },
   {
     match: 'at most one minor release per change',
@@ -262,10 +268,38 @@ const versionRules: Omit<RuleCases, 'kind' | 'path'>[] = [
       update('3.5.16', '3.5.17'),
       update('3.5.16', '3.5.10'),
       update('3.4.23', '3.5.0'),
-      update('3.5.16', '3.6.1'),
-      update('3.2.0', '3.6.1'),
+      update('3.5.35', '3.6.16'),
+      update('3.6.16', '3.7.3'),
+      update('3.7.3', '3.6.16'),
+      update('3.6.16', '3.5.35'),
     ],
-    invalid: [update('3.4.23', '3.6.0'), update('3.5.0', '3.4.23'), update('3.6.1', '3.5.16')],
+    invalid: [
+      update('3.4.23', '3.6.0'),
+      update('3.5.35', '3.7.3'),
+      update('3.7.3', '3.5.35'),
+      update('3.6.16', '3.4.23'),
+    ],
+  },
+  {
+    match: 'an upgrade to etcd 3.6 needs the cluster on 3.5.26 or later first',
+    valid: [
+      update('3.5.26', '3.6.0'),
+      update('3.5.35', '3.6.16'),
+      update('3.5.16', '3.5.35'),
+      update('3.6.1', '3.6.16'),
+      update('3.7.3', '3.6.16'),
+    ],
+    invalid: [update('3.5.25', '3.6.16'), update('3.5.16', '3.6.0'), update('3.5.0', '3.6.11')],
+  },
+  {
+    match: 'an upgrade to etcd 3.7 needs the cluster on 3.6.11 or later first',
+    valid: [
+      update('3.6.11', '3.7.0'),
+      update('3.6.16', '3.7.3'),
+      update('3.6.1', '3.6.16'),
+      update('3.7.0', '3.7.3'),
+    ],
+    invalid: [update('3.6.10', '3.7.3'), update('3.6.0', '3.7.0')],
   },
 ];
 

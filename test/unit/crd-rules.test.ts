@@ -71,7 +71,7 @@ describe('every CEL rule in crds/, against its own text', () => {
 
   it('counts the rules per CRD', () => {
     const counts = Object.fromEntries(crds.map(c => [c.spec.names.kind, rulesOf(c.spec.names.kind).length]));
-    assert.deepEqual(counts, { EtcdCluster: 40, EtcdMember: 11, EtcdSnapshot: 5, EtcdSnapshotSchedule: 5 });
+    assert.deepEqual(counts, { EtcdCluster: 42, EtcdMember: 11, EtcdSnapshot: 5, EtcdSnapshotSchedule: 5 });
   });
 
   it('keeps transition rules out of status', () => {
@@ -146,7 +146,7 @@ describe('validateObject on whole EtcdClusters', () => {
       crd,
       VERSION,
       cluster({
-        version: '3.7.0',
+        version: '3.8.0',
         tls: { client: {}, peer: { auto: {}, secretRef: { name: 'p' } } },
         options: { autoCompactionMode: 'periodic' },
       }),
@@ -171,6 +171,16 @@ describe('validateObject on whole EtcdClusters', () => {
     assert.deepEqual(paths(validateObject(crd, VERSION, cluster(reserved('z')), old)), [
       '.spec.additionalMetadata.annotations',
     ]);
+  });
+
+  it('etcd 3.4: refused for a new cluster; a running 3.4 cluster can still be edited and moved to 3.5', () => {
+    const old = cluster({ version: '3.4.23' });
+    assert.deepEqual(paths(validateObject(crd, VERSION, old)), ['.spec.version']);
+    assert.deepEqual(validateObject(crd, VERSION, cluster({ version: '3.4.23', replicas: 5 }), old), []);
+    assert.deepEqual(validateObject(crd, VERSION, cluster({ version: '3.5.35' }), old), []);
+    const skip = validateObject(crd, VERSION, cluster({ version: '3.6.16' }), old);
+    assert.deepEqual(paths(skip), ['.spec.version']);
+    assert.match(skip[0].message, /at most one minor release per change/);
   });
 
   it('points a reserved metadata key at the map that holds it', () => {

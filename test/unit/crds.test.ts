@@ -15,7 +15,8 @@ import {
   DEFAULT_SNAPSHOT_KEEP_LAST,
   DEFAULT_STORAGE_MEDIUM,
   DEFAULT_STORAGE_SIZE,
-  SUPPORTED_ETCD_MINORS,
+  NEW_CLUSTER_ETCD_MINORS,
+  DEFAULT_ETCD_VERSION,
 } from '../../shared/api/defaults.ts';
 import type { EtcdCluster } from '../../shared/api/types.ts';
 import { compileRule } from '../support/crd-validation/cel.ts';
@@ -199,13 +200,18 @@ describe('schema defaults and limits agree with shared/api/defaults.ts', () => {
     assert.equal(at('EtcdSnapshotSchedule', '.spec.retention.keepLast')?.default, DEFAULT_SNAPSHOT_KEEP_LAST);
   });
 
-  it('spec.version accepts exactly the SUPPORTED_ETCD_MINORS', () => {
+  it('spec.version defaults to DEFAULT_ETCD_VERSION', () => {
+    assert.equal(nodeAt(cluster, '.spec.version')?.default, DEFAULT_ETCD_VERSION);
+    assert.ok(!(nodeAt(cluster, '.spec')?.required ?? []).includes('version'));
+  });
+
+  it("a new cluster's spec.version accepts exactly the NEW_CLUSTER_ETCD_MINORS", () => {
     const rules = (nodeAt(cluster, '.spec.version')?.['x-kubernetes-validations'] ?? []).filter(
       r => !r.rule.includes('oldSelf'),
     );
     const checks = rules.map(r => compileRule(r.rule));
     for (let minor = 0; minor <= 9; minor++) {
-      const supported = (SUPPORTED_ETCD_MINORS as readonly string[]).includes(`3.${minor}`);
+      const supported = (NEW_CLUSTER_ETCD_MINORS as readonly string[]).includes(`3.${minor}`);
       assert.equal(
         checks.every(check => check(`3.${minor}.7`).ok),
         supported,
@@ -396,7 +402,7 @@ metadata:
   name: cache
 spec:
   replicas: 1
-  version: 3.4.23
+  version: 3.7.3
   storage:
     medium: Memory
     size: 512Mi
