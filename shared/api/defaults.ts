@@ -26,6 +26,13 @@ export const DEFAULT_ETCD_VERSION = '3.6.16';
  * The oldest patch of the previous minor that etcd's upgrade guide allows a rolling upgrade to the
  * minor from (etcd.io/docs upgrade_3_6: "3.5.26 or later"; upgrade_3_7: "3.6.11 or later").
  */
+/** The newest patch of each minor etcdfn is tested on, suggested when a patch must change first. */
+export const NEWEST_PATCH: Readonly<Record<string, string>> = {
+  '3.5': '3.5.35',
+  '3.6': '3.6.16',
+  '3.7': '3.7.3',
+};
+
 export const MINIMUM_PATCH_BEFORE: Readonly<Record<string, string>> = { '3.6': '3.5.26', '3.7': '3.6.11' };
 
 /** Not schema defaults: what the operator uses when the spec leaves these unset. */

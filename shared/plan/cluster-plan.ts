@@ -34,7 +34,8 @@ import {
   type ClusterEvent,
   type ClusterPlan,
 } from './cluster-step.ts';
-import { minorSkip, outdatedMembers, upgradingMembers } from './cluster-upgrade.ts';
+import { outdatedMembers, upgradeStalledOnPull, upgradingMembers } from './cluster-upgrade.ts';
+import { versionRefusal } from './version-moves.ts';
 import { isDeleting, isMemberReady, podOf, runningMembers } from './members.ts';
 import { deadlineFrom, deadlinePassed, observedFromSpec, specDiffersFromObserved } from './target.ts';
 
@@ -92,10 +93,11 @@ function planSteps(state: ClusterState): ClusterPlan {
     };
   }
   const complete = isComplete(state);
-  if (specDiffersFromObserved(cluster) && (complete || deadlinePassed(cluster, state.now))) {
-    const skip = minorSkip(state);
-    if (skip) return refuseTarget(state, 'VersionSkipsMinor', skip);
-    return adoptSpec(state, complete ? 'NewTarget' : 'RetryAfterDeadline');
+  const stalled = upgradeStalledOnPull(state, runningMembers(state));
+  if (specDiffersFromObserved(cluster) && (complete || stalled || deadlinePassed(cluster, state.now))) {
+    const refused = versionRefusal(state);
+    if (refused) return refuseTarget(state, refused.reason, refused.message);
+    return adoptSpec(state, complete || stalled ? 'NewTarget' : 'RetryAfterDeadline');
   }
   if (!complete && deadlinePassed(cluster, state.now))
     return startBootstrapRetry(state) ?? lateFormation(state) ?? deadlineExceeded(state);

@@ -86,7 +86,7 @@ export function podTrouble(state: ClusterState, member: EtcdMember): string {
   const problem = podOf(state, member)?.problem;
   if (!problem) return '';
   const hint = /Image|image/.test(problem)
-    ? 'check spec.version (a released etcd 3.4 or 3.5) and that the etcd image can be pulled'
+    ? 'check spec.version (a released etcd 3.5, 3.6 or 3.7 version) and that the etcd image can be pulled'
     : "see the Pod's logs";
   return `: its Pod cannot run (${problem}); ${hint}`;
 }

@@ -3,8 +3,9 @@
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { isMemoryMedium } from '../builders/storage.ts';
 import type { ClusterState } from './cluster-state.ts';
-import { activeMembers, isMemberReady, membershipOf, newestFirst } from './members.ts';
+import { isMemberReady, membershipOf, newestFirst, podOf } from './members.ts';
 import { podTrouble, working, type MembershipStep } from './cluster-step.ts';
+import type { Progress } from './cluster-status.ts';
 
 /** The locked target release. */
 const targetOf = (state: ClusterState): string | undefined => state.cluster.status?.observed?.version;
@@ -51,11 +52,17 @@ export function planUpgrade(state: ClusterState, running: EtcdMember[]): Members
       `a Memory-medium cluster of ${running.length} member${running.length === 1 ? '' : 's'} cannot be upgraded without losing its data (each member is replaced); scale it to 3 first, or set spec.version back to ${outdated[0]?.spec.version ?? 'the running version'}`,
     );
   }
+  const unpulled = upgrading.find(m => isPullFailure(podOf(state, m)?.problem));
+  if (unpulled) return { action: { kind: 'none' }, progress: versionNotPulled(state, unpulled, running) };
   const inFlight = upgrading[0];
   if (inFlight)
     return waitFor(
       `waiting for ${inFlight.metadata.name} to run etcd ${target}${podTrouble(state, inFlight)}`,
     );
+  // A member set to a release its Pod cannot pull (the previous target) is down already: rolling it
+  // to the new target first costs nothing more, and it is the only way it comes back.
+  const stuck = outdated.find(m => !isMemberReady(state, m) && isPullFailure(podOf(state, m)?.problem));
+  if (stuck) return upgradeStep(stuck, target, tally);
   const unready = running.find(m => !isMemberReady(state, m));
   if (unready)
     return waitFor(
@@ -74,6 +81,11 @@ export function planUpgrade(state: ClusterState, running: EtcdMember[]): Members
       progress: working('Upgrading', `moving leadership off ${name} before upgrading it (${tally})`),
     };
   }
+  return upgradeStep(victim, target, tally);
+}
+
+function upgradeStep(victim: EtcdMember, target: string, tally: string): MembershipStep {
+  const name = victim.metadata.name ?? '';
   const from = victim.spec.version;
   const why = `upgrading member ${name} from etcd ${from} to ${target}`;
   return {
@@ -81,6 +93,32 @@ export function planUpgrade(state: ClusterState, running: EtcdMember[]): Members
     progress: working('Upgrading', `${why} (${tally})`),
     events: [{ type: 'Normal', reason: 'UpgradingMember', message: why }],
   };
+}
+
+/** A kubelet's words for an image it cannot pull (the tag does not exist, or no access to it). */
+export function isPullFailure(problem: string | undefined): boolean {
+  return /^(ErrImagePull|ImagePullBackOff|InvalidImageName)\b/.test(problem ?? '');
+}
+
+/**
+ * The roll-out stops on a member whose Pod cannot pull the target's image: most often a version
+ * that was never released. Nothing else is changed; a new spec.version is taken at once
+ * (upgradeStalledOnPull) and rolls that member first.
+ */
+function versionNotPulled(state: ClusterState, member: EtcdMember, running: EtcdMember[]): Progress {
+  const target = targetOf(state) ?? '';
+  const others = [...new Set(running.filter(m => m !== member).map(m => m.status?.version ?? m.spec.version))];
+  const back = others.length > 0 ? ` (the other members run ${others.join(', ')})` : '';
+  return {
+    active: false,
+    reason: 'VersionNotPulled',
+    message: `stopped: the Pod of member ${member.metadata.name} cannot pull etcd ${target} (${podOf(state, member)?.problem}); check that ${target} is a released etcd version and that its image can be pulled, then set spec.version to a released version${back}; the other members are left as they are`,
+  };
+}
+
+/** Whether the roll-out is stopped on an image that cannot be pulled (a new spec is taken at once). */
+export function upgradeStalledOnPull(state: ClusterState, running: EtcdMember[]): boolean {
+  return upgradingMembers(state, running, true).some(m => isPullFailure(podOf(state, m)?.problem));
 }
 
 export function isLeader(state: ClusterState, member: EtcdMember): boolean {
@@ -107,31 +145,4 @@ export function leaderSuccessor(
       e.id !== etcd.leaderId &&
       candidates.some(m => membershipOf(state.cluster, m, [e])),
   )?.id;
-}
-
-/** 3.5.16 → 3005: a number whose difference counts minor releases (within one major). */
-function minorOf(version: string | undefined): number | undefined {
-  const match = /^(\d+)\.(\d+)\./.exec(version ?? '');
-  return match ? Number(match[1]) * 1000 + Number(match[2]) : undefined;
-}
-
-/**
- * etcd upgrades one minor release at a time. The CRD refuses a spec edit that skips a minor, but two
- * edits in a row (3.4 → 3.5 while the cluster still runs 3.4, then 3.5 → 3.6) pass it: a target is
- * adopted only when no member (running or paused) would skip a minor to reach it, whether the
- * previous target was reached or its deadline passed. Returns why not, or undefined.
- */
-export function minorSkip(state: ClusterState): string | undefined {
-  const wanted = state.cluster.spec.version;
-  const target = minorOf(wanted);
-  if (target === undefined) return undefined;
-  for (const member of activeMembers(state)) {
-    for (const version of [member.spec.version, member.status?.version]) {
-      const have = minorOf(version);
-      if (have !== undefined && target > have + 1) {
-        return `spec.version ${wanted} is more than one minor release ahead of member ${member.metadata.name}, which runs etcd ${version}; etcd upgrades one minor release at a time: set spec.version to a release of the next minor first`;
-      }
-    }
-  }
-  return undefined;
 }

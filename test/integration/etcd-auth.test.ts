@@ -58,6 +58,7 @@ for (const minor of ETCD_MINORS) {
       }
       const enabled = await enableAuth(cluster.endpoints, FIRST.password);
       assert.deepEqual(enabled, { kind: 'ok' });
+      cluster.credentials = FIRST;
       assert.equal((await probeAuth(cluster.endpoints, FIRST)).kind, 'enabled');
       const stale = await probeAuth(cluster.endpoints, { username: 'root', password: 'stale' });
       assert.equal(stale.kind, 'auth-failed', JSON.stringify(stale));
@@ -98,7 +99,10 @@ for (const minor of ETCD_MINORS) {
           peerURL: m.peerURLs[0],
         })),
       );
-      await cluster.startMember(slot, { state: 'existing', initialCluster });
+      // Not waited for through its status: with auth on, etcd 3.5.35+ answers status only to an
+      // authenticated client, and a learner cannot authenticate (a raft request). The promotion
+      // below waits for it to catch up instead.
+      await cluster.startMember(slot, { state: 'existing', initialCluster, wait: false });
       // A follower first: etcd forwards a promote from a follower without the token (bug #20757).
       const statuses = await clusterStatus(cluster.endpoints, { auth: FIRST });
       const followersFirst = statuses
@@ -123,6 +127,7 @@ for (const minor of ETCD_MINORS) {
 
     it('changes the root password with the old one; a repeat is refused and the new one works', async () => {
       assert.deepEqual(await changeRootPassword(cluster.endpoints, FIRST, SECOND.password), { kind: 'ok' });
+      cluster.credentials = SECOND;
       const repeat = await changeRootPassword(cluster.endpoints, FIRST, SECOND.password);
       assert.equal(repeat.kind, 'auth-failed', JSON.stringify(repeat));
       assert.equal((await probeAuth(cluster.endpoints, FIRST)).kind, 'auth-failed');

@@ -85,6 +85,15 @@ describe('kubelet units', () => {
       assert.equal(r.kind === 'etcd' && r.bins.version, version);
     }
     assert.throws(() => resolveImage('quay.io/coreos/etcd:v3.6.0', images), ImagePullError);
+    // A patch that was never released is a registry's missing tag, whatever binaries are local.
+    for (const tag of ['v3.5.99', '3.5.36', 'v3.4.38', 'v3.8.0']) {
+      assert.throws(
+        () => resolveImage(`quay.io/coreos/etcd:${tag}`, images),
+        (err: Error) => err instanceof ImagePullError && /not found/.test(err.message),
+        tag,
+      );
+    }
+    assert.equal(resolveImage('quay.io/coreos/etcd:v3.5.35', images).kind, 'etcd');
     assert.throws(() => resolveImage('nginx:1.25', images), /cannot run this image/);
     assert.equal(resolveImage('ghcr.io/etcdfn/etcdfn:dev', images).kind, 'agent');
     const etcd = resolveImage('registry.k8s.io/etcd:3.4.23-0', images);

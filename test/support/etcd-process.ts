@@ -245,11 +245,36 @@ export interface ProbeStatus {
  * Asks one member for its status over the gRPC gateway (plain HTTP, so no client library is
  * involved). Resolves undefined when the member does not answer within `timeoutMs`.
  */
-export async function probeStatus(clientURL: string, timeoutMs = 1_000): Promise<ProbeStatus | undefined> {
+/** A user etcd's auth knows, for probing a cluster with auth on. */
+export interface ProbeCredentials {
+  username: string;
+  password: string;
+}
+
+/**
+ * With auth on, etcd 3.5.35, 3.6.16 and 3.7.3 refuse an anonymous maintenance status ("user name
+ * is empty"; 3.4.23 and 3.5.16 answered it): `credentials` get a token first.
+ */
+export async function probeStatus(
+  clientURL: string,
+  timeoutMs = 1_000,
+  credentials?: ProbeCredentials,
+): Promise<ProbeStatus | undefined> {
   try {
+    const headers: Record<string, string> = {};
+    if (credentials) {
+      const auth = await fetch(`${clientURL}/v3/auth/authenticate`, {
+        method: 'POST',
+        body: JSON.stringify({ name: credentials.username, password: credentials.password }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const token = auth.ok ? ((await auth.json()) as { token?: string }).token : undefined;
+      if (token) headers.Authorization = token;
+    }
     const res = await fetch(`${clientURL}/v3/maintenance/status`, {
       method: 'POST',
       body: '{}',
+      headers,
       signal: AbortSignal.timeout(timeoutMs),
     });
     if (!res.ok) return undefined;
@@ -275,12 +300,16 @@ export async function probeStatus(clientURL: string, timeoutMs = 1_000): Promise
  * Waits until every given member answers and all of them report the same, non-zero leader.
  * Throws with the members' last log lines on timeout or when one of them exits.
  */
-export async function waitForLeader(members: EtcdProcess[], timeoutMs = 15_000): Promise<string> {
+export async function waitForLeader(
+  members: EtcdProcess[],
+  timeoutMs = 15_000,
+  credentials?: ProbeCredentials,
+): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const exited = members.find(m => !m.running);
     if (exited) throw new Error(`etcd member ${exited.name} exited while starting:\n${exited.logs()}`);
-    const statuses = await Promise.all(members.map(m => probeStatus(m.clientURL)));
+    const statuses = await Promise.all(members.map(m => probeStatus(m.clientURL, 1_000, credentials)));
     const leaders = new Set(statuses.map(s => s?.leader ?? '0'));
     const [leader] = [...leaders];
     if (leaders.size === 1 && leader !== undefined && leader !== '0') return leader;
@@ -324,6 +353,8 @@ export class EtcdTestCluster {
   private readonly addresses = new LoopbackAddresses();
   private readonly procs: EtcdProcess[] = [];
   private readonly options: StartClusterOptions;
+  /** Set by a test that turns auth on: how the harness probes members from then on. */
+  credentials: ProbeCredentials | undefined;
 
   private constructor(options: StartClusterOptions) {
     this.options = options;
@@ -400,7 +431,7 @@ export class EtcdTestCluster {
       joinFromEnv: options.joinFromEnv,
     });
     this.procs.push(proc);
-    if (options.wait ?? true) await waitForLeader([proc]);
+    if (options.wait ?? true) await waitForLeader([proc], undefined, this.credentials);
     return proc;
   }
 

@@ -15,7 +15,7 @@ import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, stat
 
 const OLD = '3.4.23';
 const NEW = '3.5.16';
-const IMAGE_HINT = 'check spec.version (a released etcd 3.4 or 3.5) and that the etcd image can be pulled';
+const IMAGE_HINT = 'check spec.version (a released etcd 3.5, 3.6 or 3.7 version) and that the etcd image can be pulled';
 
 interface Row {
   name: string;
@@ -561,14 +561,29 @@ const upgradeRows: Row[] = [
         'demo-2',
         'ErrImagePull: x',
       ),
+    action: { kind: 'none' },
+    progressing: [
+      'False',
+      'VersionNotPulled',
+      'stopped: the Pod of member demo-2 cannot pull etcd 3.5.16 (ErrImagePull: x); check that 3.5.16 is a released etcd version and that its image can be pulled, then set spec.version to a released version (the other members run 3.4.23, 3.5.16); the other members are left as they are',
+    ],
+  },
+  {
+    name: 'upgrade: a member in flight that crash-loops is waited for (not a pull failure)',
+    world: () =>
+      withProblem(
+        state(formed(3), [on(0, OLD, OLD), on(1, NEW, NEW), on(2, NEW, OLD)], { etcd: etcd3() }),
+        'demo-2',
+        'CrashLoopBackOff: back-off',
+      ),
     action: {
       kind: 'wait',
-      reason: `waiting for demo-2 to run etcd 3.5.16: its Pod cannot run (ErrImagePull: x); ${IMAGE_HINT}`,
+      reason: "waiting for demo-2 to run etcd 3.5.16: its Pod cannot run (CrashLoopBackOff: back-off); see the Pod's logs",
     },
     progressing: [
       'True',
       'Upgrading',
-      `waiting for demo-2 to run etcd 3.5.16: its Pod cannot run (ErrImagePull: x); ${IMAGE_HINT} (1/3 members on 3.5.16)`,
+      "waiting for demo-2 to run etcd 3.5.16: its Pod cannot run (CrashLoopBackOff: back-off); see the Pod's logs (1/3 members on 3.5.16)",
     ],
   },
   {

@@ -179,9 +179,9 @@ describe('guard: a version change never skips a minor release', () => {
     },
     {
       name: 'reached 3.5, next minor 3.6: adopted',
-      members: [0, 1, 2].map(i => member(i, { version: '3.5.16', running: '3.5.16' })),
-      observed: '3.5.16',
-      spec: '3.6.0',
+      members: [0, 1, 2].map(i => member(i, { version: '3.5.35', running: '3.5.35' })),
+      observed: '3.5.35',
+      spec: '3.6.16',
       now: NOW,
       adopts: true,
     },

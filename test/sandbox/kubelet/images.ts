@@ -2,7 +2,9 @@
 //
 // - etcd images: any registry, a repository whose last segment is `etcd`, tag `v3.X.Y` or `3.X.Y`
 //   (suffixes like `-0` allowed: registry.k8s.io/etcd:3.5.16-0, quay.io/coreos/etcd:v3.5.16,
-//   gcr.io/etcd-development/etcd:v3.4.23). They run the local binaries of the same MINOR version.
+//   gcr.io/etcd-development/etcd:v3.4.23). They run the local binaries of the same MINOR version,
+//   but only for a patch that was released (RELEASED_ETCD_PATCHES, what a registry would hold): a
+//   tag such as v3.6.99 fails to pull as a registry's missing tag does (ErrImagePull).
 //   The image's entry point is etcd; command[0] `etcd`, `etcdctl`, `etcdutl` (bare or any absolute
 //   path such as /usr/local/bin/etcd) maps to the local binary.
 // - the operator's image (`agentImages`, default $ETCDFN_IMAGE's repository and
@@ -35,6 +37,23 @@ export interface ImageConfig {
 }
 
 export class ImagePullError extends Error {}
+
+/**
+ * The newest released patch of each etcd minor the sandbox can run (as of 2026-11): every patch from
+ * .0 up to it was published, none after. A tag above it names no image.
+ */
+export const RELEASED_ETCD_PATCHES: Readonly<Record<string, number>> = {
+  '3.4': 37,
+  '3.5': 35,
+  '3.6': 16,
+  '3.7': 3,
+};
+
+/** Whether `3.X.Y` (from an image tag) is a released etcd version. */
+export function isReleasedEtcd(minor: string, patch: number): boolean {
+  const newest = RELEASED_ETCD_PATCHES[minor];
+  return newest !== undefined && patch <= newest;
+}
 
 interface ParsedImage {
   repository: string;
@@ -117,6 +136,12 @@ function resolveEtcd(
     );
   }
   const minor = `${m[1]}.${m[2]}`;
+  if (!isReleasedEtcd(minor, Number(m[3]))) {
+    throw new ImagePullError(
+      `Failed to pull image "${image}": rpc error: code = NotFound desc = failed to pull and unpack image ` +
+        `"${image}": failed to resolve reference "${image}": ${image}: not found`,
+    );
+  }
   const bins = cfg.etcd.get(minor);
   if (!bins) {
     throw new ImagePullError(
