@@ -122,7 +122,13 @@ for (const minor of ETCD_MINORS) {
       assert.equal(listed.kind, 'ok');
       assert.equal(listed.kind === 'ok' && listed.members.filter(m => !m.isLearner).length, 4);
       // The new member serves authenticated clients too.
-      assert.equal((await probeAuth([slot.clientURL], FIRST)).kind, 'enabled');
+      // (Just promoted, it may still be starting to serve: waited for, bounded.)
+      let served = await probeAuth([slot.clientURL], FIRST);
+      for (let i = 0; i < 100 && served.kind === 'unavailable'; i++) {
+        await sleep(100);
+        served = await probeAuth([slot.clientURL], FIRST);
+      }
+      assert.equal(served.kind, 'enabled', JSON.stringify(served));
     });
 
     it('changes the root password with the old one; a repeat is refused and the new one works', async () => {

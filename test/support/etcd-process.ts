@@ -335,6 +335,8 @@ export interface StartClusterOptions {
 
 export interface StartMemberOptions {
   state: 'new' | 'existing';
+  /** Another release for this member (a rolling upgrade or downgrade); default the cluster's. */
+  binaries?: EtcdBinaries;
   initialCluster: string;
   /** Default: a fresh folder under the cluster's temp dir. Pass a restored data dir to boot from it. */
   dataDir?: string;
@@ -419,7 +421,7 @@ export class EtcdTestCluster {
   /** Starts a member on a reserved slot; by default waits until it reports a leader. */
   async startMember(slot: EtcdSlot, options: StartMemberOptions): Promise<EtcdProcess> {
     const proc = new EtcdProcess({
-      binaries: this.binaries,
+      binaries: options.binaries ?? this.binaries,
       slot,
       dataDir: options.dataDir ?? join(this.rootDir, `${slot.name}-${this.procs.length}`),
       initialCluster: options.initialCluster,
