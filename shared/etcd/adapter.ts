@@ -7,6 +7,8 @@ import { addLearner, listMembers, promote, remove } from './members.ts';
 import type { AddLearnerResult, ListMembersResult, PromoteResult, RemoveResult } from './members.ts';
 import { compact, defragment, disarmAlarm, healthRead, listAlarms } from './maintenance.ts';
 import type { Alarm, AlarmsResult, CompactResult, DefragmentResult, HealthResult } from './maintenance.ts';
+import { enableDowngrade, storageState } from './downgrade.ts';
+import type { EnableDowngradeResult, StorageStateResult } from './downgrade.ts';
 import { snapshot } from './snapshot.ts';
 import type { SnapshotResult } from './snapshot.ts';
 import { clusterStatus, memberStatus } from './status.ts';
@@ -26,6 +28,8 @@ export interface EtcdAdapter {
   compact(endpoints: readonly string[]): Promise<CompactResult>;
   defragment(endpoint: string): Promise<DefragmentResult>;
   healthRead(endpoints: readonly string[]): Promise<HealthResult>;
+  storageState(endpoint: string): Promise<StorageStateResult>;
+  enableDowngrade(endpoints: readonly string[], version: string): Promise<EnableDowngradeResult>;
 }
 
 export function createEtcdAdapter(options: EtcdConnectionOptions = {}): EtcdAdapter {
@@ -43,5 +47,7 @@ export function createEtcdAdapter(options: EtcdConnectionOptions = {}): EtcdAdap
     compact: endpoints => compact(endpoints, undefined, options),
     defragment: endpoint => defragment(endpoint, options),
     healthRead: endpoints => healthRead(endpoints, options),
+    storageState: endpoint => storageState(endpoint, options),
+    enableDowngrade: (endpoints, version) => enableDowngrade(endpoints, version, options),
   };
 }

@@ -7,12 +7,15 @@
 // etcd3 for Node decodes StatusResponse with a proto older than 3.6 (no storageVersion, no
 // downgradeInfo), so the storage state is read from the raw reply: StatusResponse field 11
 // (storageVersion) and field 13 (DowngradeInfo: 1 enabled, 2 targetVersion), as etcd's rpc.proto
-// numbers them (checked against etcd 3.7.3's `etcdctl endpoint status -w json`).
+// numbers them (checked against etcd 3.7.3's `etcdctl endpoint status -w json`), and the member's
+// ID from the header (field 1, ResponseHeader field 2).
 import type { Etcd3 } from 'etcd3';
 import { callEndpoint, callFailure, callFirstAvailable, type EtcdConnectionOptions } from './connection.ts';
 import type { CallFailure } from './errors.ts';
 
 export interface StorageState {
+  /** The answering member's etcd ID (hex), from the reply's header. */
+  memberId: string;
   /** e.g. "3.7.0"; empty before etcd 3.6 (no storage version) or before etcd records one. */
   storageVersion: string;
   downgradeEnabled: boolean;
@@ -96,8 +99,19 @@ function rawStatus(client: Etcd3): Promise<Buffer> {
 
 /** StatusResponse fields 11 and 13 from its wire bytes; other fields are skipped. */
 export function decodeStorageState(bytes: Buffer): StorageState {
-  const state: StorageState = { storageVersion: '', downgradeEnabled: false, downgradeTarget: '' };
+  const state: StorageState = {
+    memberId: '',
+    storageVersion: '',
+    downgradeEnabled: false,
+    downgradeTarget: '',
+  };
   for (const { field, value } of fields(bytes)) {
+    if (field === 1 && Buffer.isBuffer(value)) {
+      for (const inner of fields(value)) {
+        if (inner.field === 2 && typeof inner.value === 'bigint')
+          state.memberId = inner.value.toString(16).padStart(16, '0');
+      }
+    }
     if (field === 11 && Buffer.isBuffer(value)) state.storageVersion = value.toString('utf8');
     if (field === 13 && Buffer.isBuffer(value)) {
       for (const inner of fields(value)) {
@@ -117,7 +131,7 @@ function* fields(bytes: Buffer): Generator<{ field: number; value: bigint | Buff
     let result = 0n;
     for (let shift = 0n; ; shift += 7n) {
       if (at >= bytes.length) throw new Error('truncated protobuf varint');
-      const b = bytes[at++]!;
+      const b = bytes[at++];
       result |= BigInt(b & 0x7f) << shift;
       if ((b & 0x80) === 0) return result;
     }

@@ -34,3 +34,4 @@ export * from './members.ts';
 export * from './snapshot.ts';
 export * from './status.ts';
 export * from './maintenance.ts';
+export * from './downgrade.ts';

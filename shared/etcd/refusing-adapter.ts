@@ -19,5 +19,7 @@ export function refusingAdapter(message: string): EtcdAdapter {
     compact: fail,
     defragment: fail,
     healthRead: fail,
+    storageState: fail,
+    enableDowngrade: fail,
   };
 }

@@ -31,8 +31,18 @@ export type EtcdView =
       leaderId?: string;
       /** Alarms the answering member reports for the cluster (etcd replicates them). */
       alarms?: ('NOSPACE' | 'CORRUPT')[];
+      /** Read only while a member runs a newer minor than the target (a downgrade). */
+      downgrade?: DowngradeFacts;
     }
   | { reachable: false; error: string };
+
+/** etcd's downgrade state, as its members report it (shared/etcd/downgrade.ts). */
+export interface DowngradeFacts {
+  /** Whether a downgrade is enabled (any member says so). */
+  enabled: boolean;
+  /** Storage version (e.g. "3.7.0") by etcd member ID (hex), for the members that answered. */
+  storage: Record<string, string>;
+}
 
 export interface ClusterState {
   now: Date;

@@ -37,6 +37,8 @@ export type ClusterAction =
   /** etcd says voter but the EtcdMember does not know yet. */
   | { kind: 'mark-voter'; member: string }
   | { kind: 'move-leader'; from: string; toId: string }
+  /** etcd's downgrade validate + enable to `version`'s minor (safe to repeat). */
+  | { kind: 'enable-downgrade'; version: string }
   /** Set one member's version; reconcile-member then replaces its Pod on the same volume. */
   | { kind: 'upgrade-member'; member: string; from: string; version: string }
   | { kind: 'delete-member'; member: string }

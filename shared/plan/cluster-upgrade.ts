@@ -6,6 +6,8 @@ import type { ClusterState } from './cluster-state.ts';
 import { isMemberReady, membershipOf, newestFirst, podOf } from './members.ts';
 import { podTrouble, working, type MembershipStep } from './cluster-step.ts';
 import type { Progress } from './cluster-status.ts';
+import { downgradeInPlay, downgradeStep } from './cluster-downgrade.ts';
+import { isMinorDowngrade } from './version-moves.ts';
 
 /** The locked target release. */
 const targetOf = (state: ClusterState): string | undefined => state.cluster.status?.observed?.version;
@@ -43,9 +45,10 @@ export function planUpgrade(state: ClusterState, running: EtcdMember[]): Members
   if (outdated.length === 0 && upgrading.length === 0) return undefined;
   const done = running.length - outdated.length - upgrading.length;
   const tally = `${done}/${running.length} members on ${target}`;
+  const verb = downgradeInPlay(state) ? 'Downgrading' : 'Upgrading';
   const waitFor = (why: string): MembershipStep => ({
     action: { kind: 'wait', reason: why },
-    progress: working('Upgrading', `${why} (${tally})`),
+    progress: working(verb, `${why} (${tally})`),
   });
   if (isMemoryMedium(state.cluster.spec.storage) && running.length < 3) {
     return waitFor(
@@ -70,6 +73,8 @@ export function planUpgrade(state: ClusterState, running: EtcdMember[]): Members
     );
   const victim = newestFirst(outdated).find(m => !isLeader(state, m)) ?? outdated[0];
   const name = victim.metadata.name ?? '';
+  const downgrade = downgradeStep(state, victim, target, tally);
+  if (downgrade) return downgrade;
   const successor = leaderSuccessor(
     state,
     victim,
@@ -78,7 +83,10 @@ export function planUpgrade(state: ClusterState, running: EtcdMember[]): Members
   if (successor) {
     return {
       action: { kind: 'move-leader', from: name, toId: successor },
-      progress: working('Upgrading', `moving leadership off ${name} before upgrading it (${tally})`),
+      progress: working(
+        verb,
+        `moving leadership off ${name} before ${verb === 'Upgrading' ? 'upgrading' : 'downgrading'} it (${tally})`,
+      ),
     };
   }
   return upgradeStep(victim, target, tally);
@@ -87,11 +95,12 @@ export function planUpgrade(state: ClusterState, running: EtcdMember[]): Members
 function upgradeStep(victim: EtcdMember, target: string, tally: string): MembershipStep {
   const name = victim.metadata.name ?? '';
   const from = victim.spec.version;
-  const why = `upgrading member ${name} from etcd ${from} to ${target}`;
+  const down = isMinorDowngrade(victim.status?.version ?? from, target);
+  const why = `${down ? 'downgrading' : 'upgrading'} member ${name} from etcd ${from} to ${target}`;
   return {
     action: { kind: 'upgrade-member', member: name, from, version: target },
-    progress: working('Upgrading', `${why} (${tally})`),
-    events: [{ type: 'Normal', reason: 'UpgradingMember', message: why }],
+    progress: working(down ? 'Downgrading' : 'Upgrading', `${why} (${tally})`),
+    events: [{ type: 'Normal', reason: down ? 'DowngradingMember' : 'UpgradingMember', message: why }],
   };
 }
 
@@ -107,7 +116,9 @@ export function isPullFailure(problem: string | undefined): boolean {
  */
 function versionNotPulled(state: ClusterState, member: EtcdMember, running: EtcdMember[]): Progress {
   const target = targetOf(state) ?? '';
-  const others = [...new Set(running.filter(m => m !== member).map(m => m.status?.version ?? m.spec.version))];
+  const others = [
+    ...new Set(running.filter(m => m !== member).map(m => m.status?.version ?? m.spec.version)),
+  ];
   const back = others.length > 0 ? ` (the other members run ${others.join(', ')})` : '';
   return {
     active: false,

@@ -1,5 +1,6 @@
 // reconcile-member's decision about a running member's Pod: create it, replace it when it cannot
 // run or runs an older release, label it with the role etcd gives it.
+import { isMinorDowngrade } from './version-moves.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EtcdMemberStatus } from '../api/etcd-member.ts';
 import {
@@ -87,7 +88,7 @@ export function planPod(state: MemberState): MemberPlan {
 }
 
 /**
- * The member's version moved on (reconcile-cluster changes one member at a time, so that quorum
+ * The member's version moved on (or back one minor, by etcd's downgrade procedure) (reconcile-cluster changes one member at a time, so that quorum
  * holds): its Pod is replaced by one running the new release on the same volume, with the same
  * member ID.
  */
@@ -96,10 +97,11 @@ function planPodUpgrade(state: MemberState, pod: V1Pod): MemberPlan | undefined 
   const running = podEtcdVersion(pod);
   if (!running || running === member.spec.version) return undefined;
   const name = member.metadata.name ?? '';
-  const message = `upgrading ${name} from etcd ${running} to ${member.spec.version}: replacing its Pod, keeping its data`;
+  const down = isMinorDowngrade(running, member.spec.version);
+  const message = `${down ? 'downgrading' : 'upgrading'} ${name} from etcd ${running} to ${member.spec.version}: replacing its Pod, keeping its data`;
   const action: MemberAction = { kind: 'delete-pod', name, uid: pod.metadata?.uid ?? '', reason: message };
-  return plan(state, action, { pod, ready: notReady('Upgrading', message) }, [
-    { type: 'Normal', reason: 'UpgradingMember', message },
+  return plan(state, action, { pod, ready: notReady(down ? 'Downgrading' : 'Upgrading', message) }, [
+    { type: 'Normal', reason: down ? 'DowngradingMember' : 'UpgradingMember', message },
   ]);
 }
 

@@ -75,6 +75,15 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
         ? { ok: true, summary: `moved leadership from ${action.from} to ${action.toId}` }
         : retry(`moving leadership off ${action.from}: ${moved.message}`);
     }
+    case 'enable-downgrade': {
+      const enabled = await ctx.etcd.enableDowngrade(etcdEndpoints(state, state.cluster), action.version);
+      return enabled.kind === 'ok'
+        ? {
+            ok: true,
+            summary: `etcd's downgrade to ${action.version} enabled${enabled.alreadyEnabled ? ' (already)' : ''}`,
+          }
+        : retry(`enabling etcd's downgrade to ${action.version}: ${enabled.message}`);
+    }
     case 'upgrade-member': {
       const patched = await ctx.kube.mergePatch(memberRef(state, action.member), {
         spec: { version: action.version },

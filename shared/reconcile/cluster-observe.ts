@@ -30,7 +30,8 @@ import {
   networkPolicyName,
   podDisruptionBudgetName,
 } from '../names.ts';
-import type { ClusterState, EtcdView, PodFacts } from '../plan/cluster-state.ts';
+import type { ClusterState, DowngradeFacts, EtcdView, PodFacts } from '../plan/cluster-state.ts';
+import { downgradeInPlay } from '../plan/cluster-downgrade.ts';
 import { etcdEndpoints, ownMembers } from '../plan/members.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import type { Context } from '../runtime/context.ts';
@@ -95,6 +96,8 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   if (ctx.settings.operatorNamespace) state.operatorNamespace = ctx.settings.operatorNamespace;
   const endpoints = etcdEndpoints(state, cluster);
   if (endpoints.length > 0) state.etcd = await etcdView(ctx, endpoints);
+  if (state.etcd?.reachable && downgradeInPlay(state))
+    state.etcd.downgrade = await downgradeFacts(ctx, endpoints);
   const recovery = await observeRecoverySnapshot(ctx, state);
   if (recovery) state.recoverySnapshot = recovery;
   if (needsSelfReports(state)) state.selfReports = await selfReports(ctx, state);
@@ -228,6 +231,18 @@ function podProblem(pod: V1Pod): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Each member's storage version and whether etcd's downgrade is enabled (a downgrade only). */
+async function downgradeFacts(ctx: Context, endpoints: string[]): Promise<DowngradeFacts> {
+  const answers = await Promise.all(endpoints.map(e => ctx.etcd.storageState(e)));
+  const facts: DowngradeFacts = { enabled: false, storage: {} };
+  for (const a of answers) {
+    if (a.kind !== 'ok') continue;
+    facts.enabled ||= a.state.downgradeEnabled;
+    if (a.state.memberId) facts.storage[a.state.memberId] = a.state.storageVersion;
+  }
+  return facts;
 }
 
 async function etcdView(ctx: Context, endpoints: string[]): Promise<EtcdView> {

@@ -432,6 +432,8 @@ function countingEtcd(inner: EtcdAdapter, calls: string[]): EtcdAdapter {
     compact: endpoints => (calls.push('compact'), inner.compact(endpoints)),
     defragment: endpoint => (calls.push('defragment'), inner.defragment(endpoint)),
     healthRead: endpoints => (calls.push('healthRead'), inner.healthRead(endpoints)),
+    storageState: endpoint => (calls.push('storageState'), inner.storageState(endpoint)),
+    enableDowngrade: (endpoints, v) => (calls.push('enableDowngrade'), inner.enableDowngrade(endpoints, v)),
   };
 }
 

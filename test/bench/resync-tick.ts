@@ -138,6 +138,8 @@ function everyNamespace(inner: EtcdAdapter, calls: { n: number }): EtcdAdapter {
     compact: e => mapped(e, x => inner.compact(x)),
     defragment: e => mapped([e], ([x]) => inner.defragment(x ?? '')),
     healthRead: e => mapped(e, x => inner.healthRead(x)),
+    storageState: e => mapped([e], ([x]) => inner.storageState(x ?? '')),
+    enableDowngrade: (e, v) => mapped(e, x => inner.enableDowngrade(x, v)),
   };
 }
 

@@ -137,6 +137,8 @@ export class ReconcileWorld {
       compact: async e => raw().compact(urls(e)),
       defragment: async e => raw().defragment(this.toLoopback(e)),
       healthRead: async e => raw().healthRead(urls(e)),
+      storageState: async e => raw().storageState(this.toLoopback(e)),
+      enableDowngrade: async (e, version) => raw().enableDowngrade(urls(e), version),
     };
   }
 

@@ -197,6 +197,8 @@ class FakeEtcd {
       compact: () => Promise.reject(new Error('not used')),
       defragment: () => Promise.reject(new Error('not used')),
       healthRead: () => Promise.reject(new Error('not used')),
+      storageState: () => Promise.reject(new Error('not used')),
+      enableDowngrade: () => Promise.reject(new Error('not used')),
     };
   }
 }
