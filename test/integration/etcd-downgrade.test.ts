@@ -104,10 +104,10 @@ for (const [from, to] of PAIRS) {
         check.close();
       }
       // etcd ends the downgrade once every member runs the older release.
-      let done = await storageState(c.endpoints[0]!);
+      let done = await storageState(c.endpoints[0]);
       for (let i = 0; i < 200 && done.kind === 'ok' && done.state.downgradeEnabled; i++) {
         await sleep(100);
-        done = await storageState(c.endpoints[0]!);
+        done = await storageState(c.endpoints[0]);
       }
       assert.equal(done.kind === 'ok' && done.state.downgradeEnabled, false);
     });
