@@ -1,6 +1,7 @@
 // The Pod of one etcd member: the etcd container with the flags of its minor release, stable DNS
 // through the headless Service, the restricted Pod Security profile, and probes that let Ready
 // follow etcd's own view of its health without ever restarting a member that only lost quorum.
+import { v2storeCheckContainers } from './v2store-check.ts';
 import type {
   V1Affinity,
   V1Container,
@@ -81,6 +82,16 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
     resources: containerResources(spec.resources),
     ...(opts.s3AllowedEndpoints && { s3AllowedEndpoints: opts.s3AllowedEndpoints }),
   });
+  initContainers.push(
+    ...v2storeCheckContainers(member, {
+      image: version => etcdImage(version, opts.etcdImageRepository),
+      common: {
+        resources: containerResources(spec.resources),
+        securityContext: containerSecurityContext(),
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+      },
+    }),
+  );
 
   return {
     apiVersion: 'v1',

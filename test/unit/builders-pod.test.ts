@@ -492,3 +492,34 @@ describe('member PVC', () => {
     assert.deepEqual(pvc.metadata?.annotations, { a: 'b' });
   });
 });
+
+describe('member Pod: etcd check v2store before a member first runs 3.6 on its 3.5 data', () => {
+  const inits = (m: EtcdMember) =>
+    (pod(m).spec?.initContainers ?? []).map(c => [c.name, c.image, c.command]);
+
+  it("3.5 → 3.6: the previous release's etcdutl checks the data directory before etcd 3.6 opens it", () => {
+    assert.deepEqual(inits(member({ version: '3.6.16' }, { version: '3.5.35' })), [
+      [
+        'check-v2store',
+        'quay.io/coreos/etcd:v3.5.35',
+        ['etcdutl', 'check', 'v2store', '--data-dir=/var/lib/etcd'],
+      ],
+    ]);
+  });
+
+  it('no check for a new member, a patch change, 3.6 → 3.7, a downgrade, or a Memory member', () => {
+    for (const [spec, running, storage] of [
+      ['3.6.16', undefined, undefined],
+      ['3.5.35', '3.5.16', undefined],
+      ['3.7.3', '3.6.16', undefined],
+      ['3.5.35', '3.6.16', undefined],
+      ['3.6.16', '3.5.35', { size: '1Gi', medium: 'Memory' as const }],
+    ] as const) {
+      const m = member(
+        { version: spec, ...(storage && { storage }) },
+        running ? { version: running } : undefined,
+      );
+      assert.deepEqual(inits(m), [], `${running} → ${spec}`);
+    }
+  });
+});
