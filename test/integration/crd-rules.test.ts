@@ -1,12 +1,29 @@
-import { describe, it } from 'node:test';
+// Every x-kubernetes-validations rule of crds/, judged by the real kube-apiserver (1.37, the
+// sandbox's control plane from test/sandbox/control-plane) rather than by a CEL evaluator of ours.
+//
+// Each case of crd-rule-cases.ts becomes a whole object with the case's value at the rule's path,
+// sent as a server-side dry run: a create, or, for a case with oldSelf, an update of an object
+// stored with the old value. The answer must be: for a valid case, no refusal by that rule and none
+// by the schema (a schema refusal would make the case say nothing about the rule); for an invalid
+// case, a 422 whose causes hold the rule's own message at the rule's path, exactly as kubectl shows it.
+//
+// An old value that today's rules refuse can only exist as left over from older, looser rules: such
+// objects are stored under a copy of the CRDs without rules and limits (crd-rule-cases.ts marks
+// them), and the real CRDs are applied again before any case runs. That is also how the ratcheting
+// tests below get their objects.
 import assert from 'node:assert/strict';
-import { CelCompileError, compileRule, isTransitionRule, toCelValue } from '../support/crd-validation/cel.ts';
-import type { Crd, RuleLocation } from '../support/crd-validation/crd-rules.ts';
-import { collectRules, crdSchema, loadCrds, validateObject } from '../support/crd-validation/crd-rules.ts';
-import { VERSION } from '../../shared/api/group.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { API_VERSION, GROUP, VERSION } from '../../shared/api/group.ts';
+import { applyCrds } from '../sandbox/control-plane/apply.ts';
+import { CRD_DIR, startApiServer, type TestApiServer } from '../support/api-server.ts';
+import { collectRules, crdSchema, loadCrds, type Crd, type RuleLocation } from '../support/crds.ts';
 import type { Case, RuleCases } from './crd-rule-cases.ts';
 import { RULE_CASES } from './crd-rule-cases.ts';
 
+const NS = 'crd-rules';
 const crds = loadCrds();
 const crdOf = (kind: string): Crd => {
   const crd = crds.find(c => c.spec.names.kind === kind);
@@ -26,26 +43,282 @@ function findRule(entry: RuleCases): RuleLocation {
 const show = (c: Case) =>
   JSON.stringify(c.oldSelf === undefined ? c.self : { oldSelf: c.oldSelf, self: c.self });
 
-describe('every CEL rule in crds/, against its own text', () => {
+// ---- objects ---------------------------------------------------------------------------------
+
+type Spec = Record<string, unknown>;
+interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; resourceVersion?: string; [key: string]: unknown };
+  spec: Spec;
+  status?: Record<string, unknown>;
+}
+
+const s3 = {
+  endpoint: 'https://s3.eu-west-1.amazonaws.com',
+  bucket: 'backups',
+  key: 'etcd/',
+  credentialsSecretRef: { name: 's3-creds' },
+};
+/** A valid spec per kind, into which a case puts its value. */
+const BASE_SPEC: Record<string, Spec> = {
+  EtcdCluster: {
+    replicas: 3,
+    version: '3.5.16',
+    storage: { size: '1Gi', medium: '' },
+    progressDeadlineSeconds: 600,
+  },
+  EtcdMember: {
+    clusterName: 'main',
+    version: '3.5.16',
+    storage: { size: '1Gi', medium: '' },
+    initialCluster: 'main-abcde=http://main-abcde.main.crd-rules.svc:2380',
+    clusterToken: 'crd-rules-main-1234',
+  },
+  EtcdSnapshot: { clusterRef: { name: 'main' }, destination: { s3 } },
+  EtcdSnapshotSchedule: { clusterRef: { name: 'main' }, schedule: '0 3 * * *', destination: { s3 } },
+};
+
+/**
+ * The base spec of `kind` with `value` at `path`: `.spec` replaces the whole spec, `.spec.a.b`
+ * replaces spec.a with `{ b: value }` (the schema's defaults fill in the rest), so that a case for
+ * destination.pvc does not meet the base's destination.s3.
+ */
+function specWith(kind: string, path: string, value: unknown): Spec {
+  const parts = path.split('.').filter(Boolean);
+  assert.equal(parts[0], 'spec', `${path}: only rules under .spec have cases`);
+  assert.ok(!path.includes('['), `${path}: a rule under a list or map needs a case layout of its own`);
+  let placed = structuredClone(value);
+  for (const part of parts.slice(2).reverse()) placed = { [part]: placed };
+  return parts.length === 1 ? (placed as Spec) : { ...structuredClone(BASE_SPEC[kind]), [parts[1]]: placed };
+}
+
+const objectOf = (kind: string, name: string, spec: Spec): KubeObject => ({
+  apiVersion: API_VERSION,
+  kind,
+  metadata: { name, namespace: NS },
+  spec,
+});
+
+// ---- requests --------------------------------------------------------------------------------
+
+interface Cause {
+  reason?: string;
+  message: string;
+  field?: string;
+}
+interface Answer {
+  status: number;
+  causes: Cause[];
+  message: string;
+  object?: KubeObject;
+}
+
+let server: TestApiServer;
+const DRY_RUN = 'dryRun=All&fieldValidation=Strict';
+const collection = (kind: string) => `/apis/${GROUP}/${VERSION}/namespaces/${NS}/${crdOf(kind).spec.names.plural}`;
+
+async function send(method: string, path: string, body?: unknown): Promise<Answer> {
+  const reply = await server.request(method, path, body);
+  const parsed = JSON.parse(reply.body) as {
+    message?: string;
+    details?: { causes?: Cause[] };
+  };
+  if (reply.status < 300) return { status: reply.status, causes: [], message: '', object: parsed as KubeObject };
+  return {
+    status: reply.status,
+    causes: parsed.details?.causes ?? [],
+    message: parsed.message ?? reply.body,
+  };
+}
+const dryCreate = (obj: KubeObject) => send('POST', `${collection(obj.kind)}?${DRY_RUN}`, obj);
+const create = (obj: KubeObject) => send('POST', `${collection(obj.kind)}?fieldValidation=Strict`, obj);
+/** A dry-run update of a stored object to `spec` (PUT, as kubectl replace and client-node's replace do). */
+const dryUpdate = (stored: KubeObject, spec: Spec) =>
+  send('PUT', `${collection(stored.kind)}/${stored.metadata.name}?${DRY_RUN}`, { ...stored, spec });
+
+/** What the server says when a rule fails: the value (scalars only) and the rule's message. */
+function causeOf(path: string, value: unknown, message: string): Cause {
+  const shown = value !== null && typeof value === 'object' ? '' : `${JSON.stringify(value)}: `;
+  return { reason: 'FieldValueInvalid', message: `Invalid value: ${shown}${message}`, field: path.slice(1) };
+}
+const byMessage = (message: string) => (cause: Cause) => cause.message.endsWith(`: ${message}`);
+/** Causes that come from no CEL rule of the kind: the OpenAPI schema's. */
+const schemaCauses = (kind: string, answer: Answer) =>
+  answer.causes.filter(cause => !rulesOf(kind).some(r => byMessage(r.rule.message ?? '')(cause)));
+
+// ---- objects stored before the cases run -------------------------------------------------------
+
+interface Stored {
+  kind: string;
+  name: string;
+  spec: Spec;
+  /** today's rules refuse it: it is stored under the CRDs without rules and limits */
+  olderRules?: boolean;
+  object?: KubeObject;
+}
+const stored = new Map<string, Stored>();
+function store(entry: Stored): Stored {
+  assert.ok(!stored.has(entry.name), entry.name);
+  stored.set(entry.name, entry);
+  return entry;
+}
+
+interface Planned {
+  entry: RuleCases;
+  c: Case;
+  valid: boolean;
+  name: string;
+  old?: Stored;
+}
+const planned: Planned[] = [];
+for (const entry of RULE_CASES) {
+  for (const [valid, cases] of [
+    [true, entry.valid],
+    [false, entry.invalid],
+  ] as const) {
+    for (const c of cases) {
+      const name = `case-${planned.length}`;
+      const old =
+        c.oldSelf === undefined
+          ? undefined
+          : store({
+              kind: entry.kind,
+              name,
+              spec: specWith(entry.kind, entry.path, c.oldSelf),
+              olderRules: c.oldStoredUnderOlderRules,
+            });
+      planned.push({ entry, c, valid, name, old });
+    }
+  }
+}
+
+/** A copy of a CRD as older, looser rules would have had it: no CEL rules, no length or size limits. */
+function looser(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(looser);
+  if (value === null || typeof value !== 'object') return value;
+  const dropped = ['x-kubernetes-validations', 'maxLength', 'maxProperties', 'maxItems'];
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !dropped.includes(key))
+      .map(([key, child]) => [key, looser(child)]),
+  );
+}
+
+/** Waits until each kind's real rules are served again (the API server reloads an updated CRD). */
+async function waitForRealRules(kinds: string[]): Promise<void> {
+  for (const kind of kinds) {
+    const probe = RULE_CASES.flatMap(e =>
+      e.kind === kind ? e.invalid.filter(c => c.oldSelf === undefined).map(c => ({ e, c })) : [],
+    )[0];
+    assert.ok(probe, `no invalid create case for ${kind}`);
+    const message = findRule(probe.e).rule.message!;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const answer = await dryCreate(objectOf(kind, 'probe', specWith(kind, probe.e.path, probe.c.self)));
+      if (answer.causes.some(byMessage(message))) break;
+      assert.ok(Date.now() < deadline, `${kind}: the real rules are not served 30 s after re-applying the CRD`);
+      await new Promise(resolve => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** Objects stored only under older rules: the ratcheting tests below. */
+const legacy = {
+  reservedAnnotation: store({
+    kind: 'EtcdCluster',
+    name: 'legacy-annotation',
+    spec: { ...BASE_SPEC.EtcdCluster, additionalMetadata: { annotations: { 'etcdfn.io/x': 'y' } } },
+    olderRules: true,
+  }),
+  manyLabels: store({
+    kind: 'EtcdCluster',
+    name: 'legacy-labels',
+    spec: {
+      ...BASE_SPEC.EtcdCluster,
+      additionalMetadata: { labels: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`l${i}`, 'x'])) },
+    },
+    olderRules: true,
+  }),
+  oldVersion: store({
+    kind: 'EtcdCluster',
+    name: 'legacy-version',
+    spec: { ...BASE_SPEC.EtcdCluster, version: '3.3.9' },
+    olderRules: true,
+  }),
+};
+
+before(async () => {
+  server = await startApiServer({ crdDirs: [CRD_DIR] });
+  await server.createNamespace(NS);
+  const refusedToday: Stored[] = [];
+  const refusals: string[] = [];
+  for (const entry of stored.values()) {
+    const answer = await create(objectOf(entry.kind, entry.name, entry.spec));
+    if (answer.status === 201) entry.object = answer.object;
+    else refusedToday.push(entry);
+    if (answer.status !== 201 && !entry.olderRules) refusals.push(`${entry.name} ${JSON.stringify(entry.spec)}: ${answer.message}`);
+    if (answer.status === 201 && entry.olderRules) refusals.push(`${entry.name} ${JSON.stringify(entry.spec)}: accepted today`);
+  }
+  // Marked and refused must agree: an unmarked old value that cannot be created means a case whose
+  // starting point cannot exist (or a finding); a marked one that can, a stale mark.
+  assert.deepEqual(refusals, [], "old objects refused by today's rules exactly when marked so");
+  if (refusedToday.length === 0) return;
+  const dir = mkdtempSync(join(tmpdir(), 'etcdfn-looser-crds-'));
+  try {
+    for (const crd of crds) writeFileSync(join(dir, `${crd.metadata.name}.json`), JSON.stringify(looser(crd)));
+    await applyCrds(server.kc, [dir]);
+    for (const entry of refusedToday) {
+      const answer = await create(objectOf(entry.kind, entry.name, entry.spec));
+      assert.equal(answer.status, 201, `${entry.name} under the looser CRDs: ${answer.message}`);
+      entry.object = answer.object;
+    }
+    await applyCrds(server.kc, [CRD_DIR]);
+    await waitForRealRules([...new Set(refusedToday.map(e => e.kind))]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+after(async () => server?.close());
+
+// ---- the rule cases ----------------------------------------------------------------------------
+
+const refusedByOthers: string[] = [];
+describe('every CEL rule in crds/, on the real kube-apiserver', () => {
   for (const entry of RULE_CASES) {
     describe(`${entry.kind} ${entry.path}: ${entry.match}`, () => {
       const location = findRule(entry);
-      const evaluate = compileRule(location.rule.rule);
+      const message = location.rule.message ?? '';
 
       it('has valid and invalid cases, with oldSelf for a transition rule', () => {
         assert.ok(entry.valid.length > 0 && entry.invalid.length > 0);
         if (!location.transition) return;
         for (const c of [...entry.valid, ...entry.invalid]) assert.notEqual(c.oldSelf, undefined, show(c));
       });
-      for (const c of entry.valid) {
-        it(`accepts ${show(c)}`, () => assert.deepEqual(evaluate(c.self, c.oldSelf), { ok: true }));
-      }
-      for (const c of entry.invalid) {
-        // Must evaluate to false: an evaluation error would mean the case tests nothing.
-        it(`rejects ${show(c)}`, () => assert.deepEqual(evaluate(c.self, c.oldSelf), { ok: false }));
+      for (const p of planned.filter(p => p.entry === entry)) {
+        it(`${p.valid ? 'accepts' : 'refuses'} ${show(p.c)}`, async () => {
+          const spec = specWith(entry.kind, entry.path, p.c.self);
+          const answer = p.old
+            ? await dryUpdate(p.old.object!, spec)
+            : await dryCreate(objectOf(entry.kind, p.name, spec));
+          const mine = answer.causes.filter(byMessage(message));
+          if (p.valid) {
+            assert.deepEqual(mine, [], answer.message);
+            assert.deepEqual(schemaCauses(entry.kind, answer), [], 'refused by the schema, so the case tests no rule');
+            assert.ok(answer.status < 300 || answer.status === 422, answer.message);
+            if (answer.status === 422) refusedByOthers.push(`${entry.path} ${show(p.c)}: ${answer.message}`);
+          } else {
+            assert.equal(answer.status, 422, answer.message);
+            assert.deepEqual(mine, [causeOf(entry.path, p.c.self, message)], answer.message);
+          }
+        });
       }
     });
   }
+
+  it('lists the valid cases that other rules refuse', t => {
+    for (const line of refusedByOthers) t.diagnostic(line);
+  });
 
   it('has a case entry for every rule found in crds/', () => {
     const covered = new Set(RULE_CASES.map(entry => findRule(entry)));
@@ -62,9 +335,9 @@ describe('every CEL rule in crds/, against its own text', () => {
   it('gives every rule an actionable message of its own', () => {
     for (const crd of crds) {
       for (const location of rulesOf(crd.spec.names.kind)) {
-        const message = location.rule.message ?? '';
-        assert.ok(message.length > 20, `${location.path}: ${location.rule.rule}`);
-        assert.ok(!message.includes('\n'), `${location.path}: message should be one line`);
+        const text = location.rule.message ?? '';
+        assert.ok(text.length > 20, `${location.path}: ${location.rule.rule}`);
+        assert.ok(!text.includes('\n'), `${location.path}: message should be one line`);
       }
     }
   });
@@ -74,7 +347,7 @@ describe('every CEL rule in crds/, against its own text', () => {
     assert.deepEqual(counts, { EtcdCluster: 40, EtcdMember: 11, EtcdSnapshot: 5, EtcdSnapshotSchedule: 5 });
   });
 
-  it('keeps transition rules out of status', () => {
+  it('keeps rules out of status', () => {
     for (const crd of crds) {
       const status = crdSchema(crd, VERSION).properties?.status;
       assert.ok(status);
@@ -83,378 +356,200 @@ describe('every CEL rule in crds/, against its own text', () => {
   });
 });
 
-describe('validateObject on whole EtcdClusters', () => {
-  const crd = crdOf('EtcdCluster');
-  const cluster = (spec: Record<string, unknown> = {}, status?: Record<string, unknown>) => ({
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'main', namespace: 'default', generation: 1 },
-    spec: {
-      replicas: 3,
-      version: '3.5.16',
-      storage: { size: '1Gi', medium: '' },
-      progressDeadlineSeconds: 600,
-      ...spec,
-    },
-    ...(status ? { status } : {}),
-  });
-  const paths = (errors: { path: string }[]) => errors.map(e => e.path);
+// ---- whole objects -----------------------------------------------------------------------------
 
-  it('accepts a defaulted cluster on create', () => {
-    assert.deepEqual(validateObject(crd, VERSION, cluster()), []);
+const cluster = (name: string, spec: Spec = {}) =>
+  objectOf('EtcdCluster', name, { ...structuredClone(BASE_SPEC.EtcdCluster), ...spec });
+const fields = (answer: Answer) => answer.causes.map(c => c.field).sort();
+const NOT_CHECKED =
+  'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+
+describe('whole EtcdClusters on the real kube-apiserver', () => {
+  it('accepts a minimal cluster and fills in the schema defaults', async () => {
+    const answer = await dryCreate(objectOf('EtcdCluster', 'minimal', { version: '3.5.16' }));
+    assert.equal(answer.status, 201, answer.message);
+    assert.deepEqual(answer.object?.spec, BASE_SPEC.EtcdCluster);
   });
 
-  it('rejects pausing a memory-backed cluster at .spec', () => {
-    const errors = validateObject(
-      crd,
-      VERSION,
-      cluster({ replicas: 0, storage: { size: '1Gi', medium: 'Memory' } }),
-    );
-    assert.deepEqual(paths(errors), ['.spec']);
-    assert.match(errors[0].message, /replicas 0 \(pause\) is not supported with storage\.medium Memory/);
-    assert.equal(errors[0].reason, 'FieldValueInvalid');
-    assert.equal(errors[0].error, undefined);
+  it('refuses pausing a memory-backed cluster, at spec, with the rule message', async () => {
+    const answer = await dryCreate(cluster('paused', { replicas: 0, storage: { size: '1Gi', medium: 'Memory' } }));
+    assert.equal(answer.status, 422);
+    assert.equal(answer.causes.length, 1, answer.message);
+    assert.equal(answer.causes[0].field, 'spec');
+    assert.equal(answer.causes[0].reason, 'FieldValueInvalid');
+    assert.match(answer.causes[0].message, /replicas 0 \(pause\) is not supported with storage\.medium Memory/);
   });
 
-  it('rejects shrinking storage on update, at .spec.storage.size', () => {
-    const old = cluster({ storage: { size: '2Gi', medium: '' } });
-    const errors = validateObject(crd, VERSION, cluster({ storage: { size: '1Gi', medium: '' } }), old);
-    assert.deepEqual(paths(errors), ['.spec.storage.size']);
-    assert.match(errors[0].message, /cannot be decreased/);
-  });
-
-  it('passes an untouched update and a status-only update', () => {
-    const old = cluster({ tls: { client: { auto: {} }, peer: { auto: {} } } });
-    assert.deepEqual(validateObject(crd, VERSION, structuredClone(old), old), []);
-    const withStatus = {
-      ...structuredClone(old),
-      status: { phase: 'Running', readyMembers: 3, ready: '3/3' },
-    };
-    assert.deepEqual(validateObject(crd, VERSION, withStatus, old), []);
-  });
-
-  it('skips transition rules on create and runs them on update', () => {
-    const storage = { size: '1Gi', medium: '', storageClassName: 'fast' };
-    assert.deepEqual(validateObject(crd, VERSION, cluster({ storage })), []);
-    const errors = validateObject(crd, VERSION, cluster({ storage }), cluster());
-    assert.deepEqual(paths(errors), ['.spec']);
-    assert.match(errors[0].message, /storageClassName cannot be added/);
-  });
-
-  it('reports each broken rule, with nested paths', () => {
-    const errors = validateObject(
-      crd,
-      VERSION,
-      cluster({
-        version: '3.7.0',
+  it('reports each broken rule at its own path, with a pattern error beside them', async () => {
+    const answer = await dryCreate(
+      cluster('many', {
+        version: '3.3',
         tls: { client: {}, peer: { auto: {}, secretRef: { name: 'p' } } },
         options: { autoCompactionMode: 'periodic' },
       }),
     );
-    assert.deepEqual(paths(errors).sort(), [
-      '.spec.options',
-      '.spec.tls.client',
-      '.spec.tls.peer', // exactly one source
-      '.spec.version',
+    assert.equal(answer.status, 422);
+    // Order varies from run to run (the API server walks Go maps).
+    assert.deepEqual(fields(answer), [
+      'spec.options',
+      'spec.tls.client',
+      'spec.tls.peer',
+      'spec.version', // the OpenAPI pattern
+      'spec.version', // the rule
     ]);
+    const version = answer.causes.filter(c => c.field === 'spec.version').map(c => c.message);
+    assert.ok(version.some(m => m.includes('should match')) && version.some(m => m.includes('etcd release')));
   });
 
-  it('ratchets: an unchanged value that breaks a newer rule does not block other edits', () => {
-    const reserved = (value: string) => ({ additionalMetadata: { annotations: { 'etcdfn.io/x': value } } });
-    const old = cluster(reserved('y'));
-    const updated = cluster({ ...reserved('y'), replicas: 5 });
-    assert.deepEqual(validateObject(crd, VERSION, updated, old), []);
-    assert.deepEqual(paths(validateObject(crd, VERSION, updated, old, { ratcheting: false })), [
-      '.spec.additionalMetadata.annotations',
-    ]);
-    // Touching the offending value itself is checked again.
-    assert.deepEqual(paths(validateObject(crd, VERSION, cluster(reserved('z')), old)), [
-      '.spec.additionalMetadata.annotations',
-    ]);
-  });
-
-  it('points a reserved metadata key at the map that holds it', () => {
-    const additionalMetadata = { labels: { team: 'a' }, annotations: { 'etcdfn.io/x': 'y' } };
-    const errors = validateObject(crd, VERSION, cluster({ additionalMetadata }));
-    assert.deepEqual(paths(errors), ['.spec.additionalMetadata.annotations']);
-  });
-
-  it('runs restore rules at their paths', () => {
-    const restore = {
-      source: { s3: { endpoint: 'minio:9000', bucket: 'b', credentialsSecretRef: { name: 'c' } } },
-    };
-    const errors = validateObject(crd, VERSION, cluster({ bootstrap: { restore } }));
-    assert.deepEqual(paths(errors).sort(), ['.spec.bootstrap.restore', '.spec.bootstrap.restore.source.s3']);
-  });
-});
-
-describe('validateObject on the other kinds', () => {
-  it('freezes an EtcdSnapshot spec but lets status change', () => {
-    const crd = crdOf('EtcdSnapshot');
-    const snap = {
-      apiVersion: 'etcdfn.io/v1alpha1',
-      kind: 'EtcdSnapshot',
-      metadata: { name: 's1' },
-      spec: {
-        clusterRef: { name: 'main' },
-        destination: {
-          s3: { endpoint: 'https://s3.example', bucket: 'b', credentialsSecretRef: { name: 's' } },
-        },
-      },
-    };
-    assert.deepEqual(validateObject(crd, VERSION, snap), []);
-    assert.deepEqual(validateObject(crd, VERSION, { ...snap, status: { phase: 'Complete' } }, snap), []);
-    const moved = { ...snap, spec: { ...snap.spec, clusterRef: { name: 'other' } } };
+  it('skips every rule while the schema finds a wrong type, enum value or missing field, and says so', async () => {
+    const answer = await dryCreate(
+      cluster('not-checked', { version: '3.3.9', storage: { size: '1Gi', medium: 'Disk' } }),
+    );
+    assert.equal(answer.status, 422);
     assert.deepEqual(
-      validateObject(crd, VERSION, moved, snap).map(e => e.path),
-      ['.spec'],
-    );
-  });
-
-  it('reports a rule that cannot be evaluated as an error, not a silent pass', () => {
-    const crd = crdOf('EtcdSnapshot');
-    // No endpoint: schema validation would reject this first; CEL alone finds no such key.
-    const snap = { spec: { clusterRef: { name: 'main' }, destination: { s3: { bucket: 'b' } } } };
-    const errors = validateObject(crd, VERSION, snap);
-    assert.deepEqual(
-      errors.map(e => e.path),
-      ['.spec.destination.s3'],
-    );
-    assert.ok(errors[0].error);
-    assert.match(errors[0].message, /evaluating rule/);
-  });
-
-  it('checks an EtcdSnapshotSchedule', () => {
-    const crd = crdOf('EtcdSnapshotSchedule');
-    const schedule = (spec: Record<string, unknown>) => ({
-      spec: {
-        clusterRef: { name: 'main' },
-        schedule: '0 */6 * * *',
-        suspend: false,
-        retention: { keepLast: 7 },
-        destination: {
-          s3: { endpoint: 'https://s3.example', bucket: 'b', credentialsSecretRef: { name: 's' } },
-        },
-        ...spec,
-      },
-    });
-    assert.deepEqual(validateObject(crd, VERSION, schedule({ timeZone: 'Europe/Berlin' })), []);
-    assert.deepEqual(
-      validateObject(crd, VERSION, schedule({ schedule: '0 3 * * * *', timeZone: 'CET ' })).map(e => e.path),
-      ['.spec.schedule', '.spec.timeZone'],
-    );
-  });
-});
-
-describe('validateObject semantics (a made-up CRD)', () => {
-  const schema = {
-    type: 'object',
-    properties: {
-      spec: {
-        type: 'object',
-        properties: {
-          ratio: {
-            type: 'number',
-            'x-kubernetes-validations': [{ rule: 'type(self) == double', message: 'double' }],
-          },
-          count: {
-            type: 'integer',
-            'x-kubernetes-validations': [{ rule: 'type(self) == int && self % 2 == 1', message: 'odd' }],
-          },
-          size: {
-            'x-kubernetes-int-or-string': true,
-            anyOf: [{ type: 'integer' }, { type: 'string' }],
-            'x-kubernetes-validations': [
-              { rule: "quantity(string(self)).isLessThan(quantity('1Ki'))", message: 'small' },
-            ],
-          },
-          ports: {
-            type: 'array',
-            'x-kubernetes-list-type': 'map',
-            'x-kubernetes-list-map-keys': ['name'],
-            items: {
-              type: 'object',
-              properties: { name: { type: 'string' }, port: { type: 'integer' } },
-              'x-kubernetes-validations': [
-                { rule: 'self.port >= oldSelf.port', message: 'ports only go up' },
-              ],
-            },
-          },
-          tags: {
-            type: 'array',
-            items: {
-              type: 'string',
-              'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'never runs' }],
-            },
-          },
-          labels: {
-            type: 'object',
-            additionalProperties: {
-              type: 'string',
-              'x-kubernetes-validations': [
-                { rule: "self != ''", messageExpression: "'empty label value (was ' + oldSelf + ')'" },
-                { rule: "!self.startsWith('x')", fieldPath: '', reason: 'FieldValueForbidden' },
-              ],
-            },
-          },
-        },
-        'x-kubernetes-validations': [
-          { rule: '!has(self.count) || self.count < 100', message: 'count too big', fieldPath: '.count' },
-        ],
-      },
-    },
-  };
-  const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'things.example.com' },
-    spec: {
-      group: 'example.com',
-      scope: 'Namespaced',
-      names: { kind: 'Thing', listKind: 'ThingList', plural: 'things', singular: 'thing' },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema } }],
-    },
-  } as unknown as Crd;
-  const check = (spec: unknown, old?: unknown) =>
-    validateObject(crd, 'v1', { spec }, old === undefined ? undefined : { spec: old }).map(
-      e => `${e.path}: ${e.message}`,
-    );
-
-  it('types numbers by the schema: number is double, integer and int-or-string are int', () => {
-    assert.deepEqual(check({ ratio: 2, count: 3, size: 512 }), []);
-    assert.deepEqual(check({ count: 4, size: '2Ki' }), ['.spec.count: odd', '.spec.size: small']);
-  });
-
-  it('appends fieldPath to the rule path', () => {
-    assert.deepEqual(check({ count: 101 }), ['.spec.count: count too big']);
-  });
-
-  it('pairs map-list items by key for transition rules, and never pairs atomic-list items', () => {
-    const old = {
-      ports: [
-        { name: 'a', port: 10 },
-        { name: 'b', port: 20 },
-      ],
-      tags: ['x'],
-    };
-    assert.deepEqual(
-      check(
-        {
-          ports: [
-            { name: 'b', port: 21 },
-            { name: 'a', port: 10 },
-          ],
-          tags: ['y'],
-        },
-        old,
-      ),
-      [],
-    );
-    assert.deepEqual(
-      check(
-        {
-          ports: [
-            { name: 'b', port: 19 },
-            { name: 'c', port: 1 },
-          ],
-        },
-        old,
-      ),
-      ['.spec.ports[0]: ports only go up'],
-    );
-  });
-
-  it('runs rules on map values, with messageExpression, default message and reason', () => {
-    const errors = validateObject(
-      crd,
-      'v1',
-      { spec: { labels: { a: '', b: 'xy' } } },
-      { spec: { labels: { a: 'old' } } },
-    );
-    assert.deepEqual(
-      errors.map(e => [e.path, e.message, e.reason]),
+      answer.causes.map(c => [c.field, c.reason]),
       [
-        ['.spec.labels[a]', 'empty label value (was old)', 'FieldValueInvalid'],
-        ['.spec.labels[b]', "failed rule: !self.startsWith('x')", 'FieldValueForbidden'],
+        ['spec.storage.medium', 'FieldValueNotSupported'],
+        ['<nil>', 'FieldValueInvalid'],
+      ],
+    );
+    assert.equal(answer.causes[1].message, `Invalid value: null: ${NOT_CHECKED}`);
+  });
+
+  it('refuses a field the schema does not have (strict field validation, as kubectl does)', async () => {
+    const answer = await dryCreate(cluster('typo', { storage: { sise: '1Gi' } }));
+    assert.equal(answer.status, 400);
+    assert.match(answer.message, /unknown field "spec\.storage\.sise"/);
+  });
+
+  it('runs transition rules on update only: storageClassName is free on create, fixed afterwards', async () => {
+    const storage = { size: '1Gi', medium: '', storageClassName: 'fast' };
+    assert.equal((await dryCreate(cluster('class', { storage }))).status, 201);
+    const stored = await create(cluster('class-stored'));
+    assert.equal(stored.status, 201, stored.message);
+    const answer = await dryUpdate(stored.object!, { ...stored.object!.spec, storage });
+    assert.deepEqual(fields(answer), ['spec']);
+    assert.match(answer.message, /storageClassName cannot be added/);
+  });
+
+  it('refuses shrinking storage at spec.storage.size, and lets it grow', async () => {
+    const stored = await create(cluster('grow', { storage: { size: '2Gi', medium: '' } }));
+    assert.equal(stored.status, 201, stored.message);
+    const shrink = await dryUpdate(stored.object!, { ...stored.object!.spec, storage: { size: '1Gi', medium: '' } });
+    assert.deepEqual(shrink.causes, [
+      causeOf('.spec.storage.size', '1Gi', findRuleByMessage('EtcdCluster', 'storage.size cannot be decreased')),
+    ]);
+    const grow = await dryUpdate(stored.object!, { ...stored.object!.spec, storage: { size: '3Gi', medium: '' } });
+    assert.equal(grow.status, 200, grow.message);
+  });
+
+  it('passes an untouched update and a status-only update', async () => {
+    const stored = await create(cluster('untouched', { tls: { client: { auto: {} }, peer: { auto: {} } } }));
+    assert.equal(stored.status, 201, stored.message);
+    assert.equal((await dryUpdate(stored.object!, stored.object!.spec)).status, 200);
+    const status = await send(
+      'PUT',
+      `${collection('EtcdCluster')}/untouched/status?${DRY_RUN}`,
+      { ...stored.object, status: { phase: 'Running', readyMembers: 3, ready: '3/3' } },
+    );
+    assert.equal(status.status, 200, status.message);
+  });
+
+  it('skips the rules of an object whose required fields are missing, and says so', async () => {
+    const answer = await dryCreate(
+      objectOf('EtcdSnapshot', 'no-endpoint', { clusterRef: { name: 'main' }, destination: { s3: { bucket: 'b' } } }),
+    );
+    assert.equal(answer.status, 422);
+    assert.deepEqual(
+      answer.causes.map(c => [c.field, c.message]),
+      [
+        ['spec.destination.s3.endpoint', 'Required value'],
+        ['spec.destination.s3.credentialsSecretRef', 'Required value'],
+        ['<nil>', `Invalid value: null: ${NOT_CHECKED}`],
       ],
     );
   });
+});
 
-  it('falls back to the message when a messageExpression fails', () => {
-    // On create there is no oldSelf, so the messageExpression cannot be evaluated.
-    const errors = validateObject(crd, 'v1', { spec: { labels: { a: '' } } });
-    assert.deepEqual(
-      errors.map(e => e.message),
-      ["failed rule: self != ''"],
-    );
+describe('whole objects of the other kinds on the real kube-apiserver', () => {
+  it('freezes an EtcdSnapshot spec but lets its status change', async () => {
+    const stored = await create(objectOf('EtcdSnapshot', 'frozen', structuredClone(BASE_SPEC.EtcdSnapshot)));
+    assert.equal(stored.status, 201, stored.message);
+    const status = await send('PUT', `${collection('EtcdSnapshot')}/frozen/status?${DRY_RUN}`, {
+      ...stored.object,
+      status: { phase: 'Complete' },
+    });
+    assert.equal(status.status, 200, status.message);
+    const moved = await dryUpdate(stored.object!, { ...stored.object!.spec, clusterRef: { name: 'other' } });
+    assert.deepEqual(fields(moved), ['spec']);
+    assert.match(moved.message, /spec cannot change after creation/);
+  });
+
+  it('checks an EtcdSnapshotSchedule: schedule and time zone each at their path', async () => {
+    const schedule = (name: string, extra: Spec) =>
+      objectOf('EtcdSnapshotSchedule', name, { ...structuredClone(BASE_SPEC.EtcdSnapshotSchedule), ...extra });
+    const good = await dryCreate(schedule('good', { timeZone: 'Europe/Berlin' }));
+    assert.equal(good.status, 201, good.message);
+    assert.deepEqual(good.object?.spec.retention, { keepLast: 7 });
+    assert.equal(good.object?.spec.suspend, false);
+    const bad = await dryCreate(schedule('bad', { schedule: '0 3 * * * *', timeZone: 'CET ' }));
+    assert.deepEqual(fields(bad), ['spec.schedule', 'spec.timeZone']);
   });
 });
 
-describe('compileRule', () => {
-  it('compiles once per rule text', () => {
-    assert.equal(compileRule('self > 1'), compileRule('self > 1'));
-  });
+// ---- ratcheting ------------------------------------------------------------------------------
 
-  it('tells transition rules apart by the oldSelf identifier, not by text', () => {
-    assert.equal(isTransitionRule('self == oldSelf'), true);
-    assert.equal(isTransitionRule("self.all(x, x != 'oldSelf')"), false);
-    assert.equal(isTransitionRule('has(oldSelf.tls)'), true);
-  });
+// CRDValidationRatcheting (on by default since Kubernetes 1.30): on update, a value that the update
+// leaves unchanged is not refused by a rule or limit it already broke (a rule that uses oldSelf is
+// never ratcheted). An object stored while older rules allowed something keeps working.
+describe('ratcheting: objects stored under older rules stay editable', () => {
+  const scaled = (entry: Stored) => ({ ...entry.object!.spec, replicas: 5 });
 
-  it('throws a CelCompileError for a syntax error', () => {
-    assert.throws(() => compileRule('self.a =='), CelCompileError);
-    assert.throws(() => compileRule('self.?a'), CelCompileError);
-  });
-
-  it('distinguishes false from an evaluation error', () => {
-    assert.deepEqual(compileRule('self.a > 1')({ a: 1 }), { ok: false });
-    const missing = compileRule('self.a > 1')({});
-    assert.equal(missing.ok, false);
-    assert.ok(!missing.ok && missing.error);
-    assert.ok(!compileRule('self.a')({ a: 'x' }).ok);
-  });
-
-  it('treats JSON integers as CEL ints', () => {
-    assert.deepEqual(compileRule('self.replicas % 2 == 1 && type(self.replicas) == int')({ replicas: 3 }), {
-      ok: true,
+  it('a reserved annotation key: other edits pass, changing that annotation is refused', async () => {
+    const old = legacy.reservedAnnotation.object!;
+    assert.equal((await dryUpdate(old, scaled(legacy.reservedAnnotation))).status, 200);
+    const touched = await dryUpdate(old, {
+      ...old.spec,
+      additionalMetadata: { annotations: { 'etcdfn.io/x': 'z' } },
     });
-    assert.deepEqual(compileRule('self.r == 1.5')({ r: 1.5 }), { ok: true });
-    assert.deepEqual(toCelValue({ a: [1, 2.5], b: 'x' }), { a: [1n, 2.5], b: 'x' });
+    assert.deepEqual(fields(touched), ['spec.additionalMetadata.annotations']);
+    assert.match(touched.message, /must not use keys starting with etcdfn\.io\//);
   });
 
-  it('implements the Kubernetes Quantity library', () => {
-    const ok = (rule: string, self: unknown = {}) =>
-      assert.deepEqual(compileRule(rule)(self), { ok: true }, rule);
-    ok("quantity('1Gi').isGreaterThan(quantity('1G'))");
-    ok("quantity('1G').isLessThan(quantity('1Gi'))");
-    ok("quantity('1000m').compareTo(quantity('1')) == 0");
-    ok("quantity('1000m') == quantity('1')");
-    ok("quantity('1.5Gi').add(quantity('512Mi')) == quantity('2Gi')");
-    ok("quantity('1').add(2).sub(quantity('500m')).sub(1) == quantity('1.5')");
-    ok("quantity('1Ki').asInteger() == 1024");
-    ok("quantity('1500m').isInteger() == false && quantity('2').isInteger()");
-    ok("quantity('1500m').asApproximateFloat() == 1.5");
-    ok("quantity('-3').sign() == -1 && quantity('0').sign() == 0 && quantity('2m').sign() == 1");
-    ok("isQuantity('1Gi') && !isQuantity('1GB') && !isQuantity('')");
-    ok(
-      "type(quantity('1')) == type(quantity('5m')) && type(quantity('1')) != int && type(quantity('1')) != string",
-    );
-    ok('quantity(string(self.size)).isGreaterThan(quantity(string(self.limit)))', {
-      size: '2Gi',
-      limit: 1073741824,
-    });
-    assert.ok(compileRule("quantity('nope') == quantity('1')")({}).ok === false);
-    assert.ok(!compileRule("quantity('1500m').asInteger() == 1")({}).ok);
-    const wrongType = compileRule("self.n.isGreaterThan(quantity('1'))")({ n: 2 });
-    assert.ok(!wrongType.ok && wrongType.error);
-  });
-
-  it('includes the strings extension', () => {
+  it('65 labels, stored before maxProperties 64: other edits pass, one more label is refused', async () => {
+    const old = legacy.manyLabels.object!;
+    assert.equal((await dryUpdate(old, scaled(legacy.manyLabels))).status, 200);
+    const labels = { ...(old.spec.additionalMetadata as { labels: Record<string, string> }).labels, more: 'x' };
+    const grown = await dryUpdate(old, { ...old.spec, additionalMetadata: { labels } });
+    assert.equal(grown.status, 422);
     assert.deepEqual(
-      compileRule(
-        "self.split('.').size() == 3 && self.lowerAscii() == 'a.b.c' && self.replace('.', '-') == 'a-b-c'",
-      )('a.b.c'),
-      { ok: true },
+      grown.causes.map(c => [c.field, c.reason]),
+      [
+        ['spec.additionalMetadata.labels', 'FieldValueTooMany'],
+        ['<nil>', 'FieldValueInvalid'], // the rules are skipped, as for any schema error but a pattern
+      ],
     );
+    assert.match(grown.message, /must have at most 64 items/);
+  });
+
+  it('a version no longer accepted: other edits pass, another unsupported version is refused', async () => {
+    const old = legacy.oldVersion.object!;
+    assert.equal((await dryUpdate(old, scaled(legacy.oldVersion))).status, 200);
+    const patched = await dryUpdate(old, { ...old.spec, version: '3.3.10' });
+    assert.deepEqual(fields(patched), ['spec.version']);
+    assert.match(patched.message, /spec\.version must be an etcd release/);
+  });
+
+  it('never ratchets a transition rule: tls stays fixed on an object stored under older rules', async () => {
+    const old = legacy.reservedAnnotation.object!;
+    const answer = await dryUpdate(old, { ...old.spec, tls: { client: { auto: {} }, peer: { auto: {} } } });
+    assert.deepEqual(fields(answer), ['spec']);
+    assert.match(answer.message, /spec\.tls cannot be added/);
   });
 });
+
+function findRuleByMessage(kind: string, match: string): string {
+  const found = rulesOf(kind).filter(r => (r.rule.message ?? '').includes(match));
+  assert.equal(found.length, 1, match);
+  return found[0].rule.message!;
+}
