@@ -390,7 +390,13 @@ const pvcRetainRule: Omit<RuleCases, 'kind' | 'path'> = {
   match: 'deletionPolicy Delete is supported for destination.s3 only',
   valid: [
     { self: { clusterRef: ref('main'), destination: { pvc: pvc() } } },
-    { self: { clusterRef: ref('main'), destination: { pvc: pvc({ subPath: 'etcd' }) }, deletionPolicy: 'Retain' } },
+    {
+      self: {
+        clusterRef: ref('main'),
+        destination: { pvc: pvc({ subPath: 'etcd' }) },
+        deletionPolicy: 'Retain',
+      },
+    },
     { self: { clusterRef: ref('main'), destination: { s3: s3() }, deletionPolicy: 'Delete' } },
   ],
   invalid: [{ self: { clusterRef: ref('main'), destination: { pvc: pvc() }, deletionPolicy: 'Delete' } }],

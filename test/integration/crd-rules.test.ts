@@ -16,7 +16,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import {
+  DEFAULT_ISSUER_KIND,
+  DEFAULT_PROGRESS_DEADLINE_SECONDS,
+  DEFAULT_REPLICAS,
+  DEFAULT_STORAGE_MEDIUM,
+  SUPPORTED_ETCD_MINORS,
+} from '../../shared/api/defaults.ts';
 import { API_VERSION, GROUP, VERSION } from '../../shared/api/group.ts';
+import type { EtcdCluster } from '../../shared/api/types.ts';
 import { applyCrds } from '../sandbox/control-plane/apply.ts';
 import { CRD_DIR, startApiServer, type TestApiServer } from '../support/api-server.ts';
 import { collectRules, crdSchema, loadCrds, type Crd, type RuleLocation } from '../support/crds.ts';
@@ -116,7 +125,8 @@ interface Answer {
 
 let server: TestApiServer;
 const DRY_RUN = 'dryRun=All&fieldValidation=Strict';
-const collection = (kind: string) => `/apis/${GROUP}/${VERSION}/namespaces/${NS}/${crdOf(kind).spec.names.plural}`;
+const collection = (kind: string) =>
+  `/apis/${GROUP}/${VERSION}/namespaces/${NS}/${crdOf(kind).spec.names.plural}`;
 
 async function send(method: string, path: string, body?: unknown): Promise<Answer> {
   const reply = await server.request(method, path, body);
@@ -124,7 +134,8 @@ async function send(method: string, path: string, body?: unknown): Promise<Answe
     message?: string;
     details?: { causes?: Cause[] };
   };
-  if (reply.status < 300) return { status: reply.status, causes: [], message: '', object: parsed as KubeObject };
+  if (reply.status < 300)
+    return { status: reply.status, causes: [], message: '', object: parsed as KubeObject };
   return {
     status: reply.status,
     causes: parsed.details?.causes ?? [],
@@ -217,7 +228,10 @@ async function waitForRealRules(kinds: string[]): Promise<void> {
     for (;;) {
       const answer = await dryCreate(objectOf(kind, 'probe', specWith(kind, probe.e.path, probe.c.self)));
       if (answer.causes.some(byMessage(message))) break;
-      assert.ok(Date.now() < deadline, `${kind}: the real rules are not served 30 s after re-applying the CRD`);
+      assert.ok(
+        Date.now() < deadline,
+        `${kind}: the real rules are not served 30 s after re-applying the CRD`,
+      );
       await new Promise(resolve => setTimeout(resolve, 100));
     }
   }
@@ -236,7 +250,9 @@ const legacy = {
     name: 'legacy-labels',
     spec: {
       ...BASE_SPEC.EtcdCluster,
-      additionalMetadata: { labels: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`l${i}`, 'x'])) },
+      additionalMetadata: {
+        labels: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`l${i}`, 'x'])),
+      },
     },
     olderRules: true,
   }),
@@ -257,8 +273,10 @@ before(async () => {
     const answer = await create(objectOf(entry.kind, entry.name, entry.spec));
     if (answer.status === 201) entry.object = answer.object;
     else refusedToday.push(entry);
-    if (answer.status !== 201 && !entry.olderRules) refusals.push(`${entry.name} ${JSON.stringify(entry.spec)}: ${answer.message}`);
-    if (answer.status === 201 && entry.olderRules) refusals.push(`${entry.name} ${JSON.stringify(entry.spec)}: accepted today`);
+    if (answer.status !== 201 && !entry.olderRules)
+      refusals.push(`${entry.name} ${JSON.stringify(entry.spec)}: ${answer.message}`);
+    if (answer.status === 201 && entry.olderRules)
+      refusals.push(`${entry.name} ${JSON.stringify(entry.spec)}: accepted today`);
   }
   // Marked and refused must agree: an unmarked old value that cannot be created means a case whose
   // starting point cannot exist (or a finding); a marked one that can, a stale mark.
@@ -266,7 +284,8 @@ before(async () => {
   if (refusedToday.length === 0) return;
   const dir = mkdtempSync(join(tmpdir(), 'etcdfn-looser-crds-'));
   try {
-    for (const crd of crds) writeFileSync(join(dir, `${crd.metadata.name}.json`), JSON.stringify(looser(crd)));
+    for (const crd of crds)
+      writeFileSync(join(dir, `${crd.metadata.name}.json`), JSON.stringify(looser(crd)));
     await applyCrds(server.kc, [dir]);
     for (const entry of refusedToday) {
       const answer = await create(objectOf(entry.kind, entry.name, entry.spec));
@@ -304,7 +323,11 @@ describe('every CEL rule in crds/, on the real kube-apiserver', () => {
           const mine = answer.causes.filter(byMessage(message));
           if (p.valid) {
             assert.deepEqual(mine, [], answer.message);
-            assert.deepEqual(schemaCauses(entry.kind, answer), [], 'refused by the schema, so the case tests no rule');
+            assert.deepEqual(
+              schemaCauses(entry.kind, answer),
+              [],
+              'refused by the schema, so the case tests no rule',
+            );
             assert.ok(answer.status < 300 || answer.status === 422, answer.message);
             if (answer.status === 422) refusedByOthers.push(`${entry.path} ${show(p.c)}: ${answer.message}`);
           } else {
@@ -372,12 +395,17 @@ describe('whole EtcdClusters on the real kube-apiserver', () => {
   });
 
   it('refuses pausing a memory-backed cluster, at spec, with the rule message', async () => {
-    const answer = await dryCreate(cluster('paused', { replicas: 0, storage: { size: '1Gi', medium: 'Memory' } }));
+    const answer = await dryCreate(
+      cluster('paused', { replicas: 0, storage: { size: '1Gi', medium: 'Memory' } }),
+    );
     assert.equal(answer.status, 422);
     assert.equal(answer.causes.length, 1, answer.message);
     assert.equal(answer.causes[0].field, 'spec');
     assert.equal(answer.causes[0].reason, 'FieldValueInvalid');
-    assert.match(answer.causes[0].message, /replicas 0 \(pause\) is not supported with storage\.medium Memory/);
+    assert.match(
+      answer.causes[0].message,
+      /replicas 0 \(pause\) is not supported with storage\.medium Memory/,
+    );
   });
 
   it('reports each broken rule at its own path, with a pattern error beside them', async () => {
@@ -435,11 +463,21 @@ describe('whole EtcdClusters on the real kube-apiserver', () => {
   it('refuses shrinking storage at spec.storage.size, and lets it grow', async () => {
     const stored = await create(cluster('grow', { storage: { size: '2Gi', medium: '' } }));
     assert.equal(stored.status, 201, stored.message);
-    const shrink = await dryUpdate(stored.object!, { ...stored.object!.spec, storage: { size: '1Gi', medium: '' } });
+    const shrink = await dryUpdate(stored.object!, {
+      ...stored.object!.spec,
+      storage: { size: '1Gi', medium: '' },
+    });
     assert.deepEqual(shrink.causes, [
-      causeOf('.spec.storage.size', '1Gi', findRuleByMessage('EtcdCluster', 'storage.size cannot be decreased')),
+      causeOf(
+        '.spec.storage.size',
+        '1Gi',
+        findRuleByMessage('EtcdCluster', 'storage.size cannot be decreased'),
+      ),
     ]);
-    const grow = await dryUpdate(stored.object!, { ...stored.object!.spec, storage: { size: '3Gi', medium: '' } });
+    const grow = await dryUpdate(stored.object!, {
+      ...stored.object!.spec,
+      storage: { size: '3Gi', medium: '' },
+    });
     assert.equal(grow.status, 200, grow.message);
   });
 
@@ -447,17 +485,19 @@ describe('whole EtcdClusters on the real kube-apiserver', () => {
     const stored = await create(cluster('untouched', { tls: { client: { auto: {} }, peer: { auto: {} } } }));
     assert.equal(stored.status, 201, stored.message);
     assert.equal((await dryUpdate(stored.object!, stored.object!.spec)).status, 200);
-    const status = await send(
-      'PUT',
-      `${collection('EtcdCluster')}/untouched/status?${DRY_RUN}`,
-      { ...stored.object, status: { phase: 'Running', readyMembers: 3, ready: '3/3' } },
-    );
+    const status = await send('PUT', `${collection('EtcdCluster')}/untouched/status?${DRY_RUN}`, {
+      ...stored.object,
+      status: { phase: 'Running', readyMembers: 3, ready: '3/3' },
+    });
     assert.equal(status.status, 200, status.message);
   });
 
   it('skips the rules of an object whose required fields are missing, and says so', async () => {
     const answer = await dryCreate(
-      objectOf('EtcdSnapshot', 'no-endpoint', { clusterRef: { name: 'main' }, destination: { s3: { bucket: 'b' } } }),
+      objectOf('EtcdSnapshot', 'no-endpoint', {
+        clusterRef: { name: 'main' },
+        destination: { s3: { bucket: 'b' } },
+      }),
     );
     assert.equal(answer.status, 422);
     assert.deepEqual(
@@ -487,7 +527,10 @@ describe('whole objects of the other kinds on the real kube-apiserver', () => {
 
   it('checks an EtcdSnapshotSchedule: schedule and time zone each at their path', async () => {
     const schedule = (name: string, extra: Spec) =>
-      objectOf('EtcdSnapshotSchedule', name, { ...structuredClone(BASE_SPEC.EtcdSnapshotSchedule), ...extra });
+      objectOf('EtcdSnapshotSchedule', name, {
+        ...structuredClone(BASE_SPEC.EtcdSnapshotSchedule),
+        ...extra,
+      });
     const good = await dryCreate(schedule('good', { timeZone: 'Europe/Berlin' }));
     assert.equal(good.status, 201, good.message);
     assert.deepEqual(good.object?.spec.retention, { keepLast: 7 });
@@ -519,7 +562,10 @@ describe('ratcheting: objects stored under older rules stay editable', () => {
   it('65 labels, stored before maxProperties 64: other edits pass, one more label is refused', async () => {
     const old = legacy.manyLabels.object!;
     assert.equal((await dryUpdate(old, scaled(legacy.manyLabels))).status, 200);
-    const labels = { ...(old.spec.additionalMetadata as { labels: Record<string, string> }).labels, more: 'x' };
+    const labels = {
+      ...(old.spec.additionalMetadata as { labels: Record<string, string> }).labels,
+      more: 'x',
+    };
     const grown = await dryUpdate(old, { ...old.spec, additionalMetadata: { labels } });
     assert.equal(grown.status, 422);
     assert.deepEqual(
@@ -553,3 +599,201 @@ function findRuleByMessage(kind: string, match: string): string {
   assert.equal(found.length, 1, match);
   return found[0].rule.message!;
 }
+
+// ---- realistic manifests ---------------------------------------------------------------------
+
+// Written the way cozystack etcd-operator users write their clusters; only apiVersion differs.
+const COZYSTACK_CLUSTERS = `
+apiVersion: etcdfn.io/v1alpha1
+kind: EtcdCluster
+metadata:
+  name: kube-etcd
+  namespace: tenant-root
+spec:
+  replicas: 3
+  version: "3.5.16"
+  progressDeadlineSeconds: 900
+  storage:
+    size: 10Gi
+    storageClassName: replicated
+  tls:
+    client:
+      certManager:
+        serverIssuerRef:
+          name: etcd-ca
+        operatorClientIssuerRef:
+          name: etcd-ca
+          kind: Issuer
+    peer:
+      certManager:
+        issuerRef:
+          name: etcd-peer-ca
+          kind: ClusterIssuer
+  auth:
+    enabled: true
+    rootCredentialsSecretRef:
+      name: kube-etcd-root
+  resources:
+    requests:
+      cpu: 500m
+      memory: 1Gi
+    limits:
+      memory: 2Gi
+  additionalMetadata:
+    labels:
+      team: platform
+    annotations:
+      backup.example.com/tier: gold
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        - labelSelector:
+            matchLabels:
+              app.kubernetes.io/instance: kube-etcd
+          topologyKey: kubernetes.io/hostname
+  topologySpreadConstraints:
+    - maxSkew: 1
+      topologyKey: topology.kubernetes.io/zone
+      whenUnsatisfiable: ScheduleAnyway
+      labelSelector:
+        matchLabels:
+          app.kubernetes.io/instance: kube-etcd
+  options:
+    quotaBackendBytes: 8589934592
+    autoCompactionMode: periodic
+    autoCompactionRetention: 5m
+    snapshotCount: 10000
+  imagePullSecrets:
+    - name: registry-credentials
+---
+apiVersion: etcdfn.io/v1alpha1
+kind: EtcdCluster
+metadata:
+  name: restored
+spec:
+  version: 3.5.16
+  storage:
+    size: 2Gi
+  tls:
+    client:
+      serverSecretRef:
+        name: restored-server-tls
+      operatorClientSecretRef:
+        name: restored-operator-tls
+    peer:
+      secretRef:
+        name: restored-peer-tls
+  bootstrap:
+    restore:
+      source:
+        s3:
+          endpoint: http://minio.minio.svc:9000
+          bucket: etcd-backups
+          key: restored/snap-20250101.db
+          region: us-east-1
+          forcePathStyle: true
+          credentialsSecretRef:
+            name: minio-creds
+  options:
+    autoCompactionMode: revision
+    autoCompactionRetention: "10000"
+---
+apiVersion: etcdfn.io/v1alpha1
+kind: EtcdCluster
+metadata:
+  name: cache
+spec:
+  replicas: 1
+  version: 3.4.23
+  storage:
+    medium: Memory
+    size: 512Mi
+  resources:
+    limits:
+      cpu: 1
+      memory: 1Gi
+`;
+
+const COZYSTACK_SNAPSHOT = `
+apiVersion: etcdfn.io/v1alpha1
+kind: EtcdSnapshot
+metadata:
+  name: kube-etcd-manual
+spec:
+  clusterRef:
+    name: kube-etcd
+  destination:
+    pvc:
+      claimName: etcd-backups
+      subPath: kube-etcd
+`;
+
+const SCHEDULE = `
+apiVersion: etcdfn.io/v1alpha1
+kind: EtcdSnapshotSchedule
+metadata:
+  name: kube-etcd-nightly
+spec:
+  clusterRef:
+    name: kube-etcd
+  schedule: "15 2 * * *"
+  timeZone: Europe/Amsterdam
+  destination:
+    s3:
+      endpoint: https://s3.eu-central-1.amazonaws.com
+      bucket: etcd-backups
+      key: kube-etcd/
+      credentialsSecretRef:
+        name: s3-creds
+`;
+
+const docs = (text: string) =>
+  text
+    .split(/^---$/m)
+    .map(doc => parse(doc) as KubeObject | null)
+    .filter((doc): doc is KubeObject => doc !== null)
+    .map(doc => ({ ...doc, metadata: { ...doc.metadata, namespace: NS } }));
+
+describe('realistic manifests on the real kube-apiserver', () => {
+  it('cozystack-style EtcdClusters are accepted with their defaults, and scale cleanly', async () => {
+    const [first, second] = docs(COZYSTACK_CLUSTERS);
+    for (const manifest of docs(COZYSTACK_CLUSTERS)) {
+      const created = await create(manifest);
+      assert.equal(created.status, 201, created.message);
+      const scaled = await dryUpdate(created.object!, { ...created.object!.spec, replicas: 5 });
+      assert.equal(scaled.status, 200, scaled.message);
+      const spec = created.object!.spec as unknown as EtcdCluster['spec'];
+      assert.equal(
+        spec.storage?.medium,
+        manifest.metadata.name === 'cache' ? 'Memory' : DEFAULT_STORAGE_MEDIUM,
+      );
+      if (manifest.metadata.name === first.metadata.name)
+        assert.equal(spec.tls?.client?.certManager?.serverIssuerRef.kind, DEFAULT_ISSUER_KIND);
+      if (manifest.metadata.name === second.metadata.name) {
+        assert.equal(spec.replicas, DEFAULT_REPLICAS);
+        assert.equal(spec.progressDeadlineSeconds, DEFAULT_PROGRESS_DEADLINE_SECONDS);
+      }
+    }
+  });
+
+  it('a PVC snapshot destination is accepted (deletionPolicy defaults to Retain)', async () => {
+    const [manifest] = docs(COZYSTACK_SNAPSHOT);
+    const answer = await dryCreate(manifest);
+    assert.equal(answer.status, 201, answer.message);
+    assert.equal(answer.object?.spec.deletionPolicy, 'Retain');
+  });
+
+  it('a snapshot schedule is accepted', async () => {
+    const [manifest] = docs(SCHEDULE);
+    const answer = await dryCreate(manifest);
+    assert.equal(answer.status, 201, answer.message);
+  });
+
+  it('spec.version accepts exactly the SUPPORTED_ETCD_MINORS', async () => {
+    for (let minor = 0; minor <= 9; minor++) {
+      const answer = await dryCreate(cluster(`minor-${minor}`, { version: `3.${minor}.7` }));
+      const supported = (SUPPORTED_ETCD_MINORS as readonly string[]).includes(`3.${minor}`);
+      assert.equal(answer.status === 201, supported, `3.${minor}.7: ${answer.message}`);
+    }
+  });
+});
