@@ -35,8 +35,9 @@ const bins = (minor: '3.4' | '3.5', version: string): EtcdBinaries => ({
 
 const images: ImageConfig = {
   etcd: new Map([
-    ['3.4', bins('3.4', '3.4.23')],
-    ['3.5', bins('3.5', '3.5.16')],
+    ['3.4.23', bins('3.4', '3.4.23')],
+    ['3.5.16', bins('3.5', '3.5.16')],
+    ['3.5.35', bins('3.5', '3.5.35')],
   ]),
   agentImages: ['ghcr.io/etcdfn/etcdfn'],
   agentCommand: ['node', 'agent.ts'],
@@ -74,10 +75,10 @@ describe('kubelet units', () => {
     assert.equal(addr('etcd-0.localhost.example:1'), 'etcd-0.localhost.example:1');
   });
 
-  it('resolves images to local binaries by minor version', () => {
+  it('resolves images to the local binaries of exactly their version', () => {
     for (const [image, version] of [
       ['registry.k8s.io/etcd:3.5.16-0', '3.5.16'],
-      ['quay.io/coreos/etcd:v3.5.21', '3.5.16'],
+      ['quay.io/coreos/etcd:v3.5.35', '3.5.35'],
       ['gcr.io/etcd-development/etcd:v3.4.23', '3.4.23'],
     ] as const) {
       const r = resolveImage(image, images);
@@ -93,7 +94,11 @@ describe('kubelet units', () => {
         tag,
       );
     }
-    assert.equal(resolveImage('quay.io/coreos/etcd:v3.5.35', images).kind, 'etcd');
+    // Released, but not built here: no image to run.
+    assert.throws(
+      () => resolveImage('quay.io/coreos/etcd:v3.5.21', images),
+      (err: Error) => err instanceof ImagePullError && /no local etcd 3\.5\.21/.test(err.message),
+    );
     assert.throws(() => resolveImage('nginx:1.25', images), /cannot run this image/);
     assert.equal(resolveImage('ghcr.io/etcdfn/etcdfn:dev', images).kind, 'agent');
     const etcd = resolveImage('registry.k8s.io/etcd:3.4.23-0', images);
