@@ -481,6 +481,26 @@ describe('whole EtcdClusters on the real kube-apiserver', () => {
     assert.equal(grow.status, 200, grow.message);
   });
 
+  it('runs transition rules on the PATCH path too (kubectl apply, edit and patch send patches)', async () => {
+    const stored = await create(cluster('patched'));
+    assert.equal(stored.status, 201, stored.message);
+    const reply = await server.request(
+      'PATCH',
+      `${collection('EtcdCluster')}/patched?${DRY_RUN}`,
+      { spec: { storage: { medium: 'Memory' } } },
+      'application/merge-patch+json',
+    );
+    assert.equal(reply.status, 422, reply.body);
+    const causes = (JSON.parse(reply.body) as { details: { causes: Cause[] } }).details.causes;
+    assert.deepEqual(causes, [
+      causeOf(
+        '.spec.storage.medium',
+        'Memory',
+        findRuleByMessage('EtcdCluster', 'storage.medium cannot be changed'),
+      ),
+    ]);
+  });
+
   it('passes an untouched update and a status-only update', async () => {
     const stored = await create(cluster('untouched', { tls: { client: { auto: {} }, peer: { auto: {} } } }));
     assert.equal(stored.status, 201, stored.message);
