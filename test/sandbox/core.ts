@@ -50,7 +50,11 @@ export interface SandboxCore {
 }
 
 /** Creates an object unless one by its name exists (what an installer leaves on a new cluster). */
-async function ensure(kc: KubeConfig, path: string, object: Record<string, unknown> & { metadata: { name: string } }): Promise<void> {
+async function ensure(
+  kc: KubeConfig,
+  path: string,
+  object: Record<string, unknown> & { metadata: { name: string } },
+): Promise<void> {
   const reply = await rawRequest(kc, 'POST', path, object);
   if (reply.status >= 300 && reply.status !== 409)
     throw new Error(`cannot create ${path}/${object.metadata.name}: ${reply.status} ${reply.body}`);

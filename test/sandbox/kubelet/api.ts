@@ -44,7 +44,12 @@ export class Api {
    * A raw JSON request (the body sent as given, so strings such as a MicroTime's six fractional
    * digits reach the API server untouched by the typed serializer); rejects with `code` on non-2xx.
    */
-  async sendJson<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+  async sendJson<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<T> {
     const url = new URL(this.server + path);
     const opts: https.RequestOptions = {
       method,
@@ -67,7 +72,9 @@ export class Api {
             }
             return;
           }
-          reject(Object.assign(new Error(`${method} ${path}: HTTP ${code}: ${text.slice(0, 300)}`), { code }));
+          reject(
+            Object.assign(new Error(`${method} ${path}: HTTP ${code}: ${text.slice(0, 300)}`), { code }),
+          );
         });
         res.on('error', reject);
       });
