@@ -13,8 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FUNCTION_NAMES } from '../../functions/registry.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
-import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 import { loadEventFixture, wireBody, type EventFixture } from '../support/fixtures.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..');
@@ -72,7 +71,7 @@ async function post(
 }
 
 describe(`image ${image}`, () => {
-  let api: ApiServer;
+  let api: TestApiServer;
   let dir: string;
   let container: string;
   const tick = loadEventFixture('tick.json');
@@ -80,9 +79,9 @@ describe(`image ${image}`, () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'etcdfn-image-'));
-    api = await startApiServer({ port: 0, crdDir: join(repoRoot, 'crds') });
+    api = await startApiServer();
     mkdirSync(join(dir, 'config'));
-    writeKubeconfig(join(dir, 'config', 'kubeconfig'), api.url);
+    api.writeKubeconfig(join(dir, 'config', 'kubeconfig'));
     container = buildah('from', '--quiet', image);
   });
   after(async () => {
