@@ -122,7 +122,7 @@ async function runResyncTick(): Promise<void> {
   console.error('[resync-tick] growing one cluster, copying it, then ticking…');
   const rows = await benchResyncTick({ runs: runs ?? FULL_RUNS });
   detail(
-    'one resync tick of reconcile-cluster over healthy clusters (sandbox API server, 3 real etcd shared)',
+    'one resync tick of reconcile-cluster over healthy clusters (real API server, 3 real etcd shared)',
     rows as unknown as Row[],
   );
   const clusters = (rows[0]?.clusters ?? 0).toLocaleString('en-US');

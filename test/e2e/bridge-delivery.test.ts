@@ -1,4 +1,4 @@
-// The event bridge end to end: the sandbox API server, the bridge reading knative/, and four echo
+// The event bridge end to end: a real API server, the bridge reading knative/, and four echo
 // functions named after the Trigger subscribers, each served through the real functions framework.
 // Checks what the functions receive against ApiServerSource's format in both modes, the routing of
 // knative/triggers.yaml, retries (503), dead letters (400), chaos duplicates and the tick.

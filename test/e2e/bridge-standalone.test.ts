@@ -1,4 +1,4 @@
-// Standalone mode as a process: the CLI watches the sandbox API server through a kubeconfig file,
+// Standalone mode as a process: the CLI watches a real API server through a kubeconfig file,
 // delivers a Pod event to the --subscriber URL, and stops cleanly on SIGTERM.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,6 +1,6 @@
 // Smoke test of the built image (scripts/build-image.sh runs it): each function, started from the
 // image with `buildah run --isolation chroot` on a loopback port, answers the PingSource tick fixture
-// 2xx against a sandbox API server (an empty cluster: the tick finds nothing to do, honestly) and a
+// 2xx against a real API server (an empty cluster: the tick finds nothing to do, honestly) and a
 // malformed CloudEvent 400 with a message. One function also runs with the image's root filesystem
 // mounted read-only, as the numeric non-root user, and answers. The CLI answers from the image too.
 //   ETCDFN_IMAGE=localhost/etcdfn:0.1.0 ETCDFN_BUILDAH_STORE=.cache/buildah \
