@@ -27,7 +27,14 @@ const { execFileSync } = await import('node:child_process');
 const { mkdirSync, writeFileSync } = await import('node:fs');
 const { join } = await import('node:path');
 
-const BENCHMARKS = ['cold-start', 'resync-tick', 'lifecycle', 'snapshot', 'restore', 'member-loss'] as const;
+const BENCHMARKS = [
+  'cold-start',
+  'resync-tick',
+  'lifecycle',
+  'snapshot',
+  'restore',
+  'member-loss',
+] as const;
 
 const program = new Command()
   .name('npm run bench --')
@@ -122,7 +129,7 @@ async function runResyncTick(): Promise<void> {
   console.error('[resync-tick] growing one cluster, copying it, then ticking…');
   const rows = await benchResyncTick({ runs: runs ?? FULL_RUNS });
   detail(
-    'one resync tick of reconcile-cluster over healthy clusters (real API server, 3 real etcd shared)',
+    'one resync tick of reconcile-cluster over healthy clusters (sandbox API server, 3 real etcd shared)',
     rows as unknown as Row[],
   );
   const clusters = (rows[0]?.clusters ?? 0).toLocaleString('en-US');

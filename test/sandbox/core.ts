@@ -2,7 +2,7 @@
 // control-plane/) and what a node provides, ours: the process kubelet (with its DNS and its storage
 // provisioner and resizer). Must run inside the private mount namespace (namespace.ts) for Pod and
 // Service names to resolve.
-import { mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { applyCrds, rawRequest } from './control-plane/apply.ts';
@@ -115,12 +115,15 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
       ],
       backoff: opts.backoffMaxMs !== undefined ? { maxMs: opts.backoffMaxMs } : undefined,
     });
+    // Where the guide and docs say it is (<dir>/kubeconfig), whatever the control plane's layout.
+    const kubeconfig = join(dir, 'kubeconfig');
+    copyFileSync(controlPlane.kubeconfig, kubeconfig);
     return {
       dir,
       controlPlane,
       url: controlPlane.url,
       kubelet,
-      kubeconfig: controlPlane.kubeconfig,
+      kubeconfig,
       kc,
       stop: async () => {
         await kubelet.stop();
