@@ -118,8 +118,10 @@ describe('kubectl against the sandbox: EtcdClusters', () => {
 
   it('explains etcdcluster.spec from the published schema', async () => {
     const out = ok(await run('explain', 'etcdcluster.spec'));
-    assert.match(out, /KIND:\s+EtcdCluster/);
-    assert.match(out, /VERSION:\s+etcdfn\.io\/v1alpha1/);
+    assert.match(out, /GROUP:\s+etcdfn\.io\n/);
+    assert.match(out, /KIND:\s+EtcdCluster\n/);
+    assert.match(out, /VERSION:\s+v1alpha1\n/);
+    assert.match(out, /FIELD: spec <Object>/);
     assert.match(out, /\breplicas\b/);
     assert.match(out, /\bversion\b/);
   });

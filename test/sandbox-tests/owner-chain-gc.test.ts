@@ -4,7 +4,7 @@
 // in the background, and leaves anything else alone.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type V1OwnerReference } from '@kubernetes/client-node';
 import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 import { waitFor } from '../sandbox/kubelet/wait.ts';
 
@@ -15,7 +15,7 @@ const VERSION = 'v1alpha1';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = Record<string, any>;
 
-const ownedBy = (owner: Any): Any[] => [
+const ownedBy = (owner: Any): V1OwnerReference[] => [
   {
     apiVersion: owner.apiVersion,
     kind: owner.kind,

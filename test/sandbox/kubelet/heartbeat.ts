@@ -75,9 +75,13 @@ export class NodeHeartbeat {
       }
       try {
         const uid = (await this.api.core.readNode({ name: node })).metadata?.uid;
-        await this.leases.createNamespacedLease({ namespace: LEASE_NAMESPACE, body: nodeLease(node, uid, now) });
+        await this.leases.createNamespacedLease({
+          namespace: LEASE_NAMESPACE,
+          body: nodeLease(node, uid, now),
+        });
       } catch (createErr) {
-        if (!isConflict(createErr)) this.log(`node ${node}: cannot create its lease: ${errorText(createErr)}`);
+        if (!isConflict(createErr))
+          this.log(`node ${node}: cannot create its lease: ${errorText(createErr)}`);
       }
     }
   }
