@@ -4,27 +4,16 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  BatchV1Api,
-  CoreV1Api,
-  PatchStrategy,
-  PolicyV1Api,
-  Watch,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';
 
 export class Api {
   readonly core: CoreV1Api;
-  readonly batch: BatchV1Api;
-  readonly policy: PolicyV1Api;
   private readonly watcher: Watch;
 
   readonly kc: KubeConfig;
   constructor(kc: KubeConfig) {
     this.kc = kc;
     this.core = kc.makeApiClient(CoreV1Api);
-    this.batch = kc.makeApiClient(BatchV1Api);
-    this.policy = kc.makeApiClient(PolicyV1Api);
     this.watcher = new Watch(kc);
   }
 
@@ -98,8 +87,6 @@ export class Api {
 
 /** Options for a JSON merge patch through the typed clients. */
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-/** Options for a JSON patch (RFC 6902) through the typed clients. */
-export const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 /** HTTP status of an API error (ApiException.code or our getJson's code), if any. */
 export function statusCode(err: unknown): number | undefined {

@@ -54,7 +54,7 @@ export function persistentVolumeFor(
     kind: 'PersistentVolume',
     metadata: { name: volumeNameFor(claim), annotations: { [PROVISIONED_BY]: provisioner } },
     spec: {
-      capacity: { storage: String(claim.spec?.resources?.requests?.storage ?? '1Gi') },
+      capacity: { storage: claim.spec?.resources?.requests?.storage ?? '1Gi' },
       accessModes: claim.spec?.accessModes ?? ['ReadWriteOnce'],
       persistentVolumeReclaimPolicy: 'Delete',
       storageClassName: claim.spec?.storageClassName ?? '',
