@@ -4,11 +4,14 @@
 // every branch is a row in a table test.
 //
 // What this function does not do: change etcd's membership (reconcile-cluster adds and promotes,
-// finalize-member removes) or touch a member being deleted (finalize-member's job).
+// finalize-member removes) or touch a member being deleted (finalize-member's job), except a resume's
+// seed: a member whose deletion is held because it has the cluster's only data, run again until the
+// others have joined it (shared/plan/cluster-resume.ts).
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { isMemoryMedium } from '../builders/storage.ts';
 import { pvcName } from '../names.ts';
 import { isBeingDeleted, isPodReady, ownershipOf } from './member-pod.ts';
+import { isResumeSeed } from './members.ts';
 import { planPod } from './member-pod-plan.ts';
 import {
   notReady,
@@ -31,7 +34,7 @@ export type { MemberAction, MemberEvent, MemberPlan, MemberState, MembershipView
 export function needsEtcd(state: Pick<MemberState, 'member' | 'cluster' | 'pod'>): boolean {
   const { member, cluster, pod } = state;
   const active =
-    !isBeingDeleted(member) &&
+    (!isBeingDeleted(member) || isResumeSeed(member)) &&
     cluster !== undefined &&
     !isBeingDeleted(cluster) &&
     isWired(member) &&
@@ -54,7 +57,7 @@ export function planMember(state: MemberState): MemberPlan {
     statusChanged: false,
     events: [],
   });
-  if (isBeingDeleted(member))
+  if (isBeingDeleted(member) && !isResumeSeed(member))
     return unchanged({ kind: 'none', reason: `${name} is being deleted: finalize-member's job` });
   if (!cluster) {
     return unchanged({
