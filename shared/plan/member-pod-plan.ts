@@ -170,6 +170,7 @@ function createPod(state: MemberState): MemberPlan {
         ...(state.etcdImageRepository && { etcdImageRepository: state.etcdImageRepository }),
         ...(state.operatorImage && { operatorImage: state.operatorImage }),
         ...(state.s3AllowedEndpoints && { s3AllowedEndpoints: state.s3AllowedEndpoints }),
+        ...(state.s3DeniedRanges && { s3DeniedRanges: state.s3DeniedRanges }),
       },
     );
   } catch (err) {

@@ -42,6 +42,8 @@ export interface MemberState {
   operatorImage?: string;
   /** The operator's S3 endpoint allow-list setting (settings). */
   s3AllowedEndpoints?: string;
+  /** The operator's denied address ranges for S3 (settings). */
+  s3DeniedRanges?: string;
 }
 
 export type MemberAction =

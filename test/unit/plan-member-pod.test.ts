@@ -192,6 +192,7 @@ describe('planPod: creating the Pod', () => {
         cluster: cluster({}),
         operatorImage: 'registry.local/etcdfn:9.9.9',
         s3AllowedEndpoints: 's3.example.com',
+        s3DeniedRanges: '10.96.0.0/12,10.244.0.0/16',
       }),
     );
     if (p.action.kind !== 'create-pod') return assert.fail(p.action.kind);
@@ -207,6 +208,11 @@ describe('planPod: creating the Pod', () => {
     assert.deepEqual(
       init[0]?.env?.find(e => e.name === 'ETCDFN_S3_ALLOWED_ENDPOINTS'),
       { name: 'ETCDFN_S3_ALLOWED_ENDPOINTS', value: 's3.example.com' },
+    );
+    // Issue 29 (security 1): the cluster's denied ranges reach the fetch step too.
+    assert.deepEqual(
+      init[0]?.env?.find(e => e.name === 'ETCDFN_S3_DENIED_RANGES'),
+      { name: 'ETCDFN_S3_DENIED_RANGES', value: '10.96.0.0/12,10.244.0.0/16' },
     );
   });
 });
