@@ -12,6 +12,7 @@ import { isMemoryMedium } from '../builders/storage.ts';
 import { pvcName } from '../names.ts';
 import { isBeingDeleted, isPodReady, ownershipOf } from './member-pod.ts';
 import { isResumeSeed } from './members.ts';
+import { upgradePending } from './member-upgrade.ts';
 import { planPod } from './member-pod-plan.ts';
 import {
   notReady,
@@ -40,6 +41,8 @@ export function needsEtcd(state: Pick<MemberState, 'member' | 'cluster' | 'pod'>
     isWired(member) &&
     member.spec.dormant !== true;
   if (!active) return false;
+  // A Pod about to be replaced for an upgrade: whether the member leads is read fresh, just before.
+  if (upgradePending(state)) return true;
   const s = member.status ?? {};
   const known = s.isVoter === true && !!s.memberID;
   const versionKnown = !pod || !isPodReady(pod) || (!!s.version && s.podUID === pod.metadata?.uid);

@@ -15,7 +15,7 @@ import {
   podJoinSettings,
   podNotReadyMessage,
 } from '../../shared/plan/member-pod.ts';
-import { ID, NOW, PEER, cluster, member, pod, ready, running } from './member-world.ts';
+import { ID, NOW, PEER, cluster, member, pod, ready, running, self } from './member-world.ts';
 
 const voter: EtcdMemberStatus = { memberID: ID, isVoter: true, role: 'voter' };
 
@@ -146,6 +146,7 @@ describe('planPod: an upgrade', () => {
     const p = planMember(
       running(m, {
         pod: { ...old, spec: { containers: [{ name: 'etcd', image: 'quay.io/coreos/etcd:v3.4.23' }] } },
+        self: self({ version: '3.4.23' }),
       }),
     );
     const message = 'upgrading demo-1 from etcd 3.4.23 to 3.5.16: replacing its Pod, keeping its data';
