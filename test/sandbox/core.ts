@@ -2,7 +2,7 @@
 // control-plane/) and what a node provides, ours: the process kubelet (with its DNS and its storage
 // provisioner and resizer). Must run inside the private mount namespace (namespace.ts) for Pod and
 // Service names to resolve.
-import { mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { applyCrds, rawRequest } from './control-plane/apply.ts';
@@ -56,15 +56,6 @@ async function ensure(kc: KubeConfig, path: string, object: Record<string, unkno
     throw new Error(`cannot create ${path}/${object.metadata.name}: ${reply.status} ${reply.body}`);
 }
 
-/** Waits for the ServiceAccount controller's `default` account: Pods are refused until it exists. */
-async function defaultServiceAccount(kc: KubeConfig, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await rawRequest(kc, 'GET', '/api/v1/namespaces/default/serviceaccounts/default')).status !== 200) {
-    if (Date.now() > deadline) throw new Error('the ServiceAccount controller made no default account in time');
-    await new Promise(r => setTimeout(r, 100));
-  }
-}
-
 export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
   const dir = resolve(opts.dir);
   mkdirSync(dir, { recursive: true });
@@ -91,7 +82,6 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
     await ensure(kc, '/apis/storage.k8s.io/v1/storageclasses', SANDBOX_DEFAULT_CLASS);
     const nodes = Math.max(1, opts.nodes ?? 1);
     if (nodes > 1) await ensure(kc, '/apis/storage.k8s.io/v1/storageclasses', LOCAL_PATH_CLASS);
-    await defaultServiceAccount(kc);
     const extraNodes = Array.from({ length: nodes - 1 }, (_, i) => `sandbox-${i + 2}`);
     const kubelet = await startKubelet({
       kubeconfig: controlPlane.kubeconfig,
@@ -111,12 +101,15 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
       ],
       backoff: opts.backoffMaxMs !== undefined ? { maxMs: opts.backoffMaxMs } : undefined,
     });
+    // Where the guide and docs say it is (<dir>/kubeconfig), whatever the control plane's layout.
+    const kubeconfig = join(dir, 'kubeconfig');
+    copyFileSync(controlPlane.kubeconfig, kubeconfig);
     return {
       dir,
       controlPlane,
       url: controlPlane.url,
       kubelet,
-      kubeconfig: controlPlane.kubeconfig,
+      kubeconfig,
       kc,
       stop: async () => {
         await kubelet.stop();

@@ -28,6 +28,7 @@ import {
 } from './object-store.ts';
 import { watchProgress } from './progress.ts';
 import { sandboxClock } from './clock-offset.ts';
+import { etcdBinaries } from '../support/etcd-binaries.ts';
 
 await ensurePrivateMountNamespace();
 // The AWS SDK prints a notice that its releases from 2027 need Node 22, which would land in the
@@ -246,7 +247,7 @@ function shown(path: string): string {
 
 function printGuide(sandbox: SandboxCore): void {
   const kubeconfig = shown(sandbox.kubeconfig);
-  const etcdctl = shown(join(repoRoot, '.cache', 'etcd', '3.5', 'usr', 'bin', 'etcdctl'));
+  const etcdctl = shown(etcdBinaries('3.6').etcdctl);
   say('');
   say('etcdfn is running. Try, in another terminal:');
   say(`  kubectl --kubeconfig ${kubeconfig} get etcdclusters,etcdmembers,pods,pvc`);
