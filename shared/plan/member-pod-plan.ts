@@ -17,7 +17,6 @@ import {
   isPodTerminal,
   joinsFromAnnotations,
   ownershipOf,
-  podEtcdVersion,
   podJoinSettings,
   podNotReadyMessage,
   type Ownership,
@@ -25,6 +24,7 @@ import {
 import { desiredRole, READY } from './member-status.ts';
 import { startFailure } from './member-failure.ts';
 import { planForcedStart } from './member-force.ts';
+import { planPodUpgrade } from './member-upgrade.ts';
 import {
   notReady,
   plan,
@@ -84,23 +84,6 @@ export function planPod(state: MemberState): MemberPlan {
   if (!isPodReady(pod))
     return { ...base, action: { kind: 'none', reason: `${name}: waiting for its Pod to be ready` } };
   return base;
-}
-
-/**
- * The member's version moved on (reconcile-cluster changes one member at a time, so that quorum
- * holds): its Pod is replaced by one running the new release on the same volume, with the same
- * member ID.
- */
-function planPodUpgrade(state: MemberState, pod: V1Pod): MemberPlan | undefined {
-  const { member } = state;
-  const running = podEtcdVersion(pod);
-  if (!running || running === member.spec.version) return undefined;
-  const name = member.metadata.name ?? '';
-  const message = `upgrading ${name} from etcd ${running} to ${member.spec.version}: replacing its Pod, keeping its data`;
-  const action: MemberAction = { kind: 'delete-pod', name, uid: pod.metadata?.uid ?? '', reason: message };
-  return plan(state, action, { pod, ready: notReady('Upgrading', message) }, [
-    { type: 'Normal', reason: 'UpgradingMember', message },
-  ]);
 }
 
 /**
@@ -170,6 +153,7 @@ function createPod(state: MemberState): MemberPlan {
         ...(state.etcdImageRepository && { etcdImageRepository: state.etcdImageRepository }),
         ...(state.operatorImage && { operatorImage: state.operatorImage }),
         ...(state.s3AllowedEndpoints && { s3AllowedEndpoints: state.s3AllowedEndpoints }),
+        ...(state.s3DeniedRanges && { s3DeniedRanges: state.s3DeniedRanges }),
       },
     );
   } catch (err) {
