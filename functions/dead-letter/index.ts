@@ -1,13 +1,18 @@
 // dead-letter: the dead-letter sink of every Trigger. Each event that exhausted its retries becomes
-// one warning log line and one Kubernetes Event (reason EventDeliveryFailed) on the object it named,
-// so `kubectl describe` and `kubectl get events` show it. Always answers 202: a dead letter is never
+// one warning log line and, when it names an etcdfn object that exists, one Kubernetes Event (reason
+// EventDeliveryFailed) on it, so `kubectl describe` and `kubectl get events` show it. Always answers 202: a dead letter is never
 // retried. Entry point for the functions framework (FUNCTION_TARGET=dead-letter).
 import * as ff from '@google-cloud/functions-framework';
 import type { Request, Response } from 'express';
+import type { EtcdCluster, EtcdMember, EtcdSnapshot, EtcdSnapshotSchedule } from '../../shared/api/types.ts';
 import { buildEvent } from '../../shared/builders/k8s-event.ts';
+import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { log } from '../../shared/log.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { attributesOf, describeDeadLetter, FUNCTION_NAME } from './letter.ts';
+
+/** The kinds a dead letter may write an Event about (functions/dead-letter/letter.ts). */
+type EtcdfnObject = (EtcdCluster | EtcdMember | EtcdSnapshot | EtcdSnapshotSchedule) & KubeObject;
 
 export function createDeadLetterHandler(context: () => Context = defaultContext) {
   return async (req: Request, res: Response): Promise<void> => {
@@ -20,9 +25,17 @@ export function createDeadLetterHandler(context: () => Context = defaultContext)
     if (letter.involved) {
       const ctx = context();
       try {
-        await ctx.kube.create(
-          buildEvent(letter.involved, letter.content, ctx.now(), { instance: FUNCTION_NAME }),
-        );
+        // Only about an object that exists (a forged event can name anything): read it first.
+        const read = await ctx.kube.get<EtcdfnObject>(letter.involved);
+        if (read.kind === 'found') {
+          const involved = { ...letter.involved, uid: read.object.metadata?.uid ?? '' };
+          await ctx.kube.create(buildEvent(involved, letter.content, ctx.now(), { instance: FUNCTION_NAME }));
+        } else {
+          log.info(
+            { object: letter.fields.object },
+            'the dead letter names no existing etcdfn object: no Event',
+          );
+        }
       } catch (err) {
         log.warn(
           { err, object: letter.fields.object },

@@ -3,6 +3,7 @@ import { API_VERSION, ETCD_CLUSTER } from '../../shared/api/group.ts';
 import type { EventHandler, HandlerOutcome } from '../../shared/events/handler.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { RESYNC_CONCURRENCY, resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
+import { resyncGate } from '../../shared/reconcile/resync-gate.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { recordClusterPhases } from '../../shared/runtime/metrics.ts';
 import type { EtcdCluster } from '../../shared/api/types.ts';
@@ -10,6 +11,8 @@ import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { clusterTarget } from './targets.ts';
 
 export function clusterHandler(context: () => Context = defaultContext): EventHandler {
+  // One per handler (per process): full resyncs coalesced, at most one running and one queued.
+  const gate = resyncGate('reconcile-cluster');
   return async event => {
     const target = clusterTarget(event);
     const ctx = context();
@@ -20,7 +23,7 @@ export function clusterHandler(context: () => Context = defaultContext): EventHa
         { namespace: target.namespace, name: target.name },
         { woken: target.woken === true },
       );
-    return resyncAll(ctx);
+    return gate(() => resyncAll(ctx));
   };
 }
 

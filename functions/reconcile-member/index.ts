@@ -5,15 +5,18 @@ import { API_VERSION, ETCD_MEMBER } from '../../shared/api/group.ts';
 import { eventFunction, type EventHandler, type HandlerOutcome } from '../../shared/events/handler.ts';
 import { reconcileMember } from '../../shared/reconcile/member.ts';
 import { RESYNC_CONCURRENCY, resyncEach, resyncSummary } from '../../shared/reconcile/resync-each.ts';
+import { resyncGate } from '../../shared/reconcile/resync-gate.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { FUNCTION_NAME, memberTarget } from './targets.ts';
 
 /** The handler over a given context (tests pass their own; the context is created on first use). */
 export function createHandler(context: () => Context = defaultContext): EventHandler {
+  // One per handler (per process): full resyncs coalesced, at most one running and one queued.
+  const gate = resyncGate(FUNCTION_NAME);
   return async event => {
     const target = memberTarget(event);
     if (target.kind === 'ignore') return { result: 'done', summary: target.summary };
-    if (target.kind === 'all-members') return resyncAll(context());
+    if (target.kind === 'all-members') return gate(() => resyncAll(context()));
     return reconcileMember(context(), { namespace: target.namespace, name: target.name });
   };
 }

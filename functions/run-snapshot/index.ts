@@ -13,6 +13,7 @@ import { isFinished } from '../../shared/plan/snapshot-plan.ts';
 import { reconcileSchedule, type ScheduleRef } from '../../shared/reconcile/schedule.ts';
 import { ensureSchedulePing } from '../../shared/reconcile/schedule-ping.ts';
 import { DEFAULT_RESYNC_BUDGET_MS, resyncEach } from '../../shared/reconcile/resync-each.ts';
+import { resyncGate } from '../../shared/reconcile/resync-gate.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
 import { ensureWake } from '../../shared/reconcile/wake.ts';
 import { desiredWake, wakeName } from '../../shared/plan/snapshot-wake.ts';
@@ -21,13 +22,15 @@ import { FUNCTION_NAME, snapshotTarget } from './targets.ts';
 
 /** The handler over a given context (tests pass their own; the context is created on first use). */
 export function createHandler(context: () => Context = defaultContext): EventHandler {
+  // One per handler (per process): full resyncs coalesced, at most one running and one queued.
+  const gate = resyncGate(FUNCTION_NAME);
   return async event => {
     const target = snapshotTarget(event);
     switch (target.kind) {
       case 'ignore':
         return { result: 'done', summary: target.summary };
       case 'resync':
-        return resync(context());
+        return gate(() => resync(context()));
       case 'schedule':
         return scheduleAndTiming(context(), { namespace: target.namespace, name: target.name });
       case 'snapshot':

@@ -59,6 +59,8 @@ export interface BuildMemberPodOptions {
   operatorImage?: string;
   /** The operator's S3 endpoint allow-list setting (for a restoring seed's fetch step). */
   s3AllowedEndpoints?: string;
+  /** The operator's denied address ranges for S3 (the same step). */
+  s3DeniedRanges?: string;
 }
 
 export function etcdImage(version: string, repository = DEFAULT_ETCD_IMAGE_REPOSITORY): string {
@@ -81,6 +83,7 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
     securityContext: containerSecurityContext(),
     resources: containerResources(spec.resources),
     ...(opts.s3AllowedEndpoints && { s3AllowedEndpoints: opts.s3AllowedEndpoints }),
+    ...(opts.s3DeniedRanges && { s3DeniedRanges: opts.s3DeniedRanges }),
   });
   initContainers.push(
     ...v2storeCheckContainers(member, {

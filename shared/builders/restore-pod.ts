@@ -5,7 +5,7 @@
 //                     `etcdctl snapshot restore` (3.4) under the new cluster's token;
 //   3. restore-commit (the operator's image): move the data into place, write the marker last.
 // The marker (shared/restore/layout.ts) makes a restarted or recreated Pod restore nothing again.
-import { ALLOWED_ENDPOINTS_ENV } from '../s3/endpoint-policy.ts';
+import { ALLOWED_ENDPOINTS_ENV, DENIED_RANGES_ENV } from '../s3/endpoint-policy.ts';
 import type { V1Container, V1EnvVar, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import {
@@ -32,6 +32,8 @@ export interface RestoreContainerOptions {
   resources: V1Container['resources'];
   /** The operator's S3 endpoint allow-list setting, so the fetch step follows the same policy. */
   s3AllowedEndpoints?: string;
+  /** The operator's denied address ranges (the Pod and Service CIDRs), for the same policy. */
+  s3DeniedRanges?: string;
 }
 
 /** Where the snapshot comes from, as the user reads it (s3://bucket/key or pvc://claim/path). */
@@ -71,6 +73,7 @@ export function restoreInitContainers(member: EtcdMember, opts: RestoreContainer
   if (source.s3) {
     const s3 = source.s3;
     if (opts.s3AllowedEndpoints) env.push({ name: ALLOWED_ENDPOINTS_ENV, value: opts.s3AllowedEndpoints });
+    if (opts.s3DeniedRanges) env.push({ name: DENIED_RANGES_ENV, value: opts.s3DeniedRanges });
     fetchArgs.push(
       `--s3-endpoint=${s3.endpoint}`,
       `--s3-bucket=${s3.bucket}`,

@@ -29,6 +29,11 @@ export type ObservedCertificate =
 
 export interface AutoTlsObserved {
   now: Date;
+  /**
+   * The CA and leaf Secrets that exist but are not controlled by this EtcdCluster (a user's, or a
+   * previous cluster's of the same name not yet garbage-collected): never used, never replaced.
+   */
+  foreign?: string[];
   ca: ObservedCertificate;
   /** Each desired leaf's Secret, read with the CA's certificate (facts.signedByCa is set). */
   leaves: { certificate: AutoCertificate; observed: ObservedCertificate }[];
@@ -40,6 +45,8 @@ export type AutoTlsStep =
   | { kind: 'create-ca' }
   /** The CA Secret holds no usable CA; replacing it would orphan every leaf, so a person decides. */
   | { kind: 'ca-unusable'; message: string }
+  /** Secrets of the auto TLS names that etcdfn did not create for this cluster: left alone, a person decides. */
+  | { kind: 'secrets-not-ours'; secrets: string[]; message: string }
   | { kind: 'issue'; certificate: AutoCertificate; reason: IssueReason; caNotAfter: Date }
   | { kind: 'none'; nextRenewal?: Date };
 
@@ -68,6 +75,16 @@ function leafReason(
 
 export function planAutoTls(o: AutoTlsObserved): AutoTlsStep {
   if (o.leaves.length === 0) return { kind: 'none' };
+  const foreign = [...(o.foreign ?? [])].sort();
+  if (foreign.length > 0) {
+    const list = foreign.join(', ');
+    const one = foreign.length === 1;
+    return {
+      kind: 'secrets-not-ours',
+      secrets: foreign,
+      message: `Secret${one ? '' : 's'} ${list} ${one ? 'exists' : 'exist'} but ${one ? 'was' : 'were'} not created by etcdfn for this EtcdCluster (no controller reference to it), and auto TLS never uses or replaces a Secret it did not create: delete or rename ${one ? 'it' : 'them'} (etcdfn then issues its own), or set spec.tls to your own Secrets instead of auto`,
+    };
+  }
   if (o.ca.kind === 'missing') return { kind: 'create-ca' };
   if (o.ca.kind === 'unreadable' || o.ca.facts.notAfter <= o.now) {
     return {

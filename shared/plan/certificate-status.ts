@@ -33,7 +33,7 @@ export function certificateStatuses(observed: ObservedCertificateSecret[]): Clus
 export function withCertificates(
   status: EtcdClusterStatus,
   observed: ObservedCertificateSecret[],
-  problem: string | undefined,
+  problem: { reason: string; message: string } | undefined,
   now: Date,
 ): EtcdClusterStatus {
   const next: EtcdClusterStatus = { ...status };
@@ -45,8 +45,8 @@ export function withCertificates(
         {
           type: CERTIFICATES_CONDITION,
           status: 'False',
-          reason: 'CertificateAuthorityUnusable',
-          message: problem,
+          reason: problem.reason,
+          message: problem.message,
         },
         now,
       )

@@ -36,7 +36,7 @@ import {
 } from './cluster-step.ts';
 import { outdatedMembers, upgradeStalledOnPull, upgradingMembers } from './cluster-upgrade.ts';
 import { versionRefusal } from './version-moves.ts';
-import { isDeleting, isMemberReady, podOf, runningMembers } from './members.ts';
+import { heldMember, isDeleting, isMemberReady, podOf, runningMembers } from './members.ts';
 import { deadlineFrom, deadlinePassed, observedFromSpec, specDiffersFromObserved } from './target.ts';
 
 export type { AddMemberOperation, ClusterAction, ClusterEvent, ClusterPlan } from './cluster-step.ts';
@@ -243,7 +243,8 @@ export function isComplete(state: ClusterState): boolean {
   const desired = current.observed?.replicas ?? -1;
   const running = runningMembers(state);
   if (current.operation || running.length !== desired) return false;
-  if (state.members.some(isDeleting)) return false;
+  const held = heldMember(state);
+  if (state.members.some(m => isDeleting(m) && m !== held)) return false;
   if (desired === 0) return true;
   if (!current.clusterID || !running.every(m => isMemberReady(state, m))) return false;
   const etcd = state.etcd;

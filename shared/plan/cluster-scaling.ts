@@ -5,11 +5,13 @@ import type { ClusterState } from './cluster-state.ts';
 import { newMemberClaim } from './cluster-bootstrap.ts';
 import { planReplacement, staleCrashLoop } from './cluster-replacement.ts';
 import { leaderSuccessor, planUpgrade } from './cluster-upgrade.ts';
+import { planHeldMember, planSeedRelease, scaleTarget } from './cluster-resume.ts';
 import { podTrouble, working, type MembershipStep } from './cluster-step.ts';
 import {
   activeMembers,
   isDeleting,
   isMemberReady,
+  isResumeSeed,
   membershipOf,
   newestFirst,
   podOf,
@@ -17,7 +19,9 @@ import {
 } from './members.ts';
 
 export function planMembership(state: ClusterState, desired: number): MembershipStep | undefined {
-  const deleting = state.members.find(isDeleting);
+  const held = planHeldMember(state, desired);
+  if (held) return held;
+  const deleting = state.members.find(m => isDeleting(m) && !isResumeSeed(m));
   if (deleting) {
     const held = !runningMembers(state).some(m => m !== deleting);
     const why = held
@@ -58,9 +62,10 @@ export function planMembership(state: ClusterState, desired: number): Membership
   const replacing = planReplacement(state);
   if (replacing) return replacing;
   const running = runningMembers(state);
-  if (running.length < desired) return planScaleUp(state, running);
-  if (running.length > desired) return planScaleDown(state, running, desired);
-  return planUpgrade(state, running);
+  const target = scaleTarget(state, desired);
+  if (running.length < target) return planScaleUp(state, running);
+  if (running.length > target) return planScaleDown(state, running, desired);
+  return planSeedRelease(state, desired) ?? planUpgrade(state, running);
 }
 
 type ReachableView = Extract<NonNullable<ClusterState['etcd']>, { reachable: true }>;

@@ -9,7 +9,7 @@ import { GROWING_REASON, memberFigures } from './cluster-volumes.ts';
 import { inPlaceRestoreCondition } from './in-place-restore-status.ts';
 import { forceRecoveryCondition } from './cluster-recovery-force-status.ts';
 import type { ClusterState } from './cluster-state.ts';
-import { activeMembers, isMemberReady, membershipOf, runningMembers } from './members.ts';
+import { activeMembers, heldMember, isMemberReady, membershipOf, runningMembers } from './members.ts';
 import { RESTORED_CONDITION, restoreCondition } from './restore-source.ts';
 
 /**
@@ -172,13 +172,30 @@ function memberStates(state: ClusterState): string {
     .join('; ');
 }
 
+/**
+ * What a paused cluster's data is, for each case: never formed (none), still pausing (members being
+ * stopped), kept on the dormant member's volume, in memory (gone), or on a member whose deletion is
+ * held.
+ */
 function pausedMessage(state: ClusterState): string {
+  if (!state.cluster.status?.clusterID) {
+    return 'paused (spec.replicas=0) before the cluster formed, so there is no data';
+  }
+  const held = heldMember(state);
+  if (held) return heldWhilePaused(held.metadata.name ?? '');
   const dormant = activeMembers(state).find(m => m.spec.dormant === true);
-  if (!dormant) return 'paused (spec.replicas=0); the cluster never bootstrapped, so there is no data';
+  if (!dormant) {
+    return 'pausing (spec.replicas=0): stopping the members one at a time; the last one keeps the data on its PersistentVolumeClaim';
+  }
   if (dormant.spec.storage.medium === 'Memory') {
     return 'paused (spec.replicas=0); the data was in memory and is gone: delete and recreate the cluster';
   }
   return `paused (spec.replicas=0); the data is kept on PersistentVolumeClaim ${pvcName(dormant.metadata.name ?? '')}; scale up to resume`;
+}
+
+/** What to say about a member whose deletion is held while the cluster is paused. */
+export function heldWhilePaused(name: string): string {
+  return `paused (spec.replicas=0); member ${name} was deleted but holds the cluster's only data (on PersistentVolumeClaim ${pvcName(name)}), so its deletion is held; scale up to resume: ${name} then runs again as the seed, the other members join it and ${name} is removed once they have; delete the EtcdCluster to delete the data`;
 }
 
 /**

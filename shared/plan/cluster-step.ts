@@ -32,7 +32,10 @@ export type ClusterAction =
   | { kind: 'claim'; operation: AddMemberOperation }
   /** An operation is recorded in status: carry it on (every part of it is idempotent). */
   | { kind: 'resume'; operation: AddMemberOperation }
-  | { kind: 'set-dormant'; member: string; dormant: boolean }
+  /** `seed`: also mark the member as a resume's seed (a held member run again; see cluster-resume). */
+  | { kind: 'set-dormant'; member: string; dormant: boolean; seed?: boolean }
+  /** The resume's seed is no longer needed: unmark it, and its held deletion finishes. */
+  | { kind: 'release-seed'; member: string }
   | { kind: 'promote'; member: string; id: string }
   /** etcd says voter but the EtcdMember does not know yet. */
   | { kind: 'mark-voter'; member: string }

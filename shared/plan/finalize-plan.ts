@@ -13,6 +13,7 @@ import { isMemoryMedium } from '../builders/storage.ts';
 import { MEMBER_FINALIZER, pvcName } from '../names.ts';
 import { isBeingDeleted } from './member-pod.ts';
 import { findInEtcd, ownUrls } from './member-status.ts';
+import { isResumeSeed } from './members.ts';
 
 /** etcd's membership as another member answered it. */
 export interface FinalizeView {
@@ -132,6 +133,10 @@ export function planFinalize(state: FinalizeState): FinalizeAction {
       kind: 'remove-finalizer',
       reason: `EtcdCluster ${member.spec.clusterName} never formed; bootstrap attempt ${cluster.status?.bootstrapRetry?.attempt} starts over without ${name}: its data is discarded, no removal needed`,
     };
+  }
+  if (isResumeSeed(member)) {
+    const message = `deletion of ${name} is held: it runs as the seed of EtcdCluster ${cluster.metadata.name ?? member.spec.clusterName}'s resume (it had the only copy of the data); it is removed from etcd once the other members have joined it`;
+    return { kind: 'keep', reason: message, event: { type: 'Normal', reason: 'DeletionHeld', message } };
   }
   const kept = onlyDataHolder(state);
   if (kept) return kept;

@@ -4,11 +4,15 @@
 // every branch is a row in a table test.
 //
 // What this function does not do: change etcd's membership (reconcile-cluster adds and promotes,
-// finalize-member removes) or touch a member being deleted (finalize-member's job).
+// finalize-member removes) or touch a member being deleted (finalize-member's job), except a resume's
+// seed: a member whose deletion is held because it has the cluster's only data, run again until the
+// others have joined it (shared/plan/cluster-resume.ts).
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { isMemoryMedium } from '../builders/storage.ts';
 import { pvcName } from '../names.ts';
 import { isBeingDeleted, isPodReady, ownershipOf } from './member-pod.ts';
+import { isResumeSeed } from './members.ts';
+import { upgradePending } from './member-upgrade.ts';
 import { planPod } from './member-pod-plan.ts';
 import {
   notReady,
@@ -31,12 +35,14 @@ export type { MemberAction, MemberEvent, MemberPlan, MemberState, MembershipView
 export function needsEtcd(state: Pick<MemberState, 'member' | 'cluster' | 'pod'>): boolean {
   const { member, cluster, pod } = state;
   const active =
-    !isBeingDeleted(member) &&
+    (!isBeingDeleted(member) || isResumeSeed(member)) &&
     cluster !== undefined &&
     !isBeingDeleted(cluster) &&
     isWired(member) &&
     member.spec.dormant !== true;
   if (!active) return false;
+  // A Pod about to be replaced for an upgrade: whether the member leads is read fresh, just before.
+  if (upgradePending(state)) return true;
   const s = member.status ?? {};
   const known = s.isVoter === true && !!s.memberID;
   const versionKnown = !pod || !isPodReady(pod) || (!!s.version && s.podUID === pod.metadata?.uid);
@@ -54,7 +60,7 @@ export function planMember(state: MemberState): MemberPlan {
     statusChanged: false,
     events: [],
   });
-  if (isBeingDeleted(member))
+  if (isBeingDeleted(member) && !isResumeSeed(member))
     return unchanged({ kind: 'none', reason: `${name} is being deleted: finalize-member's job` });
   if (!cluster) {
     return unchanged({

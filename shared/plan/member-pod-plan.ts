@@ -1,6 +1,5 @@
 // reconcile-member's decision about a running member's Pod: create it, replace it when it cannot
 // run or runs an older release, label it with the role etcd gives it.
-import { isMinorDowngrade } from './version-moves.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EtcdMemberStatus } from '../api/etcd-member.ts';
 import {
@@ -18,7 +17,6 @@ import {
   isPodTerminal,
   joinsFromAnnotations,
   ownershipOf,
-  podEtcdVersion,
   podJoinSettings,
   podNotReadyMessage,
   type Ownership,
@@ -26,6 +24,7 @@ import {
 import { desiredRole, READY } from './member-status.ts';
 import { startFailure } from './member-failure.ts';
 import { planForcedStart } from './member-force.ts';
+import { planPodUpgrade } from './member-upgrade.ts';
 import {
   notReady,
   plan,
@@ -85,24 +84,6 @@ export function planPod(state: MemberState): MemberPlan {
   if (!isPodReady(pod))
     return { ...base, action: { kind: 'none', reason: `${name}: waiting for its Pod to be ready` } };
   return base;
-}
-
-/**
- * The member's version moved on (or back one minor, by etcd's downgrade procedure) (reconcile-cluster changes one member at a time, so that quorum
- * holds): its Pod is replaced by one running the new release on the same volume, with the same
- * member ID.
- */
-function planPodUpgrade(state: MemberState, pod: V1Pod): MemberPlan | undefined {
-  const { member } = state;
-  const running = podEtcdVersion(pod);
-  if (!running || running === member.spec.version) return undefined;
-  const name = member.metadata.name ?? '';
-  const down = isMinorDowngrade(running, member.spec.version);
-  const message = `${down ? 'downgrading' : 'upgrading'} ${name} from etcd ${running} to ${member.spec.version}: replacing its Pod, keeping its data`;
-  const action: MemberAction = { kind: 'delete-pod', name, uid: pod.metadata?.uid ?? '', reason: message };
-  return plan(state, action, { pod, ready: notReady(down ? 'Downgrading' : 'Upgrading', message) }, [
-    { type: 'Normal', reason: down ? 'DowngradingMember' : 'UpgradingMember', message },
-  ]);
 }
 
 /**
@@ -172,6 +153,7 @@ function createPod(state: MemberState): MemberPlan {
         ...(state.etcdImageRepository && { etcdImageRepository: state.etcdImageRepository }),
         ...(state.operatorImage && { operatorImage: state.operatorImage }),
         ...(state.s3AllowedEndpoints && { s3AllowedEndpoints: state.s3AllowedEndpoints }),
+        ...(state.s3DeniedRanges && { s3DeniedRanges: state.s3DeniedRanges }),
       },
     );
   } catch (err) {

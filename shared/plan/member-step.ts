@@ -42,6 +42,8 @@ export interface MemberState {
   operatorImage?: string;
   /** The operator's S3 endpoint allow-list setting (settings). */
   s3AllowedEndpoints?: string;
+  /** The operator's denied address ranges for S3 (settings). */
+  s3DeniedRanges?: string;
 }
 
 export type MemberAction =
@@ -59,6 +61,11 @@ export type MemberAction =
    * dormant); `force`: with no grace period (its node is gone, nothing would confirm the stop).
    */
   | { kind: 'delete-pod'; name: string; uid: string; reason: string; force?: boolean }
+  /**
+   * The member leads etcd and its Pod is about to be stopped (an upgrade): hand leadership to `toId`
+   * first; the same invocation then plans again on a fresh read.
+   */
+  | { kind: 'move-leader'; fromId: string; toId: string; reason: string }
   /** Ask the member's PVC (`name`) for `size` (it asks for `from`): the volume grows online. */
   | { kind: 'resize-pvc'; name: string; from: string; size: string }
   /**

@@ -2,6 +2,7 @@
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMember } from '../api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../etcd/members.ts';
+import { isMemoryMedium } from '../builders/storage.ts';
 import { clientUrl, peerUrl } from '../names.ts';
 import type { ClusterState, PodFacts } from './cluster-state.ts';
 
@@ -28,9 +29,33 @@ export function ownMembers(cluster: EtcdCluster, labelled: EtcdMember[]): EtcdMe
 export const isDeleting = (m: { metadata: { deletionTimestamp?: unknown } }): boolean =>
   m.metadata.deletionTimestamp !== undefined && m.metadata.deletionTimestamp !== null;
 
-export const activeMembers = (state: ClusterState): EtcdMember[] => state.members.filter(m => !isDeleting(m));
+/**
+ * A member deleted while it held the cluster's only data (its deletion held by its finalizer), run
+ * again as the seed the other members join: the cluster counts it as one of its own until they have
+ * joined, then lets its deletion finish (finalize-member removes it from etcd like any other).
+ */
+export const RESUME_SEED_ANNOTATION = 'etcdfn.io/resume-seed';
+export const isResumeSeed = (m: EtcdMember): boolean =>
+  m.metadata.annotations?.[RESUME_SEED_ANNOTATION] === 'true';
+
+/** Members not being deleted, and the seed of a resume (being deleted, yet still serving). */
+export const activeMembers = (state: ClusterState): EtcdMember[] =>
+  state.members.filter(m => !isDeleting(m) || isResumeSeed(m));
 export const runningMembers = (state: ClusterState): EtcdMember[] =>
   activeMembers(state).filter(m => m.spec.dormant !== true);
+
+/**
+ * The member whose deletion finalize-member holds because it has the formed cluster's only data on
+ * disk (no other member is left, running or dormant): being deleted, not yet a seed, not in memory.
+ */
+export function heldMember(state: ClusterState): EtcdMember | undefined {
+  if (!state.cluster.status?.clusterID || activeMembers(state).length > 0) return undefined;
+  return state.members.find(m => isDeleting(m) && !isResumeSeed(m) && !isMemoryMedium(m.spec.storage));
+}
+
+/** The seed of a resume, when there is one. */
+export const resumeSeed = (state: ClusterState): EtcdMember | undefined =>
+  state.members.find(m => isDeleting(m) && isResumeSeed(m));
 
 /** Newest first: the scale-down order. */
 export function newestFirst(members: EtcdMember[]): EtcdMember[] {

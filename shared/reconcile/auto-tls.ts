@@ -4,7 +4,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import { API_VERSION } from '../api/group.ts';
-import { controllerRef } from '../builders/owner.ts';
+import { controllerRef, isControlledBy } from '../builders/owner.ts';
 import type { KubeObject, KubeObjects } from '../k8s/objects.ts';
 import { secretValues } from '../k8s/secrets.ts';
 import { clusterLabels } from '../names.ts';
@@ -63,8 +63,12 @@ export async function stepAutoTls(
   const caSecret = await kube.find<Secret>(secretRef(namespace, caSecretName(name)));
   const ca = pairOf(caSecret);
   const leafSecrets = await Promise.all(desired.map(c => kube.find<Secret>(secretRef(namespace, c.secret))));
+  const foreign = [caSecret, ...leafSecrets].flatMap(s =>
+    s && !isControlledBy(s, cluster) ? [s.metadata.name ?? ''] : [],
+  );
   const step = planAutoTls({
     now,
+    foreign,
     ca: observe(caSecret),
     leaves: desired.map((certificate, i) => ({ certificate, observed: observe(leafSecrets[i], ca?.cert) })),
   });
@@ -92,7 +96,7 @@ export async function stepAutoTls(
   return { step, written: replaced.kind === 'written' };
 }
 
-/** What ensureAutoTls did: the steps it wrote, and the step it stopped at (none or ca-unusable). */
+/** What ensureAutoTls did: the steps it wrote, and the step it stopped at (none, ca-unusable, secrets-not-ours). */
 export interface AutoTlsPass {
   written: AutoTlsStep[];
   last: AutoTlsStep;
@@ -110,7 +114,8 @@ export async function ensureAutoTls(
     const outcome = await stepAutoTls(kube, cluster, timings, now);
     if (outcome.written) written.push(outcome.step);
     const { kind } = outcome.step;
-    if (kind === 'none' || kind === 'ca-unusable' || !outcome.written) return { written, last: outcome.step };
+    if (kind === 'none' || kind === 'ca-unusable' || kind === 'secrets-not-ours' || !outcome.written)
+      return { written, last: outcome.step };
   }
   throw new Error(`auto TLS for ${cluster.metadata.name}: still issuing after 8 steps`);
 }

@@ -43,8 +43,8 @@ function issuedEvent(step: AutoTlsStep): EventContent {
 
 export interface KeptCertificates {
   observed: ObservedCertificateSecret[];
-  /** What is wrong and what to do, when the operator cannot issue. */
-  problem?: string;
+  /** What is wrong and what to do, when the operator cannot issue (the TLSCertificates condition). */
+  problem?: { reason: string; message: string };
 }
 
 export async function keepCertificates(ctx: Context, cluster: EtcdCluster): Promise<KeptCertificates> {
@@ -58,11 +58,19 @@ export async function keepCertificates(ctx: Context, cluster: EtcdCluster): Prom
   if (names.peer) wanted.push({ secret: names.peer, role: 'peer', issuedByOperator: false });
   if (wanted.length === 0) return { observed: [] };
 
-  let problem: string | undefined;
+  let problem: KeptCertificates['problem'];
   if (auto.size) {
     const pass = await ensureAutoTls(ctx.kube, cluster, autoTlsTimingsFromEnv(), ctx.now());
     if (pass.last.kind === 'ca-unusable')
-      problem = `auto TLS cannot issue certificates: ${pass.last.message}`;
+      problem = {
+        reason: 'CertificateAuthorityUnusable',
+        message: `auto TLS cannot issue certificates: ${pass.last.message}`,
+      };
+    if (pass.last.kind === 'secrets-not-ours')
+      problem = {
+        reason: 'SecretNotOwned',
+        message: `auto TLS cannot issue certificates: ${pass.last.message}`,
+      };
     for (const step of pass.written) await recordEvent(ctx, cluster, issuedEvent(step), FUNCTION);
   }
   for (const name of await ensureCertManagerCertificates(ctx.kube, cluster))

@@ -26,6 +26,7 @@ import { crashPoint } from '../runtime/crash.ts';
 import { recoverSpace } from './cluster-space.ts';
 import { growVolumes } from './cluster-volumes.ts';
 import { defragmentMember } from './cluster-defrag.ts';
+import { setDormant } from './cluster-dormant.ts';
 
 type Cluster = EtcdCluster & KubeObject;
 export type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
@@ -56,7 +57,9 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
       // and hang until the call times out. Waiting on etcd is left to the claimant.
       return addMember(ctx, state, action.operation, false);
     case 'set-dormant':
-      return setDormant(ctx, state, action.member, action.dormant);
+      return setDormant(ctx, state, action.member, action.dormant, action.seed);
+    case 'release-seed':
+      return setDormant(ctx, state, action.member, false, false);
     case 'promote':
       return promote(ctx, state, action.member, action.id);
     case 'mark-voter': {
@@ -407,18 +410,6 @@ async function clearOperation(ctx: Context, cluster: Cluster, op: AddMemberOpera
     if (written.kind === 'written') await crashPoint('cluster:operation-cleared');
     if (written.kind !== 'conflict') return;
   }
-}
-
-async function setDormant(
-  ctx: Context,
-  state: ClusterState,
-  name: string,
-  dormant: boolean,
-): Promise<ActResult> {
-  const patched = await ctx.kube.mergePatch(memberRef(state, name), { spec: { dormant } });
-  if (patched.kind !== 'written') return retry(`marking ${name} dormant=${dormant}: ${patched.kind}`);
-  await crashPoint('cluster:dormant-set');
-  return { ok: true, summary: dormant ? `paused: member ${name} is dormant` : `resuming member ${name}` };
 }
 
 /** Promotion is retried briefly in the request: a learner with little data catches up in moments. */

@@ -80,6 +80,7 @@ export async function observeMember(ctx: Context, ref: MemberRef): Promise<Membe
     etcdImageRepository: ctx.settings.etcdImageRepository,
     operatorImage: ctx.settings.operatorImage,
     ...(ctx.settings.s3AllowedEndpoints && { s3AllowedEndpoints: ctx.settings.s3AllowedEndpoints }),
+    ...(ctx.settings.s3DeniedRanges && { s3DeniedRanges: ctx.settings.s3DeniedRanges }),
   };
   if (cluster && needsEtcd(state)) await observeEtcd(ctx, state, cluster);
   return state;
@@ -94,13 +95,18 @@ async function observeNodes(
   return nodes ? { nodes } : {};
 }
 
+/** The client URLs of the cluster's other ready voters, as its status lists them. */
+function clusterVoterEndpoints(cluster: EtcdCluster, member: EtcdMember): string[] {
+  return (cluster.status?.members ?? [])
+    .filter(m => m.role === 'voter' && m.ready === true && m.name !== member.metadata.name)
+    .map(m => memberUrls(cluster, m.name).client);
+}
+
 /** etcd's membership through the cluster's ready voters and the member itself; its own status if ready. */
 async function observeEtcd(ctx: Context, state: MemberState, cluster: EtcdCluster): Promise<void> {
   const own = ownUrls(state.member).client;
   const podUp = state.pod !== undefined && !isPodTerminal(state.pod);
-  const voters = (cluster.status?.members ?? [])
-    .filter(m => m.role === 'voter' && m.ready === true && m.name !== state.member.metadata.name)
-    .map(m => memberUrls(cluster, m.name).client);
+  const voters = clusterVoterEndpoints(cluster, state.member);
   const endpoints = podUp ? [...voters, own] : voters;
   const etcd = clusterEtcd(ctx, cluster);
   const [listed, self] = await Promise.all([
@@ -199,6 +205,16 @@ async function act(ctx: Context, state: MemberState, plan: MemberPlan): Promise<
       if (patched.kind === 'conflict')
         return { outcome: { result: 'retry', reason: patched.message, status: 409 } };
       return emitted(patched.kind === 'written' ? action.reason : `Pod ${action.name}: ${patched.kind}`);
+    }
+    case 'move-leader': {
+      const cluster = state.cluster;
+      if (!cluster) return { outcome: { result: 'retry', reason: 'the EtcdCluster is gone', status: 503 } };
+      const endpoints = [...clusterVoterEndpoints(cluster, state.member), ownUrls(state.member).client];
+      const moved = await clusterEtcd(ctx, cluster).moveLeader(endpoints, action.toId);
+      if (moved.kind !== 'ok')
+        return { outcome: { result: 'retry', reason: `${action.reason}: ${moved.message}`, status: 503 } };
+      // Planned again at once, on a fresh read: the Pod goes only once the member says it follows.
+      return emitted(`${action.reason}: ${moved.leaderId} leads now`, true);
     }
     case 'resize-pvc': {
       const resized = await resizePvc(ctx, state, plan, action);

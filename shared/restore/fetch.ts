@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
-import { createS3Client } from '../s3/client.ts';
+import { createS3Client, endpointVerdict } from '../s3/client.ts';
 import { ALLOWED_ENDPOINTS_ENV, parseAllowList } from '../s3/endpoint-policy.ts';
 import { DEFAULT_REGION, s3Uri, usePathStyle, type S3Credentials } from '../s3/location.ts';
 import { emptySnapshot } from './empty-snapshot.ts';
@@ -178,8 +178,16 @@ async function openSource(source: FetchSource): Promise<OpenedSource> {
     uri,
     ownerUid: '', // only read here: ownership matters to writes and deletes
   };
-  // The operator's endpoint policy, handed to this step by the Pod's environment.
+  // The operator's endpoint policy (its allow-list and the cluster's denied ranges), handed to this
+  // step by the Pod's environment; checked before anything is contacted, as every S3 caller does.
   const allowList = parseAllowList(process.env[ALLOWED_ENDPOINTS_ENV]).entries;
+  const verdict = await endpointVerdict(source.endpoint, allowList);
+  if (!verdict.allowed) {
+    throw new RestoreFailure(
+      'EndpointRefused',
+      `${verdict.message.replace('destination.s3.endpoint', 'source.s3.endpoint')}; nothing was contacted`,
+    );
+  }
   const client = await createS3Client(target, source.credentials, allowList);
   try {
     const head = await client.send(new HeadObjectCommand({ Bucket: source.bucket, Key: source.key }));

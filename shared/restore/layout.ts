@@ -43,6 +43,7 @@ export type RestoreFailureReason =
   | 'AccessDenied'
   | 'SnapshotNotFound'
   | 'StoreUnreachable'
+  | 'EndpointRefused'
   | 'ChecksumMismatch'
   | 'SnapshotTooNew'
   | 'InsufficientSpace'
@@ -56,6 +57,7 @@ const REASONS = new Set<string>([
   'AccessDenied',
   'SnapshotNotFound',
   'StoreUnreachable',
+  'EndpointRefused',
   'ChecksumMismatch',
   'SnapshotTooNew',
   'InsufficientSpace',

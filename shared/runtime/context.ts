@@ -11,7 +11,12 @@ import { KubeObjects } from '../k8s/objects.ts';
 import { countEtcdCalls, countKubeRequests } from './metrics.ts';
 import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule-plan.ts';
 import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
-import { ALLOWED_ENDPOINTS_ENV, parseAllowList, type AllowedEndpoint } from '../s3/endpoint-policy.ts';
+import {
+  ALLOWED_ENDPOINTS_ENV,
+  DENIED_RANGES_ENV,
+  parseAllowList,
+  type AllowedEndpoint,
+} from '../s3/endpoint-policy.ts';
 
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
@@ -41,6 +46,8 @@ export interface OperatorSettings {
   s3AllowList: AllowedEndpoint[];
   /** The same setting as written, handed to a restoring seed's fetch step. */
   s3AllowedEndpoints?: string;
+  /** The cluster's own address ranges as written ($ETCDFN_S3_DENIED_RANGES), for the same step. */
+  s3DeniedRanges?: string;
   /** Where each schedule's PingSource sends its events ($ETCDFN_SCHEDULE_SINK; shared/plan/schedule-ping.ts). */
   scheduleSink: string;
 }
@@ -74,6 +81,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     // Entries that do not parse allow nothing (safe side); the policy's refusal names the setting.
     s3AllowList: parseAllowList(env[ALLOWED_ENDPOINTS_ENV]).entries,
     ...(env[ALLOWED_ENDPOINTS_ENV] && { s3AllowedEndpoints: env[ALLOWED_ENDPOINTS_ENV] }),
+    ...(env[DENIED_RANGES_ENV] && { s3DeniedRanges: env[DENIED_RANGES_ENV] }),
     scheduleSink: env.ETCDFN_SCHEDULE_SINK || defaultScheduleSink(env),
   };
 }

@@ -39,6 +39,12 @@ export const metrics = {
     labelNames: ['phase'] as const,
     registers: [registry],
   }),
+  resyncs: new Counter({
+    name: 'etcdfn_resyncs_total',
+    help: 'Full resync ticks by function and outcome: started, queued (behind a running one), coalesced (refused: one running and one queued already)',
+    labelNames: ['function', 'outcome'] as const,
+    registers: [registry],
+  }),
   snapshots: new Counter({
     name: 'etcdfn_snapshots_total',
     help: 'EtcdSnapshots finished by this process, by outcome (Complete, Failed)',

@@ -1,6 +1,7 @@
-// The one way etcdfn makes an S3 client: the endpoint policy checked first, and checked again on
-// every DNS answer the client's connections use, so a name that resolves to a metadata service
-// (or, unless allow-listed, to loopback) is never contacted.
+// The one way etcdfn makes an S3 client: the endpoint policy checked on the endpoint as written
+// (createS3Client throws for a refused one, whoever calls it), and checked again on every DNS answer
+// the client's connections use, so a name that resolves to a metadata service (or, unless
+// allow-listed, to loopback) is never contacted.
 //
 // The S3 SDK is loaded here, on first use only (import()), never by a static import: a function
 // whose event does not talk to S3 (most run-snapshot events, every reconciler) starts without
@@ -29,6 +30,18 @@ function denied(): readonly AddressRange[] {
 import type { S3Credentials, S3Target } from './location.ts';
 
 export type RefusedEndpoint = Extract<EndpointVerdict, { allowed: false }>;
+
+/** Thrown by createS3Client for an endpoint the policy refuses as written: nothing was contacted. */
+export class EndpointRefusedError extends Error {
+  readonly code: RefusedEndpoint['reason'];
+  readonly verdict: RefusedEndpoint;
+  constructor(verdict: RefusedEndpoint) {
+    super(verdict.message);
+    this.name = 'EndpointRefused';
+    this.code = verdict.reason;
+    this.verdict = verdict;
+  }
+}
 
 /** Resolves the endpoint's host and applies the policy: the verdict status can show. */
 export async function endpointVerdict(
@@ -110,6 +123,10 @@ export async function createS3Client(
   credentials: S3Credentials,
   allowList: readonly AllowedEndpoint[],
 ): Promise<S3Client> {
+  // The endpoint as written, for every caller: Node connects to an IP address without a lookup, so
+  // guardedLookup alone would never see http://169.254.169.254/.
+  const literal = checkEndpoint(target.endpoint, allowList, [], denied());
+  if (!literal.allowed) throw new EndpointRefusedError(literal);
   const { S3Client } = await loadS3Sdk();
   const lookup = guardedLookup(target.endpoint, allowList);
   return new S3Client({

@@ -2,7 +2,12 @@
 // before a snapshot starts (so status can say why) and in the connection's DNS lookup (so a name
 // that later resolves elsewhere is refused too).
 //
-// - Link-local addresses (169.254.0.0/16, fe80::/10: cloud metadata services) are always refused.
+// - Never contacted, whatever the allow-list says: link-local addresses (169.254.0.0/16, fe80::/10:
+//   cloud metadata services), the other metadata addresses (AWS's IPv6 fd00:ec2::254, Alibaba's
+//   100.100.100.200, Azure's WireServer 168.63.129.16) and the unspecified addresses (0.0.0.0/8,
+//   ::), which Linux connects to the local host. An IPv6 address that carries an IPv4 address
+//   (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d and
+//   64:ff9b:1::/48) is judged as that IPv4 address too, by every rule below.
 // - Otherwise an endpoint the operator's configuration allow-lists (ETCDFN_S3_ALLOWED_ENDPOINTS) is
 //   accepted whatever its scheme and address.
 // - Otherwise it must be https://, must not be loopback (127.0.0.0/8, ::1), and must not be inside
@@ -56,6 +61,8 @@ export type EndpointVerdict =
       reason:
         | 'EndpointInvalid'
         | 'EndpointLinkLocal'
+        | 'EndpointMetadata'
+        | 'EndpointUnspecified'
         | 'EndpointInsecure'
         | 'EndpointLoopback'
         | 'EndpointClusterInternal';
@@ -102,8 +109,58 @@ const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
 
+const METADATA = new BlockList();
+METADATA.addAddress('fd00:ec2::254', 'ipv6'); // AWS instance metadata over IPv6
+METADATA.addAddress('100.100.100.200', 'ipv4'); // Alibaba Cloud metadata
+METADATA.addAddress('168.63.129.16', 'ipv4'); // Azure WireServer
+const UNSPECIFIED = new BlockList();
+UNSPECIFIED.addSubnet('0.0.0.0', 8, 'ipv4');
+UNSPECIFIED.addAddress('::', 'ipv6');
+
 export function isLinkLocal(address: string): boolean {
   return inList(LINK_LOCAL, address);
+}
+
+/** A cloud metadata address outside the link-local ranges. */
+export function isMetadataAddress(address: string): boolean {
+  return inList(METADATA, address);
+}
+
+/** 0.0.0.0/8 and ::, which Linux connects to the local host. */
+export function isUnspecified(address: string): boolean {
+  return inList(UNSPECIFIED, address);
+}
+
+/** The eight 16-bit groups of an IPv6 address (a trailing dotted quad allowed); undefined otherwise. */
+function ipv6Groups(address: string): number[] | undefined {
+  if (isIP(address) !== 6) return undefined;
+  let text = address.split('%')[0] ?? '';
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : Array<string>(8 - h.length - t.length).fill('0');
+  return [...h, ...fill, ...t].map(x => parseInt(x, 16));
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, when it is one of the forms that reach it: IPv4-mapped
+ * (::ffff:0:0/96), IPv4-compatible (::/96 but :: and ::1), NAT64 (64:ff9b::/96, 64:ff9b:1::/48).
+ */
+export function embeddedIPv4(address: string): string | undefined {
+  const g = ipv6Groups(address);
+  if (!g || g.length !== 8) return undefined;
+  const zero = (from: number, to: number) => g.slice(from, to).every(x => x === 0);
+  const [g6 = 0, g7 = 0] = [g[6], g[7]];
+  const v4 = `${g6 >> 8}.${g6 & 255}.${g7 >> 8}.${g7 & 255}`;
+  if (zero(0, 5) && g[5] === 0xffff) return v4;
+  if (zero(0, 6) && !(g6 === 0 && g7 <= 1)) return v4;
+  if (g[0] === 0x64 && g[1] === 0xff9b && (zero(2, 6) || g[2] === 1)) return v4;
+  return undefined;
 }
 
 export function isLoopback(address: string): boolean {
@@ -138,15 +195,33 @@ export function checkEndpoint(
     };
   }
   const host = bare(url.hostname);
-  const all = [...new Set([...(isIP(host) ? [host] : []), ...addresses.map(bare)])];
+  const given = [...new Set([...(isIP(host) ? [host] : []), ...addresses.map(bare)])];
+  // Every address, and the IPv4 address an IPv6 one carries: each rule sees both.
+  const all = [...new Set(given.flatMap(a => [a, embeddedIPv4(a) ?? []].flat()))];
   const shown = `${url.protocol}//${url.host}`;
-  const resolved = isIP(host) || all.length === 0 ? '' : ` (${host} resolves to ${all.join(', ')})`;
+  const resolved = isIP(host) || given.length === 0 ? '' : ` (${host} resolves to ${given.join(', ')})`;
   const linkLocal = all.find(isLinkLocal);
   if (linkLocal !== undefined) {
     return {
       allowed: false,
       reason: 'EndpointLinkLocal',
       message: `destination.s3.endpoint ${shown}${resolved} is a link-local address, which is never contacted (cloud metadata services live there); point it at your object store`,
+    };
+  }
+  const metadata = all.find(isMetadataAddress);
+  if (metadata !== undefined) {
+    return {
+      allowed: false,
+      reason: 'EndpointMetadata',
+      message: `destination.s3.endpoint ${shown}${resolved} is a cloud metadata address (${metadata}), which is never contacted; point it at your object store`,
+    };
+  }
+  const unspecified = all.find(isUnspecified);
+  if (unspecified !== undefined) {
+    return {
+      allowed: false,
+      reason: 'EndpointUnspecified',
+      message: `destination.s3.endpoint ${shown}${resolved} is an unspecified address (${unspecified}), which connects to the local host; it is never contacted: point it at your object store`,
     };
   }
   if (allowList.some(entry => matches(entry, url, host, all))) return { allowed: true, allowListed: true };

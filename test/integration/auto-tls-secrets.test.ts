@@ -113,4 +113,38 @@ describe('auto TLS Secrets through the sandbox API server', { timeout: 60_000 },
     assert.equal(Date.parse(entry?.notAfter ?? ''), Date.parse(peer.validTo));
     assert.ok(Date.parse(entry?.renewAfter ?? '') < Date.parse(entry?.notAfter ?? ''));
   });
+
+  it('a same-named Secret etcdfn did not create is never replaced; TLSCertificates names it (issue 29)', async () => {
+    const made = await world.kube.create<EtcdCluster & KubeObject>({
+      apiVersion: API_VERSION,
+      kind: 'EtcdCluster',
+      metadata: { name: 'mine', namespace: NS },
+      spec: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' } },
+    });
+    assert.equal(made.kind, 'created');
+    const stored = made.kind === 'created' ? made.object : undefined;
+    assert.ok(stored);
+    const other = { ...stored, spec: { ...stored.spec, tls: { client: { auto: {} }, peer: { auto: {} } } } };
+    const theirs = await world.kube.create<Secret>({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'mine-server-tls', namespace: NS },
+      type: 'Opaque',
+      data: { password: Buffer.from('not a certificate').toString('base64') },
+    });
+    assert.equal(theirs.kind, 'created');
+    const kept = await keepCertificates(world.ctx, other);
+    assert.equal(kept.problem?.reason, 'SecretNotOwned');
+    assert.match(kept.problem?.message ?? '', /Secret mine-server-tls exists but was not created by etcdfn/);
+    const after = await secret('mine-server-tls');
+    assert.equal(
+      after?.metadata.resourceVersion,
+      theirs.kind === 'created' ? theirs.object.metadata.resourceVersion : '',
+    );
+    assert.equal(after?.type, 'Opaque');
+    assert.equal(await secret('mine-ca'), undefined, 'nothing issued beside it either');
+    const status = withCertificates({}, kept.observed, kept.problem, new Date());
+    const condition = status.conditions?.find(c => c.type === 'TLSCertificates');
+    assert.deepEqual([condition?.status, condition?.reason], ['False', 'SecretNotOwned']);
+  });
 });

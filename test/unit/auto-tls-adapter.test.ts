@@ -111,16 +111,79 @@ describe('ensureAutoTls', () => {
     assert.equal(pem(secrets.get('db-server-tls'), 'ca.crt'), caBefore);
   });
 
-  it('stops at an unreadable CA instead of replacing it', async () => {
+  const owned = {
+    ownerReferences: [
+      {
+        apiVersion: 'etcdfn.io/v1alpha1',
+        kind: 'EtcdCluster',
+        name: 'db',
+        uid: 'cluster-uid',
+        controller: true,
+      },
+    ],
+  };
+
+  it('stops at an unreadable CA of its own instead of replacing it', async () => {
     const { kube, secrets, writes } = store();
     secrets.set('db-ca', {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'db-ca' },
+      metadata: { name: 'db-ca', ...owned },
       data: { 'tls.crt': 'eA==' },
     });
     const pass = await ensureAutoTls(kube, cluster, timings, new Date());
     assert.equal(pass.last.kind, 'ca-unusable');
     assert.equal(writes(), 0);
   });
+
+  // Issue 29, security 5: a same-named Secret etcdfn did not create is never used or replaced.
+  const foreignRows: [string, Secret][] = [
+    [
+      "a user's Secret that is not a certificate",
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'db-server-tls' },
+        data: { password: 'aHVudGVyMg==' },
+      },
+    ],
+    [
+      "a previous cluster's Secret of the same name (another uid)",
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: 'db-peer-tls',
+          ownerReferences: [{ ...owned.ownerReferences[0], uid: 'old-cluster-uid' }],
+        },
+        data: { 'tls.crt': 'eA==' },
+      },
+    ],
+    [
+      "a user's CA Secret",
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'db-ca' },
+        data: { 'tls.crt': 'eA==', 'tls.key': 'eA==' },
+      },
+    ],
+  ];
+  for (const [name, foreign] of foreignRows) {
+    it(`${name}: left as it is, and the step names it`, async () => {
+      const { kube, secrets, writes } = store();
+      secrets.set(foreign.metadata.name ?? '', foreign);
+      const pass = await ensureAutoTls(kube, cluster, timings, new Date());
+      assert.equal(pass.last.kind, 'secrets-not-ours');
+      if (pass.last.kind === 'secrets-not-ours') {
+        assert.deepEqual(pass.last.secrets, [foreign.metadata.name]);
+        assert.match(
+          pass.last.message,
+          new RegExp(`Secret ${foreign.metadata.name} exists but was not created by etcdfn`),
+        );
+      }
+      assert.equal(writes(), 0);
+      assert.deepEqual(secrets.get(foreign.metadata.name ?? ''), foreign, 'the Secret is unchanged');
+    });
+  }
 });

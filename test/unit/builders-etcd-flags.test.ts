@@ -248,7 +248,7 @@ describe('etcd flags: options', () => {
     assert.equal(f.get('--snapshot-count'), '5000');
   });
 
-  it('unset options add no compaction flags, and the snapshot count of the member\'s minor', () => {
+  it("unset options add no compaction flags, and the snapshot count of the member's minor", () => {
     const f = flagsOf(member());
     assert.equal(f.has('--auto-compaction-mode'), false);
     assert.equal(f.has('--auto-compaction-retention'), false);

@@ -494,8 +494,7 @@ describe('member PVC', () => {
 });
 
 describe('member Pod: etcd check v2store before a member first runs 3.6 on its 3.5 data', () => {
-  const inits = (m: EtcdMember) =>
-    (pod(m).spec?.initContainers ?? []).map(c => [c.name, c.image, c.command]);
+  const inits = (m: EtcdMember) => (pod(m).spec?.initContainers ?? []).map(c => [c.name, c.image, c.command]);
 
   it("3.5 → 3.6: the previous release's etcdutl checks the data directory before etcd 3.6 opens it", () => {
     assert.deepEqual(inits(member({ version: '3.6.16' }, { version: '3.5.35' })), [

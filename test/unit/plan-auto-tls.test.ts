@@ -129,6 +129,27 @@ describe('planAutoTls', () => {
       observed(ca, [leaf(0, 1), { kind: 'unreadable' }, leaf(2, 1)]),
       'issue db-operator-client-tls unreadable',
     ],
+    // Issue 29, security 5: a Secret not created by etcdfn for this cluster is never used or replaced.
+    [
+      'a leaf Secret not ours, unreadable: left alone',
+      { ...observed(ca, [{ kind: 'unreadable' }, leaf(1, 1), leaf(2, 1)]), foreign: ['db-server-tls'] },
+      'secrets-not-ours',
+    ],
+    [
+      'a leaf Secret not ours, even a good one: left alone',
+      { ...observed(ca, [leaf(0, 1), leaf(1, 1), leaf(2, 1)]), foreign: ['db-peer-tls'] },
+      'secrets-not-ours',
+    ],
+    [
+      'the CA Secret not ours: not used to sign',
+      { ...observed(ca, []), foreign: ['db-ca'] },
+      'secrets-not-ours',
+    ],
+    [
+      'no CA yet, a leaf Secret not ours: nothing created',
+      { ...observed({ kind: 'missing' }, []), foreign: ['db-server-tls'] },
+      'secrets-not-ours',
+    ],
   ];
   for (const [name, input, expected] of rows)
     it(name, () => {
@@ -136,6 +157,16 @@ describe('planAutoTls', () => {
       const got = step.kind === 'issue' ? `issue ${step.certificate.secret} ${step.reason}` : step.kind;
       assert.equal(got, expected);
     });
+
+  it('names every Secret that is not ours, in order, and the ways out', () => {
+    const step = planAutoTls({ ...observed(ca, []), foreign: ['db-peer-tls', 'db-ca'] });
+    assert.equal(step.kind, 'secrets-not-ours');
+    if (step.kind !== 'secrets-not-ours') return;
+    assert.deepEqual(step.secrets, ['db-ca', 'db-peer-tls']);
+    assert.match(step.message, /^Secrets db-ca, db-peer-tls exist but were not created by etcdfn/);
+    assert.match(step.message, /delete or rename them/);
+    assert.match(step.message, /spec\.tls to your own Secrets/);
+  });
 
   it('nothing to keep without auto TLS, whatever the CA', () => {
     assert.equal(planAutoTls({ now, ca: { kind: 'missing' }, leaves: [] }).kind, 'none');

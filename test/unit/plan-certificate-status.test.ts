@@ -41,11 +41,15 @@ describe('withCertificates', () => {
     const broken = withCertificates(
       {},
       [],
-      'auto TLS cannot issue certificates: the CA has expired; delete its Secret',
+      {
+        reason: 'CertificateAuthorityUnusable',
+        message: 'auto TLS cannot issue certificates: the CA has expired; delete its Secret',
+      },
       now,
     );
     const condition = broken.conditions?.find(c => c.type === CERTIFICATES_CONDITION);
     assert.equal(condition?.status, 'False');
+    assert.equal(condition?.reason, 'CertificateAuthorityUnusable');
     assert.match(condition?.message ?? '', /delete its Secret/);
     assert.equal(broken.certificates, undefined);
     const fixed = withCertificates(broken, [], undefined, now);

@@ -114,7 +114,7 @@ describe('paused', () => {
     assert.deepEqual(condition(statusOf(s), 'Available'), [
       'False',
       'Paused',
-      'paused (spec.replicas=0); the cluster never bootstrapped, so there is no data',
+      'paused (spec.replicas=0) before the cluster formed, so there is no data',
     ]);
   });
 });

@@ -15,7 +15,8 @@ import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, stat
 
 const OLD = '3.4.23';
 const NEW = '3.5.16';
-const IMAGE_HINT = 'check spec.version (a released etcd 3.5, 3.6 or 3.7 version) and that the etcd image can be pulled';
+const IMAGE_HINT =
+  'check spec.version (a released etcd 3.5, 3.6 or 3.7 version) and that the etcd image can be pulled';
 
 interface Row {
   name: string;
@@ -578,7 +579,8 @@ const upgradeRows: Row[] = [
       ),
     action: {
       kind: 'wait',
-      reason: "waiting for demo-2 to run etcd 3.5.16: its Pod cannot run (CrashLoopBackOff: back-off); see the Pod's logs",
+      reason:
+        "waiting for demo-2 to run etcd 3.5.16: its Pod cannot run (CrashLoopBackOff: back-off); see the Pod's logs",
     },
     progressing: [
       'True',

@@ -15,7 +15,7 @@ import {
   podJoinSettings,
   podNotReadyMessage,
 } from '../../shared/plan/member-pod.ts';
-import { ID, NOW, PEER, cluster, member, pod, ready, running } from './member-world.ts';
+import { ID, NOW, PEER, cluster, member, pod, ready, running, self } from './member-world.ts';
 
 const voter: EtcdMemberStatus = { memberID: ID, isVoter: true, role: 'voter' };
 
@@ -146,6 +146,7 @@ describe('planPod: an upgrade', () => {
     const p = planMember(
       running(m, {
         pod: { ...old, spec: { containers: [{ name: 'etcd', image: 'quay.io/coreos/etcd:v3.4.23' }] } },
+        self: self({ version: '3.4.23' }),
       }),
     );
     const message = 'upgrading demo-1 from etcd 3.4.23 to 3.5.16: replacing its Pod, keeping its data';
@@ -192,6 +193,7 @@ describe('planPod: creating the Pod', () => {
         cluster: cluster({}),
         operatorImage: 'registry.local/etcdfn:9.9.9',
         s3AllowedEndpoints: 's3.example.com',
+        s3DeniedRanges: '10.96.0.0/12,10.244.0.0/16',
       }),
     );
     if (p.action.kind !== 'create-pod') return assert.fail(p.action.kind);
@@ -207,6 +209,11 @@ describe('planPod: creating the Pod', () => {
     assert.deepEqual(
       init[0]?.env?.find(e => e.name === 'ETCDFN_S3_ALLOWED_ENDPOINTS'),
       { name: 'ETCDFN_S3_ALLOWED_ENDPOINTS', value: 's3.example.com' },
+    );
+    // Issue 29 (security 1): the cluster's denied ranges reach the fetch step too.
+    assert.deepEqual(
+      init[0]?.env?.find(e => e.name === 'ETCDFN_S3_DENIED_RANGES'),
+      { name: 'ETCDFN_S3_DENIED_RANGES', value: '10.96.0.0/12,10.244.0.0/16' },
     );
   });
 });

@@ -565,7 +565,10 @@ describe('planMember: upgrades', () => {
   it('replaces a Pod that runs another release than the member asks for, keeping the volume', () => {
     const m = member({ version: '3.5.16' }, { memberID: ID, isVoter: true, version: '3.4.23' });
     const p = planMember(
-      running(m, { pod: withImage(pod(m, { uid: 'old-pod' }), 'quay.io/coreos/etcd:v3.4.23') }),
+      running(m, {
+        pod: withImage(pod(m, { uid: 'old-pod' }), 'quay.io/coreos/etcd:v3.4.23'),
+        self: self({ version: '3.4.23' }),
+      }),
     );
     assert.deepEqual(p.action, {
       kind: 'delete-pod',

@@ -4,27 +4,16 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  BatchV1Api,
-  CoreV1Api,
-  PatchStrategy,
-  PolicyV1Api,
-  Watch,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';
 
 export class Api {
   readonly core: CoreV1Api;
-  readonly batch: BatchV1Api;
-  readonly policy: PolicyV1Api;
   private readonly watcher: Watch;
 
   readonly kc: KubeConfig;
   constructor(kc: KubeConfig) {
     this.kc = kc;
     this.core = kc.makeApiClient(CoreV1Api);
-    this.batch = kc.makeApiClient(BatchV1Api);
-    this.policy = kc.makeApiClient(PolicyV1Api);
     this.watcher = new Watch(kc);
   }
 
@@ -44,7 +33,12 @@ export class Api {
    * A raw JSON request (the body sent as given, so strings such as a MicroTime's six fractional
    * digits reach the API server untouched by the typed serializer); rejects with `code` on non-2xx.
    */
-  async sendJson<T>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+  async sendJson<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<T> {
     const url = new URL(this.server + path);
     const opts: https.RequestOptions = {
       method,
@@ -67,7 +61,9 @@ export class Api {
             }
             return;
           }
-          reject(Object.assign(new Error(`${method} ${path}: HTTP ${code}: ${text.slice(0, 300)}`), { code }));
+          reject(
+            Object.assign(new Error(`${method} ${path}: HTTP ${code}: ${text.slice(0, 300)}`), { code }),
+          );
         });
         res.on('error', reject);
       });
@@ -91,8 +87,6 @@ export class Api {
 
 /** Options for a JSON merge patch through the typed clients. */
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-/** Options for a JSON patch (RFC 6902) through the typed clients. */
-export const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 /** HTTP status of an API error (ApiException.code or our getJson's code), if any. */
 export function statusCode(err: unknown): number | undefined {

@@ -66,7 +66,13 @@ export class NodeHeartbeat {
       await this.api.sendJson(
         'PATCH',
         `${LEASES}/${node}`,
-        { spec: { holderIdentity: node, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: microTime(now) } },
+        {
+          spec: {
+            holderIdentity: node,
+            leaseDurationSeconds: LEASE_DURATION_SECONDS,
+            renewTime: microTime(now),
+          },
+        },
         'application/merge-patch+json',
       );
     } catch (err) {
@@ -75,7 +81,8 @@ export class NodeHeartbeat {
         const uid = (await this.api.core.readNode({ name: node })).metadata?.uid;
         await this.api.sendJson('POST', LEASES, nodeLease(node, uid, now));
       } catch (createErr) {
-        if (!isConflict(createErr)) this.log(`node ${node}: cannot create its lease: ${errorText(createErr)}`);
+        if (!isConflict(createErr))
+          this.log(`node ${node}: cannot create its lease: ${errorText(createErr)}`);
       }
     }
   }
