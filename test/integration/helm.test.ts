@@ -5,7 +5,6 @@
 // be pinned by digest; the standalone bridge accepts the arguments the chart gives it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -24,30 +23,11 @@ import {
   schemaErrors,
   type Obj,
 } from '../support/helm.ts';
+import { DIGEST, VALUE_SETS } from '../support/helm-values.ts';
 
-const DIGEST = `sha256:${createHash('sha256').update('etcdfn').digest('hex')}`;
 const chartValues = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Obj;
 const appVersion = (parse(readFileSync(join(CHART_DIR, 'Chart.yaml'), 'utf8')) as Obj).appVersion as string;
 const FUNCTIONS = ['reconcile-cluster', 'reconcile-member', 'finalize-member', 'run-snapshot'];
-
-/** The value sets every test runs with both Helm majors. */
-const VALUE_SETS: Record<string, Obj> = {
-  knative: {},
-  standalone: { mode: 'standalone' },
-  'standalone, 2 replicas': { mode: 'standalone', standalone: { replicas: 2 } },
-  'knative, pinned digest and overrides': {
-    image: { repository: 'registry.example:5000/etcdfn', tag: '0.2.0-rc.1', digest: DIGEST },
-    imagePullSecrets: [{ name: 'regcred' }],
-    extraLabels: { team: 'storage' },
-    extraEnv: [{ name: 'ETCDFN_UNHEALTHY_WAIT_MS', value: '9000' }],
-    knative: { functions: { reconcileCluster: { minScale: 1, maxScale: 5, timeoutSeconds: 120 } } },
-  },
-  'knative with a PodMonitor': { metrics: { podMonitor: { enabled: true, labels: { release: 'prom' } } } },
-  'standalone with a PodMonitor': { mode: 'standalone', metrics: { podMonitor: { enabled: true } } },
-  'knative with sender authentication': {
-    oidc: { enabled: true, issuer: 'https://kubernetes.default.svc.cluster.local' },
-  },
-};
 
 const workloads = (list: Obj[]) => list.filter(o => o.kind === 'Service' || o.kind === 'Deployment');
 
@@ -97,7 +77,7 @@ for (const major of HELM_MAJORS) {
         it('runs the compiled programs from one image, tagged or pinned as the values say', () => {
           const image = values.image as Obj | undefined;
           const want = image
-            ? `${image.repository}:${image.tag}@${image.digest}`
+            ? `${image.repository}:${image.tag || appVersion}${image.digest ? `@${image.digest}` : ''}`
             : `ghcr.io/etcdfn/etcdfn:${appVersion}`;
           for (const c of workloads(objects).flatMap(containersOf)) {
             assert.equal(c.image, want, c.name);

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Cron } from 'croner';
 import { pingEvent } from '../../standalone/bridge/format.ts';
@@ -42,7 +43,7 @@ const SCALE_TO_ZERO_GRACE_S = 30;
 
 /** The base built into a namespace through a throw-away overlay (as a user's overlay would). */
 function overlayBuild(namespace: string, image: Obj): Obj[] {
-  const dir = mkdtempSync(join(ROOT, '.cache', 'kustomize-'));
+  const dir = mkdtempSync(join(tmpdir(), 'etcdfn-kustomize-'));
   try {
     const base = relative(dir, KNATIVE_DIR);
     writeFileSync(

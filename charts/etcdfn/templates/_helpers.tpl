@@ -38,6 +38,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   value: {{ .Values.logLevel | quote }}
 - name: ETCD_IMAGE_REPOSITORY
   value: {{ .Values.etcd.imageRepository | quote }}
+# The installed image, digest included: every Pod etcdfn creates that runs its own programs (a
+# restore's init containers, snapshot and delete Jobs) runs this one.
+- name: ETCDFN_IMAGE
+  value: {{ include "etcdfn.image" . | quote }}
 {{- with .Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
