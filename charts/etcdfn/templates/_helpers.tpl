@@ -20,6 +20,13 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- end }}
 {{- end }}
 
+{{/* Labels of the operator's Pods: each cluster's NetworkPolicy admits Pods of the release namespace
+labelled etcdfn.io/component=operator to etcd's client port, and no other Pod there. */}}
+{{- define "etcdfn.podLabels" -}}
+{{ include "etcdfn.labels" . }}
+etcdfn.io/component: operator
+{{- end }}
+
 {{/* The labels that select the standalone Deployment's Pods (never change them on upgrade). */}}
 {{- define "etcdfn.selectorLabels" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}
