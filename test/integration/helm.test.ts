@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { buildCommand } from '../../standalone/main.ts';
+import { snapshotTimingsFromEnv } from '../../shared/plan/snapshot-plan.ts';
 import {
   CHART_DIR,
   containersOf,
@@ -317,7 +318,32 @@ for (const major of HELM_MAJORS) {
           /timeoutSeconds/,
         ],
         ['resources without limits', { resources: { limits: null } }, /limits/],
+        // What Knative itself would refuse: the window outside 6 s-1 h, a schedule robfig/cron and
+        // croner do not both run alike (@every is refused by the PingSource), min above max.
+        ['a window under 6 s', { knative: { window: '5s' } }, /window/],
+        ['a window over 1 h', { knative: { window: '61m' } }, /window/],
+        ['a window of 2 h', { knative: { window: '2h' } }, /window/],
+        ['a tick that is no cron', { tick: { schedule: 'every ten minutes' } }, /schedule/],
+        ['a tick with L', { tick: { schedule: '0 0 L * *' } }, /schedule/],
+        ['a tick of @every (Knative refuses it)', { tick: { schedule: '@every 10m' } }, /schedule/],
+        [
+          'minScale above maxScale',
+          { knative: { functions: { reconcileMember: { minScale: 4, maxScale: 3, timeoutSeconds: 300 } } } },
+          /knative.functions.reconcileMember: minScale 4 is above maxScale 3/,
+        ],
       ];
+      for (const [what, values] of [
+        ['@hourly as the tick', { tick: { schedule: '@hourly' } }],
+        ['a tick on weekdays', { tick: { schedule: '*/15 8-18 * * MON-FRI' } }],
+        ['a window of 6 s', { knative: { window: '6s' } }],
+        ['a window of 1 h', { knative: { window: '1h' } }],
+        ['minScale equal to maxScale', { knative: { functions: { deadLetter: { minScale: 1, maxScale: 1, timeoutSeconds: 30 } } } }],
+      ] as [string, Obj][]) {
+        it(`accepts ${what}`, () => {
+          const result = helm(major, ['template', 'etcdfn', CHART_DIR], values);
+          assert.equal(result.status, 0, result.stderr);
+        });
+      }
       for (const [what, values, message] of refused) {
         it(`refuses ${what}`, () => {
           const result = helm(major, ['template', 'etcdfn', CHART_DIR], values);
@@ -328,6 +354,41 @@ for (const major of HELM_MAJORS) {
     });
   });
 }
+
+describe('NOTES.txt (helm 4 install --dry-run=client renders it offline)', () => {
+  for (const mode of ['knative', 'standalone']) {
+    it(`names every function the chart runs, with their number (${mode})`, () => {
+      const result = helm(4, ['install', 'etcdfn', CHART_DIR, '--dry-run=client', '-n', 'ops'], { mode });
+      assert.equal(result.status, 0, result.stderr);
+      const notes = result.stdout.slice(result.stdout.indexOf('NOTES:'));
+      const objects = helmTemplate(4, { mode });
+      const names =
+        mode === 'knative'
+          ? objects.filter(o => o.kind === 'Service').map(o => o.metadata.name as string)
+          : containersOf(find(objects, 'Deployment', 'etcdfn'))
+              .map(c => c.name as string)
+              .filter(n => n !== 'bridge');
+      assert.ok(names.length >= 4);
+      assert.match(notes, new RegExp(`\\b${names.length} functions`), notes);
+      for (const name of names) assert.ok(notes.includes(name), `${name} in NOTES`);
+      assert.doesNotMatch(notes, /\b(four|five)\b/);
+    });
+  }
+});
+
+describe("run-snapshot's attempt timeout follows its request limit", () => {
+  for (const timeoutSeconds of [600, 450, 120]) {
+    it(`timeoutSeconds ${timeoutSeconds}`, () => {
+      const objects = helmTemplate(4, {
+        knative: { functions: { runSnapshot: { minScale: 0, maxScale: 2, timeoutSeconds } } },
+      });
+      const env = envOf(containersOf(find(objects, 'Service', 'run-snapshot'))[0]);
+      const { attemptTimeoutMs } = snapshotTimingsFromEnv(env);
+      assert.ok(attemptTimeoutMs < timeoutSeconds * 1000, `${attemptTimeoutMs} ms`);
+      assert.ok(attemptTimeoutMs >= timeoutSeconds * 800, `${attemptTimeoutMs} ms`);
+    });
+  }
+});
 
 describe('chart metadata', () => {
   it("the chart's crds/ are byte-identical copies of crds/ (fix: scripts/sync-chart-crds.sh)", () => {

@@ -40,6 +40,8 @@ const KNATIVE_DEFAULT_TIMEOUT_S = 300;
 const KNATIVE_MAX_TIMEOUT_S = 600;
 const STABLE_WINDOW_S = 60;
 const SCALE_TO_ZERO_GRACE_S = 30;
+/** A Trigger's delivery timeout leaves this much over its function's request limit (cold start, queueing). */
+const DELIVERY_HEADROOM_S = 60;
 
 /** The base built into a namespace through a throw-away overlay (as a user's overlay would). */
 function overlayBuild(namespace: string, image: Obj): Obj[] {
@@ -92,9 +94,9 @@ export function deliveryProblems(objects: Obj[]): string[] {
       (service.spec.template.spec.timeoutSeconds as number | undefined) ?? KNATIVE_DEFAULT_TIMEOUT_S;
     if (limit > KNATIVE_MAX_TIMEOUT_S) problems.push(`${subscriber.name}: timeoutSeconds ${limit} > 600`);
     if (!delivery.timeout) problems.push(`${where}: no timeout`);
-    else if (seconds(delivery.timeout as string) < limit)
+    else if (seconds(delivery.timeout as string) < limit + DELIVERY_HEADROOM_S)
       problems.push(
-        `${where}: delivery timeout ${delivery.timeout} is shorter than ${subscriber.name}'s ${limit} s`,
+        `${where}: delivery timeout ${delivery.timeout} leaves less than ${DELIVERY_HEADROOM_S} s over ${subscriber.name}'s ${limit} s`,
       );
   }
   return problems;
@@ -139,6 +141,13 @@ function checkBuild(name: string, build: () => Obj[]) {
       }
       const owned = find(objects, 'ApiServerSource', 'etcdfn-owned');
       for (const r of owned.spec.resources as Obj[]) assert.ok(r.selector, `${r.kind} has a selector`);
+    });
+
+    it('every function is probed for readiness with periodSeconds 0 (Knative then probes a cold start aggressively)', () => {
+      const services = objects.filter(o => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1');
+      assert.equal(services.length, 5);
+      for (const s of services)
+        assert.equal(s.spec.template.spec.containers[0].readinessProbe.periodSeconds, 0, s.metadata.name);
     });
 
     it("an idle system gets no event for longer than Knative's scale-to-zero window", () => {
@@ -363,12 +372,18 @@ describe("snapshot schedules' own timing: the PingSource run-snapshot makes for 
 
 describe('the checks themselves', () => {
   const objects = overlayBuild('etcdfn-system', { newTag: VERSION });
+  it('a Trigger whose timeout equals its function\'s is caught (no headroom)', () => {
+    const equal = structuredClone(objects);
+    find(equal, 'Trigger', 'reconcile-cluster').spec.delivery.timeout = 'PT300S';
+    assert.match(deliveryProblems(equal).join('\n'), /reconcile-cluster: delivery timeout PT300S leaves less than 60 s/);
+  });
+
   it('a Trigger whose timeout is shorter than its function, or that sets only a timeout, is caught', () => {
     const short = structuredClone(objects);
     find(short, 'Trigger', 'run-snapshot').spec.delivery.timeout = 'PT120S';
     assert.match(
       deliveryProblems(short).join('\n'),
-      /run-snapshot: delivery timeout PT120S is shorter than run-snapshot's 600 s/,
+      /run-snapshot: delivery timeout PT120S leaves less than 60 s over run-snapshot's 600 s/,
     );
     const bare = structuredClone(objects);
     find(bare, 'Trigger', 'reconcile-member').spec.delivery = { timeout: 'PT300S' };

@@ -5,10 +5,11 @@ ConfigMap (standalone.yaml), so both modes route events the same way.
 */}}
 
 {{/* A delivery complete in itself (a Trigger's delivery replaces the Broker's whole): the timeout
-of each attempt (≥ the function's request limit, or the event is delivered again while the first
-call runs), retries with exponential back-off, and the dead-letter function as the sink. */}}
+of each attempt (the function's request limit plus 60 s, since a cold start and queueing count
+against it; a shorter one delivers the event again while the first call runs), retries with
+exponential back-off, and the dead-letter function as the sink. */}}
 {{- define "etcdfn.delivery" -}}
-timeout: PT{{ .timeoutSeconds }}S
+timeout: PT{{ add .timeoutSeconds 60 }}S
 retry: 6
 backoffPolicy: exponential
 backoffDelay: PT1S
