@@ -58,6 +58,24 @@ function overlayBuild(namespace: string, image: Obj): Obj[] {
   }
 }
 
+/**
+ * What the API server would refuse when these objects are applied as they are: a ServiceAccount
+ * subject without a namespace (the schema leaves it optional; the API server requires it), a
+ * namespaced object in a namespace neither created here nor named.
+ */
+export function applyProblems(objects: Obj[]): string[] {
+  const problems: string[] = [];
+  const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition']);
+  for (const o of objects) {
+    problems.push(...schemaErrors(o).map(e => `${key(o)}: ${e}`));
+    if (!CLUSTER_SCOPED.has(o.kind) && !o.metadata.namespace) problems.push(`${key(o)}: no namespace`);
+    for (const s of (o.subjects ?? []) as Obj[])
+      if (s.kind === 'ServiceAccount' && !s.namespace)
+        problems.push(`${key(o)}: ServiceAccount subject ${s.name} has no namespace`);
+  }
+  return problems;
+}
+
 /** Seconds, from an ISO-8601 duration (PT300S) or a Go duration (15s, 1m). */
 function seconds(value: string): number {
   if (value.startsWith('P')) return parseIsoDuration(value) / 1000;
@@ -125,8 +143,9 @@ function checkBuild(name: string, build: () => Obj[]) {
   describe(name, () => {
     const objects = build();
 
-    it('every object is valid against its schema', () => {
+    it('every object is valid against its schema and has what the API server requires', () => {
       for (const o of objects) assert.deepEqual(schemaErrors(o), [], key(o));
+      assert.deepEqual(applyProblems(objects), []);
     });
 
     it("every Trigger's delivery is complete and outlasts the function it delivers to", () => {
@@ -164,13 +183,24 @@ function checkBuild(name: string, build: () => Obj[]) {
 }
 
 describe('knative/ kustomize base', () => {
-  it('names no namespace and no image tag: an overlay sets both', () => {
+  it('applies as it is (kubectl apply -k knative/): every object in etcdfn-system, which it creates', () => {
     const base = kustomize(KNATIVE_DIR);
-    for (const o of base) assert.equal(o.metadata.namespace, undefined, key(o));
+    assert.deepEqual(applyProblems(base), []);
+    assert.equal(find(base, 'Namespace', 'etcdfn-system').kind, 'Namespace');
+    for (const o of base.filter(x => !x.kind.startsWith('Cluster') && x.kind !== 'Namespace'))
+      assert.equal(o.metadata.namespace, 'etcdfn-system', key(o));
     for (const s of base.filter(o => o.kind === 'Service'))
       assert.equal(s.spec.template.spec.containers[0].image, 'ghcr.io/etcdfn/etcdfn');
+  });
+
+  it("an overlay moves everything, the Namespace and the bindings' subjects included, and pins the image", () => {
     const built = overlayBuild('ns-a', { digest: `sha256:${'a'.repeat(64)}` });
-    for (const o of built.filter(x => !x.kind.startsWith('Cluster')))
+    assert.deepEqual(applyProblems(built), []);
+    assert.deepEqual(
+      built.filter(o => o.kind === 'Namespace').map(o => o.metadata.name),
+      ['ns-a'],
+    );
+    for (const o of built.filter(x => !x.kind.startsWith('Cluster') && x.kind !== 'Namespace'))
       assert.equal(o.metadata.namespace, 'ns-a', key(o));
     for (const b of built.filter(o => o.kind === 'ClusterRoleBinding'))
       assert.equal(b.subjects[0].namespace, 'ns-a');
@@ -179,6 +209,12 @@ describe('knative/ kustomize base', () => {
         s.spec.template.spec.containers[0].image,
         `ghcr.io/etcdfn/etcdfn@sha256:${'a'.repeat(64)}`,
       );
+  });
+
+  it('the check itself: a binding subject without a namespace is caught', () => {
+    const base = kustomize(KNATIVE_DIR);
+    delete find(base, 'ClusterRoleBinding', 'etcdfn').subjects[0].namespace;
+    assert.match(applyProblems(base).join('\n'), /ClusterRoleBinding\/etcdfn: ServiceAccount subject etcdfn has no namespace/);
   });
 
   it('release/etcdfn-knative.yaml is up to date (fix: scripts/release-manifests.sh)', () => {
@@ -223,11 +259,11 @@ describe('the chart renders what knative/ holds', () => {
   };
 
   it('the same objects (the Namespace aside: helm install --create-namespace makes it)', () => {
-    assert.deepEqual(chart.map(key).sort(), base.map(key).sort());
+    assert.deepEqual(chart.map(key).sort(), base.filter(o => o.kind !== 'Namespace').map(key).sort());
   });
 
   it('Broker, sources, Triggers and RBAC are identical, labels aside', () => {
-    for (const want of base.filter(o => o.kind !== 'Service')) {
+    for (const want of base.filter(o => o.kind !== 'Service' && o.kind !== 'Namespace')) {
       assert.deepEqual(
         withoutLabels(find(chart, want.kind, want.metadata.name)),
         withoutLabels(want),
