@@ -1,6 +1,7 @@
 // run-snapshot: takes EtcdSnapshots to S3 or, through a Job, to a PVC (shared/reconcile/snapshot.ts) and runs
 // EtcdSnapshotSchedules (shared/reconcile/schedule.ts). Entry point for the functions framework
 // (FUNCTION_TARGET).
+import { pingSink } from '../../shared/reconcile/ping-sink.ts';
 import * as ff from '@google-cloud/functions-framework';
 import type { V1Job } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
@@ -71,7 +72,7 @@ async function snapshotAndWake(
     ...ref,
   });
   if (!snapshot) return { outcome };
-  const desired = desiredWake(snapshot, ctx.settings.scheduleSink);
+  const desired = desiredWake(snapshot, await pingSink(ctx));
   const woken = await ensureWake(ctx, snapshot, wakeName(snapshot.metadata.name ?? ''), desired);
   return { outcome: woken ? { ...outcome, summary: `${outcome.summary}; ${woken}` } : outcome, snapshot };
 }

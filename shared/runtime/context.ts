@@ -11,6 +11,7 @@ import { KubeObjects } from '../k8s/objects.ts';
 import { countEtcdCalls, countKubeRequests } from './metrics.ts';
 import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule-plan.ts';
 import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
+import type { PingSink } from '../plan/ping-source.ts';
 import { ALLOWED_ENDPOINTS_ENV, parseAllowList, type AllowedEndpoint } from '../s3/endpoint-policy.ts';
 
 export interface OperatorSettings {
@@ -41,8 +42,11 @@ export interface OperatorSettings {
   s3AllowList: AllowedEndpoint[];
   /** The same setting as written, handed to a restoring seed's fetch step. */
   s3AllowedEndpoints?: string;
-  /** Where each schedule's PingSource sends its events ($ETCDFN_SCHEDULE_SINK; shared/plan/schedule-ping.ts). */
-  scheduleSink: string;
+  /**
+   * Where the PingSources etcdfn makes send their events, when set ($ETCDFN_SCHEDULE_SINK and
+   * $ETCDFN_SCHEDULE_SINK_AUDIENCE); otherwise the Broker's own address (shared/reconcile/ping-sink.ts).
+   */
+  scheduleSink?: PingSink;
 }
 
 export interface Context {
@@ -74,18 +78,13 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     // Entries that do not parse allow nothing (safe side); the policy's refusal names the setting.
     s3AllowList: parseAllowList(env[ALLOWED_ENDPOINTS_ENV]).entries,
     ...(env[ALLOWED_ENDPOINTS_ENV] && { s3AllowedEndpoints: env[ALLOWED_ENDPOINTS_ENV] }),
-    scheduleSink: env.ETCDFN_SCHEDULE_SINK || defaultScheduleSink(env),
+    ...(env.ETCDFN_SCHEDULE_SINK && {
+      scheduleSink: {
+        uri: env.ETCDFN_SCHEDULE_SINK,
+        ...(env.ETCDFN_SCHEDULE_SINK_AUDIENCE && { audience: env.ETCDFN_SCHEDULE_SINK_AUDIENCE }),
+      },
+    }),
   };
-}
-
-/**
- * The Broker `etcdfn` of the operator's namespace at Knative's multi-tenant broker ingress (the
- * default Broker class): a PingSource in a user's namespace reaches a Broker in another namespace by
- * URI, since a sink `ref` across namespaces needs a Knative feature flag.
- */
-function defaultScheduleSink(env: NodeJS.ProcessEnv): string {
-  const namespace = env.ETCDFN_OPERATOR_NAMESPACE || serviceAccountNamespace() || 'etcdfn-system';
-  return `http://broker-ingress.knative-eventing.svc.cluster.local/${namespace}/etcdfn`;
 }
 
 /** The namespace Kubernetes mounts with the ServiceAccount token, when running in a Pod. */

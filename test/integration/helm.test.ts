@@ -151,6 +151,22 @@ for (const major of HELM_MAJORS) {
         );
         assert.deepEqual(deadLetter.ETCDFN_OIDC_SUBJECTS.split(','), FUNCTIONS.map(subject));
       });
+      it("PingSources reach the Broker with its audience: the tick by a ref (Knative resolves it), the functions' from the Broker's status; an EventPolicy admits their senders", () => {
+        const tick = find(objects, 'PingSource', 'etcdfn-tick');
+        assert.deepEqual(tick.spec.sink, { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'etcdfn' } });
+        const role = find(objects, 'Role', 'etcdfn-operator');
+        assert.deepEqual(role.rules, [{ apiGroups: ['eventing.knative.dev'], resources: ['brokers'], verbs: ['get'] }]);
+        const policy = find(objects, 'EventPolicy', 'etcdfn-senders');
+        assert.deepEqual(policy.spec.to, [{ ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'etcdfn' } }]);
+        assert.deepEqual(policy.spec.from, [{ sub: 'system:serviceaccount:*' }], 'cluster-wide: every namespace');
+        const scoped = helmTemplate(major, { ...VALUE_SETS['knative with sender authentication'], watchNamespaces: ['team-a', 'team-b'] });
+        assert.deepEqual(find(scoped, 'EventPolicy', 'etcdfn-senders').spec.from, [
+          { sub: 'system:serviceaccount:etcd-operator:*' },
+          { sub: 'system:serviceaccount:team-a:*' },
+          { sub: 'system:serviceaccount:team-b:*' },
+        ]);
+        assert.ok(!helmTemplate(major, {}).some(o => o.kind === 'EventPolicy'), 'only with oidc.enabled');
+      });
       it('refuses oidc.enabled without an issuer, and in standalone mode (no tokens there)', () => {
         for (const [values, message] of [
           [{ oidc: { enabled: true } }, /oidc.issuer is required/],
@@ -229,7 +245,9 @@ for (const major of HELM_MAJORS) {
           'ConfigMap/etcdfn-routing',
           'Deployment/etcdfn',
           'Role/etcdfn-leader-election',
+          'Role/etcdfn-operator',
           'RoleBinding/etcdfn-leader-election',
+          'RoleBinding/etcdfn-operator',
           'ServiceAccount/etcdfn',
         ]);
         assert.equal(deployment.spec.replicas, 2);

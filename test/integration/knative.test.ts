@@ -359,8 +359,8 @@ describe("snapshot schedules' own timing: the PingSource run-snapshot makes for 
       },
     }) as Parameters<typeof desiredPingSource>[0];
   const made = [
-    desiredPingSource(schedule('nightly', '0 3 * * *', 'Europe/Paris'), 'http://broker.example/etcdfn')!,
-    desiredPingSource(schedule('six-hourly', '@every 6h'), 'http://broker.example/etcdfn')!,
+    desiredPingSource(schedule('nightly', '0 3 * * *', 'Europe/Paris'), { uri: 'http://broker.example/etcdfn' })!,
+    desiredPingSource(schedule('six-hourly', '@every 6h'), { uri: 'http://broker.example/etcdfn' })!,
   ];
   const routedTo = (ping: PingSourceSpec) =>
     triggers

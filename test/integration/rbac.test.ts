@@ -69,7 +69,16 @@ describe('the operator ClusterRole grants exactly what the code calls', () => {
   });
 
   const role = find(knative, 'ClusterRole', 'etcdfn');
-  const granted = grants(role.rules as Rule[]);
+  // The operator namespace's Role: the Broker's address, nothing in other namespaces.
+  const own = find(knative, 'Role', 'etcdfn-operator');
+  const granted = new Set([...grants(role.rules as Rule[]), ...grants(own.rules as Rule[])]);
+
+  it("reads Brokers only in its own namespace (a Role), and nothing else there", () => {
+    assert.deepEqual([...grants(own.rules as Rule[])], ['eventing.knative.dev|brokers|get']);
+    assert.ok(![...grants(role.rules as Rule[])].some(p => p.includes('brokers')));
+    const binding = find(knative, 'RoleBinding', 'etcdfn-operator');
+    assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'etcdfn-operator' });
+  });
 
   it('grants nothing the code does not use', () => {
     assert.deepEqual([...granted].filter(p => !needed.has(p)).sort(), []);
@@ -108,6 +117,7 @@ describe('the operator ClusterRole grants exactly what the code calls', () => {
     for (const mode of ['knative', 'standalone']) {
       const rendered = find(renderMode(mode), 'ClusterRole', 'etcdfn');
       assert.deepEqual(rendered.rules, role.rules, mode);
+      assert.deepEqual(find(renderMode(mode), 'Role', 'etcdfn-operator').rules, own.rules, mode);
     }
   });
 });
