@@ -38,6 +38,8 @@ export interface OperatorSettings {
   resyncBudgetMs?: number;
   /** The operator's own namespace: each cluster's NetworkPolicy admits it to the client port. */
   operatorNamespace?: string;
+  /** A namespaced install: the only namespaces the functions may list in ($ETCDFN_WATCH_NAMESPACES). */
+  watchNamespaces?: string[];
   /** S3 endpoints allowed despite plain http or a loopback address ($ETCDFN_S3_ALLOWED_ENDPOINTS). */
   s3AllowList: AllowedEndpoint[];
   /** The same setting as written, handed to a restoring seed's fetch step. */
@@ -75,6 +77,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     schedule: scheduleTimingsFromEnv(env),
     ...(env.ETCDFN_RESYNC_BUDGET_MS && { resyncBudgetMs: Number(env.ETCDFN_RESYNC_BUDGET_MS) }),
     operatorNamespace: env.ETCDFN_OPERATOR_NAMESPACE || serviceAccountNamespace(),
+    ...(env.ETCDFN_WATCH_NAMESPACES && { watchNamespaces: parseWatchNamespaces(env.ETCDFN_WATCH_NAMESPACES) }),
     // Entries that do not parse allow nothing (safe side); the policy's refusal names the setting.
     s3AllowList: parseAllowList(env[ALLOWED_ENDPOINTS_ENV]).entries,
     ...(env[ALLOWED_ENDPOINTS_ENV] && { s3AllowedEndpoints: env[ALLOWED_ENDPOINTS_ENV] }),
@@ -85,6 +88,11 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
       },
     }),
   };
+}
+
+/** $ETCDFN_WATCH_NAMESPACES: names separated by commas or spaces. */
+export function parseWatchNamespaces(value: string | undefined): string[] {
+  return [...new Set((value ?? '').split(/[\s,]+/).filter(Boolean))];
 }
 
 /** The namespace Kubernetes mounts with the ServiceAccount token, when running in a Pod. */

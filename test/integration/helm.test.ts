@@ -94,6 +94,9 @@ for (const major of HELM_MAJORS) {
             assert.equal(o.metadata.labels['app.kubernetes.io/managed-by'], 'Helm', key(o));
             if (values.extraLabels) assert.equal(o.metadata.labels.team, 'storage', key(o));
             const clusterScoped = o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding';
+            const watched = (values.watchNamespaces ?? []) as string[];
+            // A namespaced install's Roles sit in the watched namespaces, everything else in the release's.
+            if (/^Role(Binding)?$/.test(o.kind) && watched.includes(o.metadata.namespace)) continue;
             assert.equal(o.metadata.namespace, clusterScoped ? undefined : 'etcd-operator', key(o));
           }
         });
@@ -166,6 +169,13 @@ for (const major of HELM_MAJORS) {
           { sub: 'system:serviceaccount:team-b:*' },
         ]);
         assert.ok(!helmTemplate(major, {}).some(o => o.kind === 'EventPolicy'), 'only with oidc.enabled');
+      });
+      it('a namespaced install tells the functions which namespaces to list', () => {
+        const scoped = helmTemplate(major, VALUE_SETS['knative, namespaced (watchNamespaces), sender authentication']);
+        for (const service of scoped.filter(o => o.kind === 'Service'))
+          assert.equal(envOf(containersOf(service)[0]).ETCDFN_WATCH_NAMESPACES, 'team-a,team-b');
+        for (const service of objects.filter(o => o.kind === 'Service'))
+          assert.equal(envOf(containersOf(service)[0]).ETCDFN_WATCH_NAMESPACES, undefined);
       });
       it('refuses oidc.enabled without an issuer, and in standalone mode (no tokens there)', () => {
         for (const [values, message] of [

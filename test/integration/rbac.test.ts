@@ -174,3 +174,70 @@ describe('aggregated roles for users', () => {
     });
   }
 });
+
+describe('a namespaced install (watchNamespaces): Roles where clusters run, no ClusterRole for namespaced kinds', () => {
+  const WATCHED = ['team-a', 'team-b'];
+  const CLUSTER_SCOPED = new Set(['|nodes|get', '|persistentvolumes|get']);
+  const OWN_NAMESPACE = new Set(['eventing.knative.dev|brokers|get']);
+  const USER_ROLES = new Set(['etcdfn-view', 'etcdfn-edit']);
+  for (const mode of ['knative', 'standalone']) {
+    describe(`${mode} mode`, () => {
+      const objects = helmTemplate(4, { mode, watchNamespaces: WATCHED }, { release: 'etcdfn', namespace: 'ops' });
+      const roleIn = (ns: string, name: string) =>
+        objects.find(o => o.kind === 'Role' && o.metadata.name === name && o.metadata.namespace === ns);
+
+      it('grants in each watched namespace exactly the namespaced calls the code makes (the RBAC scan)', () => {
+        const namespaced = [...needed].filter(p => !CLUSTER_SCOPED.has(p) && !OWN_NAMESPACE.has(p)).sort();
+        for (const ns of WATCHED) {
+          const role = roleIn(ns, 'etcdfn');
+          assert.ok(role, `Role etcdfn in ${ns}`);
+          assert.deepEqual([...grants(role.rules as Rule[])].sort(), namespaced, ns);
+          const binding = objects.find(o => o.kind === 'RoleBinding' && o.metadata.name === 'etcdfn' && o.metadata.namespace === ns);
+          assert.deepEqual(binding?.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'etcdfn' });
+          assert.deepEqual(binding?.subjects, [{ kind: 'ServiceAccount', name: 'etcdfn', namespace: 'ops' }]);
+        }
+      });
+
+      it('keeps a ClusterRole only for Nodes and PersistentVolumes (cluster-scoped)', () => {
+        const clusterRoles = objects.filter(o => o.kind === 'ClusterRole' && !USER_ROLES.has(o.metadata.name));
+        assert.deepEqual(clusterRoles.map(o => o.metadata.name), ['etcdfn-cluster-scoped']);
+        assert.deepEqual([...grants(clusterRoles[0].rules as Rule[])].sort(), [...CLUSTER_SCOPED].sort());
+        assert.deepEqual(
+          objects.filter(o => o.kind === 'ClusterRoleBinding').map(o => o.metadata.name),
+          ['etcdfn-cluster-scoped'],
+        );
+        for (const o of objects.filter(x => x.kind === 'ClusterRole' && !USER_ROLES.has(x.metadata.name)))
+          for (const p of grants(o.rules as Rule[]))
+            assert.doesNotMatch(p, /\|(pods|persistentvolumeclaims|secrets|jobs|events|etcd\w+|pingsources)(\/\w+)?\|/, p);
+      });
+
+      it("lets the sources (or the bridge) watch in the watched namespaces only", () => {
+        const account = mode === 'knative' ? 'etcdfn-source' : 'etcdfn';
+        for (const ns of WATCHED) {
+          const role = roleIn(ns, 'etcdfn-source');
+          assert.ok(role, `Role etcdfn-source in ${ns}`);
+          const binding = objects.find(o => o.kind === 'RoleBinding' && o.metadata.name === 'etcdfn-source' && o.metadata.namespace === ns);
+          assert.deepEqual(binding?.subjects, [{ kind: 'ServiceAccount', name: account, namespace: 'ops' }]);
+          if (mode === 'standalone') assert.ok(roleIn(ns, 'etcdfn-bridge'), `Role etcdfn-bridge in ${ns}`);
+        }
+        const routing = mode === 'standalone' ? parseAllDocuments(find(objects, 'ConfigMap', 'etcdfn-routing').data['sources.yaml']).map(d => d.toJS() as Obj) : objects;
+        for (const source of routing.filter(o => o.kind === 'ApiServerSource'))
+          assert.deepEqual(source.spec.namespaceSelector, {
+            matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: WATCHED }],
+          });
+      });
+    });
+  }
+
+  it('the functions list across namespaces only through inWatchedNamespaces (no list in namespace "")', () => {
+    const offenders = scan.calls
+      .filter(c => c.verb === 'list')
+      .filter(c => {
+        const [file, line] = c.at.split(':');
+        const text = readFileSync(join(ROOT, file!), 'utf8').split('\n').slice(Number(line) - 1, Number(line) + 3).join(' ');
+        return /,\s*''\s*[,)]/.test(text);
+      })
+      .map(c => c.at);
+    assert.deepEqual(offenders, []);
+  });
+});

@@ -27,5 +27,10 @@ export const VALUE_SETS: Record<string, Obj> = {
   'knative with sender authentication': {
     oidc: { enabled: true, issuer: 'https://kubernetes.default.svc.cluster.local' },
   },
+  'knative, namespaced (watchNamespaces), sender authentication': {
+    watchNamespaces: ['team-a', 'team-b'],
+    oidc: { enabled: true, issuer: 'https://kubernetes.default.svc.cluster.local' },
+  },
+  'standalone, namespaced (watchNamespaces)': { mode: 'standalone', watchNamespaces: ['team-a'] },
 };
 

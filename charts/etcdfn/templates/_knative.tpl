@@ -38,6 +38,18 @@ spec:
     {{- include "etcdfn.delivery" (dict "timeoutSeconds" 600) | nindent 4 }}
 {{- end }}
 
+{{/* The namespaces the sources watch: every one, or the watchNamespaces by name. */}}
+{{- define "etcdfn.namespaceSelector" -}}
+{{- if .Values.watchNamespaces -}}
+matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: In
+    values: {{ toJson .Values.watchNamespaces }}
+{{- else -}}
+{}
+{{- end }}
+{{- end }}
+
 {{/* Two ApiServerSources (the etcdfn resources; the objects etcdfn creates, selected by the
 labels) in Reference mode, and the PingSource tick: ApiServerSource never resyncs and drops events
 after its retries, so the tick is the safety net (knative/sources.yaml says more). */}}
@@ -52,7 +64,8 @@ metadata:
 spec:
   mode: Reference
   serviceAccountName: etcdfn-source
-  namespaceSelector: {}
+  namespaceSelector:
+    {{- include "etcdfn.namespaceSelector" . | nindent 4 }}
   resources:
     - apiVersion: etcdfn.io/v1alpha1
       kind: EtcdCluster
@@ -78,7 +91,8 @@ metadata:
 spec:
   mode: Reference
   serviceAccountName: etcdfn-source
-  namespaceSelector: {}
+  namespaceSelector:
+    {{- include "etcdfn.namespaceSelector" . | nindent 4 }}
   resources:
     - apiVersion: v1
       kind: Pod
