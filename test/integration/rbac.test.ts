@@ -3,12 +3,13 @@
 // code (test/support/rbac-calls.ts): no verb or resource unused, none missing. The sources' role
 // covers what the ApiServerSources (or the standalone bridge) watch; users get aggregated roles.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { KINDS, scanApiCalls } from '../support/rbac-calls.ts';
-import { helmTemplate } from '../support/helm.ts';
+import { helmTemplate, kustomize } from '../support/helm.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -239,5 +240,71 @@ describe('a namespaced install (watchNamespaces): Roles where clusters run, no C
       })
       .map(c => c.at);
     assert.deepEqual(offenders, []);
+  });
+});
+
+describe('a namespaced install with kustomize (knative/namespaced + knative/watch-namespace)', () => {
+  const WATCHED = ['team-a', 'team-b'];
+  const dir = mkdtempSync(join(tmpdir(), 'etcdfn-namespaced-'));
+  const knativeDir = relative(dir, join(ROOT, 'knative'));
+  let objects: Obj[];
+  try {
+    for (const ns of WATCHED) {
+      mkdirSync(join(dir, ns));
+      writeFileSync(
+        join(dir, ns, 'kustomization.yaml'),
+        JSON.stringify({ namespace: ns, resources: [join('..', knativeDir, 'watch-namespace')] }),
+      );
+    }
+    // The overlay docs/installation.md shows.
+    writeFileSync(
+      join(dir, 'kustomization.yaml'),
+      JSON.stringify({
+        resources: [knativeDir, ...WATCHED],
+        components: [join(knativeDir, 'namespaced')],
+        patches: [
+          {
+            target: { kind: 'ApiServerSource' },
+            patch: JSON.stringify([
+              {
+                op: 'replace',
+                path: '/spec/namespaceSelector',
+                value: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: WATCHED }] },
+              },
+            ]),
+          },
+          {
+            target: { group: 'serving.knative.dev', kind: 'Service' },
+            patch: JSON.stringify([
+              { op: 'add', path: '/spec/template/spec/containers/0/env/-', value: { name: 'ETCDFN_WATCH_NAMESPACES', value: WATCHED.join(',') } },
+            ]),
+          },
+        ],
+      }),
+    );
+    objects = kustomize(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  it('grants the same Roles as the chart in each watched namespace, and no ClusterRole for namespaced kinds', () => {
+    const chart = helmTemplate(4, { watchNamespaces: WATCHED }, { release: 'etcdfn', namespace: 'etcdfn-system' });
+    for (const ns of WATCHED)
+      for (const name of ['etcdfn', 'etcdfn-source']) {
+        const mine = objects.find(o => o.kind === 'Role' && o.metadata.name === name && o.metadata.namespace === ns);
+        const theirs = chart.find(o => o.kind === 'Role' && o.metadata.name === name && o.metadata.namespace === ns);
+        assert.ok(mine && theirs, `${ns}/${name}`);
+        assert.deepEqual(mine.rules, theirs.rules, `${ns}/${name}`);
+        const binding = objects.find(o => o.kind === 'RoleBinding' && o.metadata.name === name && o.metadata.namespace === ns);
+        assert.equal(binding?.subjects[0].namespace, 'etcdfn-system');
+      }
+    const clusterRoles = objects.filter(o => o.kind === 'ClusterRole' && !['etcdfn-view', 'etcdfn-edit'].includes(o.metadata.name));
+    assert.deepEqual(clusterRoles.map(o => o.metadata.name), ['etcdfn-cluster-scoped']);
+    assert.deepEqual(clusterRoles[0].rules, find(chart, 'ClusterRole', 'etcdfn-cluster-scoped').rules);
+    assert.deepEqual(objects.filter(o => o.kind === 'ClusterRoleBinding').map(o => o.metadata.name), ['etcdfn-cluster-scoped']);
+    for (const s of objects.filter(o => o.kind === 'ApiServerSource'))
+      assert.deepEqual(s.spec.namespaceSelector.matchExpressions[0].values, WATCHED);
+    for (const s of objects.filter(o => o.kind === 'Service'))
+      assert.ok((s.spec.template.spec.containers[0].env as Obj[]).some(e => e.name === 'ETCDFN_WATCH_NAMESPACES'));
   });
 });
