@@ -5,7 +5,10 @@
 import type { Context } from './context.ts';
 
 /** `list(namespace)` for every watched namespace ('' = all of them when the install is cluster-wide). */
-export async function inWatchedNamespaces<T>(ctx: Context, list: (namespace: string) => Promise<T[]>): Promise<T[]> {
+export async function inWatchedNamespaces<T>(
+  ctx: Context,
+  list: (namespace: string) => Promise<T[]>,
+): Promise<T[]> {
   const namespaces = ctx.settings.watchNamespaces ?? [];
   if (namespaces.length === 0) return list('');
   return (await Promise.all(namespaces.map(list))).flat();

@@ -125,7 +125,10 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 function robfig(zone: string): Map<string, Outcome> {
   const input = CASES.map(([s]) => `${zone}\t${s}`).join('\n') + '\n';
   const out = execFileSync(checker, [START], { input, encoding: 'utf8' });
-  const lines = out.trim().split('\n').map(l => JSON.parse(l) as Outcome & { schedule: string });
+  const lines = out
+    .trim()
+    .split('\n')
+    .map(l => JSON.parse(l) as Outcome & { schedule: string });
   return new Map(lines.map(l => [l.schedule, l]));
 }
 
@@ -157,7 +160,9 @@ describe('schedules: accepted exactly when Knative (robfig/cron) and croner run 
         const diff = !k.error && !c.error ? differences(zone, k.next ?? [], c.next ?? []) : ['an error'];
         const alike = diff.length === 0;
         if (accepted && !alike)
-          wrong.push(`${schedule}: accepted but Knative ${k.error ?? ''} / croner ${c.error ?? ''}: ${diff.join(', ')}`);
+          wrong.push(
+            `${schedule}: accepted but Knative ${k.error ?? ''} / croner ${c.error ?? ''}: ${diff.join(', ')}`,
+          );
         if (!accepted && alike) wrong.push(`${schedule}: refused although both run it alike`);
       }
       assert.deepEqual(wrong, []);
@@ -181,10 +186,12 @@ describe('schedules: accepted exactly when Knative (robfig/cron) and croner run 
     const croner = ['2026-03-22T01:30:00Z', '2026-03-29T01:00:00Z'];
     assert.deepEqual(differences('Europe/Paris', ['2026-03-22T01:30:00Z'], croner), []);
     assert.deepEqual(differences('', ['2026-03-22T01:30:00Z'], croner), ['croner only 2026-03-29T01:00:00Z']);
-    assert.deepEqual(differences('', croner, ['2026-03-22T01:30:00Z']), ['Knative only 2026-03-29T01:00:00Z']);
+    assert.deepEqual(differences('', croner, ['2026-03-22T01:30:00Z']), [
+      'Knative only 2026-03-29T01:00:00Z',
+    ]);
   });
 
-  it('@every is etcdfn\'s own: accepted in spec.schedule, refused by the PingSource parser', () => {
+  it("@every is etcdfn's own: accepted in spec.schedule, refused by the PingSource parser", () => {
     assert.equal(scheduleProblem('@every 1h30m'), undefined);
     assert.match(scheduleProblem('@every 30s') ?? '', /not a cron/);
   });

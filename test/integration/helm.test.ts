@@ -156,13 +156,26 @@ for (const major of HELM_MAJORS) {
       });
       it("PingSources reach the Broker with its audience: the tick by a ref (Knative resolves it), the functions' from the Broker's status; an EventPolicy admits their senders", () => {
         const tick = find(objects, 'PingSource', 'etcdfn-tick');
-        assert.deepEqual(tick.spec.sink, { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'etcdfn' } });
+        assert.deepEqual(tick.spec.sink, {
+          ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'etcdfn' },
+        });
         const role = find(objects, 'Role', 'etcdfn-operator');
-        assert.deepEqual(role.rules, [{ apiGroups: ['eventing.knative.dev'], resources: ['brokers'], verbs: ['get'] }]);
+        assert.deepEqual(role.rules, [
+          { apiGroups: ['eventing.knative.dev'], resources: ['brokers'], verbs: ['get'] },
+        ]);
         const policy = find(objects, 'EventPolicy', 'etcdfn-senders');
-        assert.deepEqual(policy.spec.to, [{ ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'etcdfn' } }]);
-        assert.deepEqual(policy.spec.from, [{ sub: 'system:serviceaccount:*' }], 'cluster-wide: every namespace');
-        const scoped = helmTemplate(major, { ...VALUE_SETS['knative with sender authentication'], watchNamespaces: ['team-a', 'team-b'] });
+        assert.deepEqual(policy.spec.to, [
+          { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'etcdfn' } },
+        ]);
+        assert.deepEqual(
+          policy.spec.from,
+          [{ sub: 'system:serviceaccount:*' }],
+          'cluster-wide: every namespace',
+        );
+        const scoped = helmTemplate(major, {
+          ...VALUE_SETS['knative with sender authentication'],
+          watchNamespaces: ['team-a', 'team-b'],
+        });
         assert.deepEqual(find(scoped, 'EventPolicy', 'etcdfn-senders').spec.from, [
           { sub: 'system:serviceaccount:etcd-operator:*' },
           { sub: 'system:serviceaccount:team-a:*' },
@@ -171,7 +184,10 @@ for (const major of HELM_MAJORS) {
         assert.ok(!helmTemplate(major, {}).some(o => o.kind === 'EventPolicy'), 'only with oidc.enabled');
       });
       it('a namespaced install tells the functions which namespaces to list', () => {
-        const scoped = helmTemplate(major, VALUE_SETS['knative, namespaced (watchNamespaces), sender authentication']);
+        const scoped = helmTemplate(
+          major,
+          VALUE_SETS['knative, namespaced (watchNamespaces), sender authentication'],
+        );
         for (const service of scoped.filter(o => o.kind === 'Service'))
           assert.equal(envOf(containersOf(service)[0]).ETCDFN_WATCH_NAMESPACES, 'team-a,team-b');
         for (const service of objects.filter(o => o.kind === 'Service'))
@@ -365,7 +381,10 @@ for (const major of HELM_MAJORS) {
         ['a tick on weekdays', { tick: { schedule: '*/15 8-18 * * MON-FRI' } }],
         ['a window of 6 s', { knative: { window: '6s' } }],
         ['a window of 1 h', { knative: { window: '1h' } }],
-        ['minScale equal to maxScale', { knative: { functions: { deadLetter: { minScale: 1, maxScale: 1, timeoutSeconds: 30 } } } }],
+        [
+          'minScale equal to maxScale',
+          { knative: { functions: { deadLetter: { minScale: 1, maxScale: 1, timeoutSeconds: 30 } } } },
+        ],
       ] as [string, Obj][]) {
         it(`accepts ${what}`, () => {
           const result = helm(major, ['template', 'etcdfn', CHART_DIR], values);

@@ -10,7 +10,18 @@ import { join, relative } from 'node:path';
 import { settingsFromEnv } from '../../shared/runtime/context.ts';
 import { createdPods, imagesOf } from '../support/created-pods.ts';
 import { DIGEST, VALUE_SETS } from '../support/helm-values.ts';
-import { containersOf, envOf, helmTemplate, HELM_MAJORS, kustomize, parseYaml, ROOT, type Obj } from '../support/helm.ts';
+import {
+  CHART_DIR,
+  containersOf,
+  envOf,
+  helm,
+  helmTemplate,
+  HELM_MAJORS,
+  kustomize,
+  parseYaml,
+  ROOT,
+  type Obj,
+} from '../support/helm.ts';
 
 /** Problems with the image of every function container and of every Pod built from its settings. */
 function imageProblems(objects: Obj[]): string[] {
@@ -20,12 +31,18 @@ function imageProblems(objects: Obj[]): string[] {
     for (const c of containersOf(w).filter(x => x.name !== 'bridge')) {
       const where = `${w.kind}/${w.metadata.name}/${c.name}`;
       const env = envOf(c);
-      if (env.ETCDFN_IMAGE !== c.image) problems.push(`${where}: ETCDFN_IMAGE ${env.ETCDFN_IMAGE} is not ${c.image}`);
+      if (env.ETCDFN_IMAGE !== c.image)
+        problems.push(`${where}: ETCDFN_IMAGE ${env.ETCDFN_IMAGE} is not ${c.image}`);
       const settings = settingsFromEnv(env);
       for (const pod of createdPods(settings))
         for (const { container, image } of imagesOf(pod.template)) {
           const etcd = image.startsWith(`${settings.etcdImageRepository}:v`);
           if (!etcd && image !== c.image) problems.push(`${where}: ${pod.what} ${container} runs ${image}`);
+          // etcd itself: by digest when one was given for its release (created-pods runs 3.5.16).
+          const digest = settings.etcdImageDigests?.['3.5.16'];
+          const wantEtcd = `${settings.etcdImageRepository}:v3.5.16${digest ? `@${digest}` : ''}`;
+          if (etcd && image !== wantEtcd)
+            problems.push(`${where}: ${pod.what} ${container} runs ${image}, not ${wantEtcd}`);
         }
     }
   }
@@ -67,10 +84,42 @@ describe('the installed image runs every Pod etcdfn creates', () => {
     it(`knative/ through an overlay with ${name}`, () => {
       const objects = overlay(image);
       assert.deepEqual(imageProblems(objects), []);
-      const set = new Set(objects.filter(o => o.kind === 'Service').map(o => envOf(containersOf(o)[0]).ETCDFN_IMAGE));
+      const set = new Set(
+        objects.filter(o => o.kind === 'Service').map(o => envOf(containersOf(o)[0]).ETCDFN_IMAGE),
+      );
       assert.equal(set.size, 1);
       if ('digest' in image) assert.match([...set][0]!, new RegExp(`@${DIGEST}$`));
     });
+
+  it('etcd.imageDigests pins the etcd releases it names, and only those', () => {
+    const objects = helmTemplate(4, {
+      etcd: {
+        imageRepository: 'mirror.example/etcd',
+        imageDigests: { '3.5.16': DIGEST, '3.6.5': `sha256:${'b'.repeat(64)}` },
+      },
+    });
+    const env = envOf(containersOf(objects.find(o => o.kind === 'Service')!)[0]);
+    const settings = settingsFromEnv(env);
+    assert.deepEqual(settings.etcdImageDigests, { '3.5.16': DIGEST, '3.6.5': `sha256:${'b'.repeat(64)}` });
+    const member = createdPods(settings).find(p => p.what === 'member Pod')!;
+    assert.equal(
+      imagesOf(member.template).find(i => i.container === 'etcd')?.image,
+      `mirror.example/etcd:v3.5.16@${DIGEST}`,
+    );
+    assert.equal(
+      createdPods({ ...settings, etcdImageDigests: { '3.6.5': DIGEST } }).find(p => p.what === 'member Pod')!
+        .template.spec!.containers[0]!.image,
+      'mirror.example/etcd:v3.5.16',
+    );
+    assert.deepEqual(imageProblems(objects), []);
+    for (const bad of [{ '3.5': DIGEST }, { '3.5.16': 'latest' }]) {
+      const result = helm(4, ['template', 'etcdfn', CHART_DIR], {
+        etcd: { imageRepository: 'r', imageDigests: bad },
+      });
+      assert.notEqual(result.status, 0, JSON.stringify(bad));
+    }
+    assert.throws(() => settingsFromEnv({ ETCD_IMAGE_DIGESTS: '3.5.16=latest' }), /ETCD_IMAGE_DIGESTS/);
+  });
 
   it('release/etcdfn-knative.yaml', () => {
     const file = join(ROOT, 'release', 'etcdfn-knative.yaml');
@@ -81,6 +130,9 @@ describe('the installed image runs every Pod etcdfn creates', () => {
     const objects = helmTemplate(4, { image: { tag: '9.9.9' } });
     const c = containersOf(objects.find(o => o.kind === 'Service')!)[0];
     c.env = (c.env as Obj[]).filter(e => e.name !== 'ETCDFN_IMAGE');
-    assert.match(imageProblems(objects).join('\n'), /ETCDFN_IMAGE undefined[^]*restoring seed Pod restore-fetch runs ghcr.io\/etcdfn\/etcdfn:0.1.0/);
+    assert.match(
+      imageProblems(objects).join('\n'),
+      /ETCDFN_IMAGE undefined[^]*restoring seed Pod restore-fetch runs ghcr.io\/etcdfn\/etcdfn:0.1.0/,
+    );
   });
 });

@@ -65,7 +65,12 @@ function overlayBuild(namespace: string, image: Obj): Obj[] {
  */
 export function applyProblems(objects: Obj[]): string[] {
   const problems: string[] = [];
-  const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition']);
+  const CLUSTER_SCOPED = new Set([
+    'Namespace',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'CustomResourceDefinition',
+  ]);
   for (const o of objects) {
     problems.push(...schemaErrors(o).map(e => `${key(o)}: ${e}`));
     if (!CLUSTER_SCOPED.has(o.kind) && !o.metadata.namespace) problems.push(`${key(o)}: no namespace`);
@@ -214,7 +219,10 @@ describe('knative/ kustomize base', () => {
   it('the check itself: a binding subject without a namespace is caught', () => {
     const base = kustomize(KNATIVE_DIR);
     delete find(base, 'ClusterRoleBinding', 'etcdfn').subjects[0].namespace;
-    assert.match(applyProblems(base).join('\n'), /ClusterRoleBinding\/etcdfn: ServiceAccount subject etcdfn has no namespace/);
+    assert.match(
+      applyProblems(base).join('\n'),
+      /ClusterRoleBinding\/etcdfn: ServiceAccount subject etcdfn has no namespace/,
+    );
   });
 
   it('release/etcdfn-knative.yaml is up to date (fix: scripts/release-manifests.sh)', () => {
@@ -259,7 +267,13 @@ describe('the chart renders what knative/ holds', () => {
   };
 
   it('the same objects (the Namespace aside: helm install --create-namespace makes it)', () => {
-    assert.deepEqual(chart.map(key).sort(), base.filter(o => o.kind !== 'Namespace').map(key).sort());
+    assert.deepEqual(
+      chart.map(key).sort(),
+      base
+        .filter(o => o.kind !== 'Namespace')
+        .map(key)
+        .sort(),
+    );
   });
 
   it('Broker, sources, Triggers and RBAC are identical, labels aside', () => {
@@ -359,7 +373,9 @@ describe("snapshot schedules' own timing: the PingSource run-snapshot makes for 
       },
     }) as Parameters<typeof desiredPingSource>[0];
   const made = [
-    desiredPingSource(schedule('nightly', '0 3 * * *', 'Europe/Paris'), { uri: 'http://broker.example/etcdfn' })!,
+    desiredPingSource(schedule('nightly', '0 3 * * *', 'Europe/Paris'), {
+      uri: 'http://broker.example/etcdfn',
+    })!,
     desiredPingSource(schedule('six-hourly', '@every 6h'), { uri: 'http://broker.example/etcdfn' })!,
   ];
   const routedTo = (ping: PingSourceSpec) =>
@@ -408,10 +424,13 @@ describe("snapshot schedules' own timing: the PingSource run-snapshot makes for 
 
 describe('the checks themselves', () => {
   const objects = overlayBuild('etcdfn-system', { newTag: VERSION });
-  it('a Trigger whose timeout equals its function\'s is caught (no headroom)', () => {
+  it("a Trigger whose timeout equals its function's is caught (no headroom)", () => {
     const equal = structuredClone(objects);
     find(equal, 'Trigger', 'reconcile-cluster').spec.delivery.timeout = 'PT300S';
-    assert.match(deliveryProblems(equal).join('\n'), /reconcile-cluster: delivery timeout PT300S leaves less than 60 s/);
+    assert.match(
+      deliveryProblems(equal).join('\n'),
+      /reconcile-cluster: delivery timeout PT300S leaves less than 60 s/,
+    );
   });
 
   it('a Trigger whose timeout is shorter than its function, or that sets only a timeout, is caught', () => {

@@ -12,7 +12,15 @@ import { CLIENT_PORT } from '../../shared/names.ts';
 import { settingsFromEnv } from '../../shared/runtime/context.ts';
 import { cluster, createdPods, CLUSTER_NAMESPACE } from '../support/created-pods.ts';
 import { VALUE_SETS } from '../support/helm-values.ts';
-import { containersOf, envOf, helmTemplate, HELM_MAJORS, parseYaml, ROOT, type Obj } from '../support/helm.ts';
+import {
+  containersOf,
+  envOf,
+  helmTemplate,
+  HELM_MAJORS,
+  parseYaml,
+  ROOT,
+  type Obj,
+} from '../support/helm.ts';
 import { admits } from '../support/network-policy-admits.ts';
 
 /** The labels of a workload's Pods: its template's, plus what Knative Serving adds. */
@@ -29,7 +37,10 @@ function admissionProblems(objects: Obj[]): string[] {
   for (const w of workloads) {
     const namespace = w.metadata.namespace as string;
     // The namespace the functions find in their service account's mount.
-    const env = { ...envOf(containersOf(w).find(c => c.name !== 'bridge')!), ETCDFN_OPERATOR_NAMESPACE: namespace };
+    const env = {
+      ...envOf(containersOf(w).find(c => c.name !== 'bridge')!),
+      ETCDFN_OPERATOR_NAMESPACE: namespace,
+    };
     const settings = settingsFromEnv(env);
     const policy = buildNetworkPolicy(cluster, { operatorNamespace: settings.operatorNamespace })!;
     const where = `${w.kind}/${w.metadata.name}`;
@@ -66,7 +77,9 @@ describe("each cluster's NetworkPolicy admits the Pods that dial etcd, and only 
     delete service.spec.template.metadata.labels['etcdfn.io/component'];
     assert.match(admissionProblems(objects).join('\n'), /the function Pod cannot reach the client port/);
     const policy = buildNetworkPolicy(cluster, { operatorNamespace: 'ops' })!;
-    const job = createdPods({ operatorImage: 'i', etcdImageRepository: 'e' }).find(p => p.what === 'snapshot Job')!;
+    const job = createdPods({ operatorImage: 'i', etcdImageRepository: 'e' }).find(
+      p => p.what === 'snapshot Job',
+    )!;
     const labels = { ...job.template.metadata!.labels };
     assert.equal(admits(policy, { namespace: CLUSTER_NAMESPACE, labels }, CLIENT_PORT), true);
     delete labels['etcdfn.io/client'];

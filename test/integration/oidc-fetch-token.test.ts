@@ -17,9 +17,17 @@ describe('where the fetch token may go', () => {
   const rows: [string, { issuer: string; jwksUrl?: string }, boolean][] = [
     [`${ISSUER}/.well-known/openid-configuration`, { issuer: ISSUER }, true],
     ['https://10.0.0.1:6443/openid/v1/jwks', { issuer: ISSUER }, false],
-    ['https://10.0.0.1:6443/openid/v1/jwks', { issuer: ISSUER, jwksUrl: 'https://10.0.0.1:6443/openid/v1/jwks' }, true],
+    [
+      'https://10.0.0.1:6443/openid/v1/jwks',
+      { issuer: ISSUER, jwksUrl: 'https://10.0.0.1:6443/openid/v1/jwks' },
+      true,
+    ],
     ['https://evil.example/keys', { issuer: ISSUER }, false],
-    ['http://kubernetes.default.svc.cluster.local/.well-known/openid-configuration', { issuer: ISSUER }, false],
+    [
+      'http://kubernetes.default.svc.cluster.local/.well-known/openid-configuration',
+      { issuer: ISSUER },
+      false,
+    ],
     ['http://127.0.0.1:8080/keys', { issuer: 'http://127.0.0.1:8080' }, false],
     [`${ISSUER}:8443/keys`, { issuer: ISSUER }, false],
   ];
@@ -41,7 +49,10 @@ describe('loopback issuers see no token over plain http, nor at a jwks_uri on an
   });
   const serve = async (handler: (path: string) => unknown): Promise<string> => {
     const server = createServer((req, res) => {
-      seen.push({ path: req.url ?? '', ...(req.headers.authorization && { authorization: req.headers.authorization }) });
+      seen.push({
+        path: req.url ?? '',
+        ...(req.headers.authorization && { authorization: req.headers.authorization }),
+      });
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify(handler(req.url ?? '')));
     });
@@ -56,18 +67,31 @@ describe('loopback issuers see no token over plain http, nor at a jwks_uri on an
     const keys = await serve(() => ({ keys: [] }));
     const issuer = await serve(() => ({ issuer: issuerUrl, jwks_uri: `${keys}/openid/v1/jwks` }));
     const issuerUrl = issuer;
-    const verifier = senderVerifier({ issuer, audience: 'a', subjects: ['s'] }, { fetchTokenFile: tokenFile });
+    const verifier = senderVerifier(
+      { issuer, audience: 'a', subjects: ['s'] },
+      { fetchTokenFile: tokenFile },
+    );
     const verdict = await verifier.verify('Bearer e30.e30.sig');
     assert.equal(verdict.ok, false);
-    assert.ok(seen.some(s => s.path === '/.well-known/openid-configuration'), JSON.stringify(seen));
-    assert.deepEqual(seen.filter(s => s.authorization), []);
+    assert.ok(
+      seen.some(s => s.path === '/.well-known/openid-configuration'),
+      JSON.stringify(seen),
+    );
+    assert.deepEqual(
+      seen.filter(s => s.authorization),
+      [],
+    );
   });
 });
 
 describe('the chart refuses plain-http OIDC URLs', () => {
   for (const oidc of [
     { enabled: true, issuer: 'http://kubernetes.default.svc.cluster.local' },
-    { enabled: true, issuer: 'https://kubernetes.default.svc', jwksUrl: 'http://10.0.0.1:6443/openid/v1/jwks' },
+    {
+      enabled: true,
+      issuer: 'https://kubernetes.default.svc',
+      jwksUrl: 'http://10.0.0.1:6443/openid/v1/jwks',
+    },
   ])
     it(JSON.stringify(oidc), () => {
       const result = helm(4, ['template', 'etcdfn', CHART_DIR], { oidc });

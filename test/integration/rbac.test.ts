@@ -74,11 +74,15 @@ describe('the operator ClusterRole grants exactly what the code calls', () => {
   const own = find(knative, 'Role', 'etcdfn-operator');
   const granted = new Set([...grants(role.rules as Rule[]), ...grants(own.rules as Rule[])]);
 
-  it("reads Brokers only in its own namespace (a Role), and nothing else there", () => {
+  it('reads Brokers only in its own namespace (a Role), and nothing else there', () => {
     assert.deepEqual([...grants(own.rules as Rule[])], ['eventing.knative.dev|brokers|get']);
     assert.ok(![...grants(role.rules as Rule[])].some(p => p.includes('brokers')));
     const binding = find(knative, 'RoleBinding', 'etcdfn-operator');
-    assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'etcdfn-operator' });
+    assert.deepEqual(binding.roleRef, {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: 'etcdfn-operator',
+    });
   });
 
   it('grants nothing the code does not use', () => {
@@ -183,7 +187,11 @@ describe('a namespaced install (watchNamespaces): Roles where clusters run, no C
   const USER_ROLES = new Set(['etcdfn-view', 'etcdfn-edit']);
   for (const mode of ['knative', 'standalone']) {
     describe(`${mode} mode`, () => {
-      const objects = helmTemplate(4, { mode, watchNamespaces: WATCHED }, { release: 'etcdfn', namespace: 'ops' });
+      const objects = helmTemplate(
+        4,
+        { mode, watchNamespaces: WATCHED },
+        { release: 'etcdfn', namespace: 'ops' },
+      );
       const roleIn = (ns: string, name: string) =>
         objects.find(o => o.kind === 'Role' && o.metadata.name === name && o.metadata.namespace === ns);
 
@@ -193,15 +201,26 @@ describe('a namespaced install (watchNamespaces): Roles where clusters run, no C
           const role = roleIn(ns, 'etcdfn');
           assert.ok(role, `Role etcdfn in ${ns}`);
           assert.deepEqual([...grants(role.rules as Rule[])].sort(), namespaced, ns);
-          const binding = objects.find(o => o.kind === 'RoleBinding' && o.metadata.name === 'etcdfn' && o.metadata.namespace === ns);
-          assert.deepEqual(binding?.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'etcdfn' });
+          const binding = objects.find(
+            o => o.kind === 'RoleBinding' && o.metadata.name === 'etcdfn' && o.metadata.namespace === ns,
+          );
+          assert.deepEqual(binding?.roleRef, {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'Role',
+            name: 'etcdfn',
+          });
           assert.deepEqual(binding?.subjects, [{ kind: 'ServiceAccount', name: 'etcdfn', namespace: 'ops' }]);
         }
       });
 
       it('keeps a ClusterRole only for Nodes and PersistentVolumes (cluster-scoped)', () => {
-        const clusterRoles = objects.filter(o => o.kind === 'ClusterRole' && !USER_ROLES.has(o.metadata.name));
-        assert.deepEqual(clusterRoles.map(o => o.metadata.name), ['etcdfn-cluster-scoped']);
+        const clusterRoles = objects.filter(
+          o => o.kind === 'ClusterRole' && !USER_ROLES.has(o.metadata.name),
+        );
+        assert.deepEqual(
+          clusterRoles.map(o => o.metadata.name),
+          ['etcdfn-cluster-scoped'],
+        );
         assert.deepEqual([...grants(clusterRoles[0].rules as Rule[])].sort(), [...CLUSTER_SCOPED].sort());
         assert.deepEqual(
           objects.filter(o => o.kind === 'ClusterRoleBinding').map(o => o.metadata.name),
@@ -209,19 +228,31 @@ describe('a namespaced install (watchNamespaces): Roles where clusters run, no C
         );
         for (const o of objects.filter(x => x.kind === 'ClusterRole' && !USER_ROLES.has(x.metadata.name)))
           for (const p of grants(o.rules as Rule[]))
-            assert.doesNotMatch(p, /\|(pods|persistentvolumeclaims|secrets|jobs|events|etcd\w+|pingsources)(\/\w+)?\|/, p);
+            assert.doesNotMatch(
+              p,
+              /\|(pods|persistentvolumeclaims|secrets|jobs|events|etcd\w+|pingsources)(\/\w+)?\|/,
+              p,
+            );
       });
 
-      it("lets the sources (or the bridge) watch in the watched namespaces only", () => {
+      it('lets the sources (or the bridge) watch in the watched namespaces only', () => {
         const account = mode === 'knative' ? 'etcdfn-source' : 'etcdfn';
         for (const ns of WATCHED) {
           const role = roleIn(ns, 'etcdfn-source');
           assert.ok(role, `Role etcdfn-source in ${ns}`);
-          const binding = objects.find(o => o.kind === 'RoleBinding' && o.metadata.name === 'etcdfn-source' && o.metadata.namespace === ns);
+          const binding = objects.find(
+            o =>
+              o.kind === 'RoleBinding' && o.metadata.name === 'etcdfn-source' && o.metadata.namespace === ns,
+          );
           assert.deepEqual(binding?.subjects, [{ kind: 'ServiceAccount', name: account, namespace: 'ops' }]);
           if (mode === 'standalone') assert.ok(roleIn(ns, 'etcdfn-bridge'), `Role etcdfn-bridge in ${ns}`);
         }
-        const routing = mode === 'standalone' ? parseAllDocuments(find(objects, 'ConfigMap', 'etcdfn-routing').data['sources.yaml']).map(d => d.toJS() as Obj) : objects;
+        const routing =
+          mode === 'standalone'
+            ? parseAllDocuments(find(objects, 'ConfigMap', 'etcdfn-routing').data['sources.yaml']).map(
+                d => d.toJS() as Obj,
+              )
+            : objects;
         for (const source of routing.filter(o => o.kind === 'ApiServerSource'))
           assert.deepEqual(source.spec.namespaceSelector, {
             matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: WATCHED }],
@@ -235,7 +266,10 @@ describe('a namespaced install (watchNamespaces): Roles where clusters run, no C
       .filter(c => c.verb === 'list')
       .filter(c => {
         const [file, line] = c.at.split(':');
-        const text = readFileSync(join(ROOT, file!), 'utf8').split('\n').slice(Number(line) - 1, Number(line) + 3).join(' ');
+        const text = readFileSync(join(ROOT, file!), 'utf8')
+          .split('\n')
+          .slice(Number(line) - 1, Number(line) + 3)
+          .join(' ');
         return /,\s*''\s*[,)]/.test(text);
       })
       .map(c => c.at);
@@ -269,14 +303,20 @@ describe('a namespaced install with kustomize (knative/namespaced + knative/watc
               {
                 op: 'replace',
                 path: '/spec/namespaceSelector',
-                value: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: WATCHED }] },
+                value: {
+                  matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: WATCHED }],
+                },
               },
             ]),
           },
           {
             target: { group: 'serving.knative.dev', kind: 'Service' },
             patch: JSON.stringify([
-              { op: 'add', path: '/spec/template/spec/containers/0/env/-', value: { name: 'ETCDFN_WATCH_NAMESPACES', value: WATCHED.join(',') } },
+              {
+                op: 'add',
+                path: '/spec/template/spec/containers/0/env/-',
+                value: { name: 'ETCDFN_WATCH_NAMESPACES', value: WATCHED.join(',') },
+              },
             ]),
           },
         ],
@@ -288,23 +328,43 @@ describe('a namespaced install with kustomize (knative/namespaced + knative/watc
   }
 
   it('grants the same Roles as the chart in each watched namespace, and no ClusterRole for namespaced kinds', () => {
-    const chart = helmTemplate(4, { watchNamespaces: WATCHED }, { release: 'etcdfn', namespace: 'etcdfn-system' });
+    const chart = helmTemplate(
+      4,
+      { watchNamespaces: WATCHED },
+      { release: 'etcdfn', namespace: 'etcdfn-system' },
+    );
     for (const ns of WATCHED)
       for (const name of ['etcdfn', 'etcdfn-source']) {
-        const mine = objects.find(o => o.kind === 'Role' && o.metadata.name === name && o.metadata.namespace === ns);
-        const theirs = chart.find(o => o.kind === 'Role' && o.metadata.name === name && o.metadata.namespace === ns);
+        const mine = objects.find(
+          o => o.kind === 'Role' && o.metadata.name === name && o.metadata.namespace === ns,
+        );
+        const theirs = chart.find(
+          o => o.kind === 'Role' && o.metadata.name === name && o.metadata.namespace === ns,
+        );
         assert.ok(mine && theirs, `${ns}/${name}`);
         assert.deepEqual(mine.rules, theirs.rules, `${ns}/${name}`);
-        const binding = objects.find(o => o.kind === 'RoleBinding' && o.metadata.name === name && o.metadata.namespace === ns);
+        const binding = objects.find(
+          o => o.kind === 'RoleBinding' && o.metadata.name === name && o.metadata.namespace === ns,
+        );
         assert.equal(binding?.subjects[0].namespace, 'etcdfn-system');
       }
-    const clusterRoles = objects.filter(o => o.kind === 'ClusterRole' && !['etcdfn-view', 'etcdfn-edit'].includes(o.metadata.name));
-    assert.deepEqual(clusterRoles.map(o => o.metadata.name), ['etcdfn-cluster-scoped']);
+    const clusterRoles = objects.filter(
+      o => o.kind === 'ClusterRole' && !['etcdfn-view', 'etcdfn-edit'].includes(o.metadata.name),
+    );
+    assert.deepEqual(
+      clusterRoles.map(o => o.metadata.name),
+      ['etcdfn-cluster-scoped'],
+    );
     assert.deepEqual(clusterRoles[0].rules, find(chart, 'ClusterRole', 'etcdfn-cluster-scoped').rules);
-    assert.deepEqual(objects.filter(o => o.kind === 'ClusterRoleBinding').map(o => o.metadata.name), ['etcdfn-cluster-scoped']);
+    assert.deepEqual(
+      objects.filter(o => o.kind === 'ClusterRoleBinding').map(o => o.metadata.name),
+      ['etcdfn-cluster-scoped'],
+    );
     for (const s of objects.filter(o => o.kind === 'ApiServerSource'))
       assert.deepEqual(s.spec.namespaceSelector.matchExpressions[0].values, WATCHED);
     for (const s of objects.filter(o => o.kind === 'Service'))
-      assert.ok((s.spec.template.spec.containers[0].env as Obj[]).some(e => e.name === 'ETCDFN_WATCH_NAMESPACES'));
+      assert.ok(
+        (s.spec.template.spec.containers[0].env as Obj[]).some(e => e.name === 'ETCDFN_WATCH_NAMESPACES'),
+      );
   });
 });

@@ -39,7 +39,7 @@ const snapshot: EtcdSnapshot = {
 };
 
 export function createdPods(
-  settings: Pick<OperatorSettings, 'operatorImage' | 'etcdImageRepository'>,
+  settings: Pick<OperatorSettings, 'operatorImage' | 'etcdImageRepository' | 'etcdImageDigests'>,
 ): CreatedPod[] {
   const member = (restore: boolean) => {
     const m = buildMember(cluster, { bootstrap: restore });
@@ -47,7 +47,12 @@ export function createdPods(
     delete m.metadata.generateName;
     m.spec = { ...m.spec, initialCluster: `${m.metadata.name}=http://${m.metadata.name}.demo.prod.svc:2380` };
     if (restore) {
-      const s3 = { endpoint: 'https://s3.example', bucket: 'b', key: 'k', credentialsSecretRef: { name: 'c' } };
+      const s3 = {
+        endpoint: 'https://s3.example',
+        bucket: 'b',
+        key: 'k',
+        credentialsSecretRef: { name: 'c' },
+      };
       m.spec.restore = { source: { s3, sha256: `sha256:${'ab'.repeat(32)}` } };
     }
     const pod = buildMemberPod(m, {
@@ -55,6 +60,7 @@ export function createdPods(
       clusterFormed: !restore,
       isVoter: true,
       etcdImageRepository: settings.etcdImageRepository,
+      ...(settings.etcdImageDigests && { etcdImageDigests: settings.etcdImageDigests }),
       operatorImage: settings.operatorImage,
     });
     return { metadata: pod.metadata, spec: pod.spec };
@@ -72,9 +78,24 @@ export function createdPods(
     activeDeadlineSeconds: 300,
   });
   return [
-    { what: 'member Pod', namespace: CLUSTER_NAMESPACE, template: member(false), dials: [CLIENT_PORT, PEER_PORT] },
-    { what: 'restoring seed Pod', namespace: CLUSTER_NAMESPACE, template: member(true), dials: [CLIENT_PORT, PEER_PORT] },
-    { what: 'snapshot Job', namespace: CLUSTER_NAMESPACE, template: save.spec!.template, dials: [CLIENT_PORT] },
+    {
+      what: 'member Pod',
+      namespace: CLUSTER_NAMESPACE,
+      template: member(false),
+      dials: [CLIENT_PORT, PEER_PORT],
+    },
+    {
+      what: 'restoring seed Pod',
+      namespace: CLUSTER_NAMESPACE,
+      template: member(true),
+      dials: [CLIENT_PORT, PEER_PORT],
+    },
+    {
+      what: 'snapshot Job',
+      namespace: CLUSTER_NAMESPACE,
+      template: save.spec!.template,
+      dials: [CLIENT_PORT],
+    },
     { what: 'snapshot-delete Job', namespace: CLUSTER_NAMESPACE, template: remove.spec!.template, dials: [] },
   ];
 }

@@ -22,6 +22,9 @@ export const VALUE_SETS: Record<string, Obj> = {
     image: { repository: 'registry.example/etcdfn', digest: DIGEST },
     etcd: { imageRepository: 'mirror.example/etcd' },
   },
+  'knative, etcd releases pinned by digest': {
+    etcd: { imageRepository: 'quay.io/coreos/etcd', imageDigests: { '3.5.16': DIGEST } },
+  },
   'knative with a PodMonitor': { metrics: { podMonitor: { enabled: true, labels: { release: 'prom' } } } },
   'standalone with a PodMonitor': { mode: 'standalone', metrics: { podMonitor: { enabled: true } } },
   'knative with sender authentication': {
@@ -33,4 +36,3 @@ export const VALUE_SETS: Record<string, Obj> = {
   },
   'standalone, namespaced (watchNamespaces)': { mode: 'standalone', watchNamespaces: ['team-a'] },
 };
-

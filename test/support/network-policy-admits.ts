@@ -52,7 +52,8 @@ export function admits(policy: V1NetworkPolicy, source: PodSource, port: number)
   if (!(policy.spec?.policyTypes ?? ['Ingress']).includes('Ingress')) return true;
   return (policy.spec?.ingress ?? []).some(rule => {
     const ports = rule.ports ?? [];
-    if (ports.length > 0 && !ports.some(p => (p.protocol ?? 'TCP') === 'TCP' && p.port === port)) return false;
+    if (ports.length > 0 && !ports.some(p => (p.protocol ?? 'TCP') === 'TCP' && p.port === port))
+      return false;
     const from = rule._from ?? (rule as { from?: V1NetworkPolicyPeer[] }).from;
     if (!from || from.length === 0) return true;
     return from.some(peer => peerAdmits(peer, namespace, source));

@@ -8,7 +8,11 @@ import {
   networkPolicyDrift,
 } from '../../shared/builders/network-policy.ts';
 import { memberLabels } from '../../shared/names.ts';
-import { admits as admitsPort, selects as matches, type PodSource } from '../support/network-policy-admits.ts';
+import {
+  admits as admitsPort,
+  selects as matches,
+  type PodSource,
+} from '../support/network-policy-admits.ts';
 
 function cluster(spec: Partial<EtcdCluster['spec']> = {}): EtcdCluster {
   return {

@@ -32,7 +32,11 @@ const schedule: EtcdSnapshotSchedule & KubeObject = {
 describe("the Broker's address as the PingSources' sink", () => {
   it('takes URL, audience and CA from the status (strict transport encryption, OIDC, another domain)', () => {
     const sink = sinkOfBroker(
-      broker({ url: 'https://broker-ingress.knative-eventing.svc.corp.internal/ops/etcdfn', audience: AUDIENCE, CACerts: 'PEM' }),
+      broker({
+        url: 'https://broker-ingress.knative-eventing.svc.corp.internal/ops/etcdfn',
+        audience: AUDIENCE,
+        CACerts: 'PEM',
+      }),
       'ops',
     );
     assert.deepEqual(sink, {
@@ -42,7 +46,12 @@ describe("the Broker's address as the PingSources' sink", () => {
     });
     assert.deepEqual(desiredPingSource(schedule, sink)!.spec.sink, sink);
     const wake = desiredClusterWake(
-      { apiVersion: 'etcdfn.io/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'demo', namespace: 'team-a', uid: 'u' }, spec: { version: '3.5.16' } },
+      {
+        apiVersion: 'etcdfn.io/v1alpha1',
+        kind: 'EtcdCluster',
+        metadata: { name: 'demo', namespace: 'team-a', uid: 'u' },
+        spec: { version: '3.5.16' },
+      },
       true,
       sink,
     )!;
@@ -61,7 +70,8 @@ describe("the Broker's address as the PingSources' sink", () => {
   it('sets no sink of its own unless $ETCDFN_SCHEDULE_SINK says so (then with its audience)', () => {
     assert.equal(settingsFromEnv({}).scheduleSink, undefined);
     assert.deepEqual(
-      settingsFromEnv({ ETCDFN_SCHEDULE_SINK: 'https://b.example/x', ETCDFN_SCHEDULE_SINK_AUDIENCE: 'aud' }).scheduleSink,
+      settingsFromEnv({ ETCDFN_SCHEDULE_SINK: 'https://b.example/x', ETCDFN_SCHEDULE_SINK_AUDIENCE: 'aud' })
+        .scheduleSink,
       { uri: 'https://b.example/x', audience: 'aud' },
     );
   });

@@ -25,7 +25,10 @@ const byName = (values: string[]) => ({
 
 describe('watched namespaces', () => {
   it('the functions read $ETCDFN_WATCH_NAMESPACES and list in each, or once across all', async () => {
-    assert.deepEqual(settingsFromEnv({ ETCDFN_WATCH_NAMESPACES: 'team-a, team-b,team-a' }).watchNamespaces, ['team-a', 'team-b']);
+    assert.deepEqual(settingsFromEnv({ ETCDFN_WATCH_NAMESPACES: 'team-a, team-b,team-a' }).watchNamespaces, [
+      'team-a',
+      'team-b',
+    ]);
     assert.equal(settingsFromEnv({}).watchNamespaces, undefined);
     const asked: string[] = [];
     const list = async (ns: string) => {
@@ -33,7 +36,10 @@ describe('watched namespaces', () => {
       return [`${ns || '*'}-1`];
     };
     const ctx = (env: NodeJS.ProcessEnv) => ({ settings: settingsFromEnv(env) }) as Context;
-    assert.deepEqual(await inWatchedNamespaces(ctx({ ETCDFN_WATCH_NAMESPACES: 'team-a,team-b' }), list), ['team-a-1', 'team-b-1']);
+    assert.deepEqual(await inWatchedNamespaces(ctx({ ETCDFN_WATCH_NAMESPACES: 'team-a,team-b' }), list), [
+      'team-a-1',
+      'team-b-1',
+    ]);
     assert.deepEqual(await inWatchedNamespaces(ctx({}), list), ['*-1']);
     assert.deepEqual(asked, ['team-a', 'team-b', '']);
   });

@@ -45,6 +45,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   value: {{ .Values.logLevel | quote }}
 - name: ETCD_IMAGE_REPOSITORY
   value: {{ .Values.etcd.imageRepository | quote }}
+{{- with .Values.etcd.imageDigests }}
+- name: ETCD_IMAGE_DIGESTS
+  value: "{{ range $release, $digest := . }}{{ $release }}={{ $digest }},{{ end }}"
+{{- end }}
 # The installed image, digest included: every Pod etcdfn creates that runs its own programs (a
 # restore's init containers, snapshot and delete Jobs) runs this one.
 - name: ETCDFN_IMAGE
