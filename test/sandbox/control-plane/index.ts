@@ -151,6 +151,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         join(dir, 'kube-controller-manager.log'),
       ),
     );
+    await serviceAccountReady(url, pki, 'default', deadline);
     return { url, port, kubeconfig, pki, version, children, stop };
   } catch (err) {
     await stop();
@@ -180,6 +181,18 @@ async function waitReady(url: string, pki: ControlPlanePki, children: Child[], d
       throw new Error(`kube-apiserver at ${url} not ready in time (last /readyz: ${last}); log:\n${logTail(children[1]!)}`);
     }
     await new Promise(resolve => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * Waits for the ServiceAccount controller's `default` account in a namespace: the ServiceAccount
+ * admission plugin refuses Pods there until it exists.
+ */
+export async function serviceAccountReady(url: string, pki: ControlPlanePki, namespace: string, deadline: number): Promise<void> {
+  const path = `/api/v1/namespaces/${namespace}/serviceaccounts/default`;
+  while ((await get(url, path, pki).catch(() => ({ status: 0 }))).status !== 200) {
+    if (Date.now() > deadline) throw new Error(`no ServiceAccount default in namespace ${namespace} in time`);
+    await new Promise(resolve => setTimeout(resolve, 100));
   }
 }
 
