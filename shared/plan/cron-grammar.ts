@@ -60,7 +60,7 @@ export function scheduleProblem(schedule: string, pattern = SCHEDULE_PATTERN): s
   for (const [i, text] of fields.entries()) {
     for (const item of text.split(',')) {
       const range = /^([^-/]+)-([^/]+)/.exec(item);
-      if (range && valueOf(range[1]!) > valueOf(range[2]!)) {
+      if (range && valueOf(range[1]) > valueOf(range[2])) {
         return `schedule "${schedule}": the ${FIELD_NAMES[i]} range ${range[0]} runs backwards; write it from low to high`;
       }
     }

@@ -104,7 +104,7 @@ export function parseImageDigests(value: string): Record<string, string> {
   for (const entry of value.split(/[\s,]+/).filter(Boolean)) {
     const m = /^(\d+\.\d+\.\d+)=(sha256:[a-f0-9]{64})$/.exec(entry);
     if (!m) throw new Error(`ETCD_IMAGE_DIGESTS: "${entry}" is not <release>=sha256:<64 hex digits>`);
-    out[m[1]!] = m[2]!;
+    out[m[1]] = m[2]!;
   }
   return out;
 }

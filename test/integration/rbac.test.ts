@@ -266,7 +266,7 @@ describe('a namespaced install (watchNamespaces): Roles where clusters run, no C
       .filter(c => c.verb === 'list')
       .filter(c => {
         const [file, line] = c.at.split(':');
-        const text = readFileSync(join(ROOT, file!), 'utf8')
+        const text = readFileSync(join(ROOT, file), 'utf8')
           .split('\n')
           .slice(Number(line) - 1, Number(line) + 3)
           .join(' ');

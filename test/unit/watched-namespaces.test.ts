@@ -46,13 +46,13 @@ describe('watched namespaces', () => {
 
   it('the bridge takes a selector on kubernetes.io/metadata.name as names, and watches PingSources there', () => {
     const named = parseSources([source(byName(['team-a', 'team-b']))]).apiServerSources;
-    assert.deepEqual(named[0]!.namespaces, { kind: 'names', namespaces: ['team-a', 'team-b'] });
+    assert.deepEqual(named[0].namespaces, { kind: 'names', namespaces: ['team-a', 'team-b'] });
     assert.deepEqual(pingNamespaces(named), { namespaces: ['team-a', 'team-b'] });
     const all = parseSources([source({})]).apiServerSources;
-    assert.deepEqual(all[0]!.namespaces, { kind: 'all' });
+    assert.deepEqual(all[0].namespaces, { kind: 'all' });
     assert.deepEqual(pingNamespaces(all), {});
     const labelled = parseSources([source({ matchLabels: { team: 'a' } })]).apiServerSources;
-    assert.equal(labelled[0]!.namespaces.kind, 'selector');
+    assert.equal(labelled[0].namespaces.kind, 'selector');
     assert.deepEqual(pingNamespaces([...named, ...labelled]), {}, 'one source watches more: every namespace');
   });
 });
