@@ -14,8 +14,8 @@ const EVERY = /^@every (?:(\d+)h)?(?:(\d+)m)?$/;
 /** Parses spec.schedule in the time zone; a string saying what is wrong when it cannot be used. */
 export function parseCadence(schedule: string, timeZone = 'UTC'): Cadence | string {
   // Only what Knative's PingSource runs alike (the CRDs refuse the rest; this says why in status).
-  const problem = scheduleProblem(schedule);
-  if (problem) return problem;
+  const problem = scheduleProblem(schedule.trim());
+  if (problem) return `schedule "${schedule}" cannot be used: ${problem}`;
   const every = EVERY.exec(schedule.trim());
   if (every) {
     const ms = (Number(every[1] ?? 0) * 60 + Number(every[2] ?? 0)) * 60_000;

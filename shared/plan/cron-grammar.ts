@@ -47,13 +47,13 @@ const NAME_VALUES: Record<string, number> = {
 const valueOf = (text: string): number => NAME_VALUES[text.toLowerCase()] ?? Number(text);
 
 /**
- * What is wrong with a schedule, in words for status; undefined when both runners accept it. The
+ * What is wrong with a schedule, in words for status (after `schedule "…" cannot be used: `); undefined when both runners accept it. The
  * CRD refuses what the pattern refuses; this also refuses a backwards range (`10-5`), which both
  * runners refuse too.
  */
 export function scheduleProblem(schedule: string, pattern = SCHEDULE_PATTERN): string | undefined {
   if (!new RegExp(pattern).test(schedule)) {
-    return `schedule "${schedule}" is not a cron both Knative's PingSource and the standalone runner accept: use five fields (minute hour day-of-month month day-of-week) with numbers, names, *, ranges a-b, steps */n or a-b/n and lists, or a macro such as @daily${pattern === SCHEDULE_PATTERN ? ' or @every 6h' : ''} (no seconds field, L, W, #, day-of-week 7 or a/n)`;
+    return `('${schedule}') is not a cron both Knative's PingSource and the standalone runner accept: use five fields (minute hour day-of-month month day-of-week) with numbers, names, *, ranges a-b, steps */n or a-b/n and lists, or a macro such as @daily${pattern === SCHEDULE_PATTERN ? ' or @every 6h' : ''} (no seconds field, L, W, #, day-of-week 7 or a/n)`;
   }
   if (schedule.startsWith('@')) return undefined;
   const fields = schedule.split(/ +/);
@@ -61,7 +61,7 @@ export function scheduleProblem(schedule: string, pattern = SCHEDULE_PATTERN): s
     for (const item of text.split(',')) {
       const range = /^([^-/]+)-([^/]+)/.exec(item);
       if (range && valueOf(range[1]) > valueOf(range[2])) {
-        return `schedule "${schedule}": the ${FIELD_NAMES[i]} range ${range[0]} runs backwards; write it from low to high`;
+        return `the ${FIELD_NAMES[i]} range ${range[0]} runs backwards; write it from low to high`;
       }
     }
   }
