@@ -7,6 +7,13 @@ export const MEMBER_LABEL = 'etcdfn.io/member';
 /** Pods labelled `etcdfn.io/client=<cluster>` may reach that cluster's client port (NetworkPolicy). */
 export const CLIENT_LABEL = 'etcdfn.io/client';
 export const ROLE_LABEL = 'etcdfn.io/role';
+/**
+ * The operator's own Pods (the functions, the standalone Deployment) carry
+ * `etcdfn.io/component=operator`: each cluster's NetworkPolicy admits only those Pods of the
+ * operator's namespace to the client port, not every Pod there.
+ */
+export const COMPONENT_LABEL = 'etcdfn.io/component';
+export const OPERATOR_COMPONENT = 'operator';
 export const MEMBER_FINALIZER = 'etcdfn.io/member-cleanup';
 export const MANAGED_BY = 'etcdfn';
 

@@ -1,4 +1,5 @@
 // reconcile-cluster's event handler: map the event to clusters, reconcile each one step.
+import { inWatchedNamespaces } from '../../shared/runtime/watched.ts';
 import { API_VERSION, ETCD_CLUSTER } from '../../shared/api/group.ts';
 import type { EventHandler, HandlerOutcome } from '../../shared/events/handler.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
@@ -29,7 +30,9 @@ export function clusterHandler(context: () => Context = defaultContext): EventHa
 
 /** The tick: every cluster gets one step, so a cluster whose events were lost still converges. */
 async function resyncAll(ctx: Context): Promise<HandlerOutcome> {
-  const clusters = await ctx.kube.list<EtcdCluster & KubeObject>(API_VERSION, ETCD_CLUSTER.kind, '');
+  const clusters = await inWatchedNamespaces(ctx, ns =>
+    ctx.kube.list<EtcdCluster & KubeObject>(API_VERSION, ETCD_CLUSTER.kind, ns),
+  );
   recordClusterPhases(clusters.map(c => c.status?.phase));
   const refs = clusters.map(c => ({ namespace: c.metadata.namespace ?? '', name: c.metadata.name ?? '' }));
   const result = await resyncEach(ETCD_CLUSTER.kind, refs, ref => reconcileCluster(ctx, ref), {

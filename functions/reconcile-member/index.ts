@@ -1,5 +1,6 @@
 // reconcile-member: keeps one EtcdMember's PVC and Pod in line with the member and etcd's view of
 // it (shared/reconcile/member.ts). Entry point for the functions framework (FUNCTION_TARGET).
+import { inWatchedNamespaces } from '../../shared/runtime/watched.ts';
 import * as ff from '@google-cloud/functions-framework';
 import { API_VERSION, ETCD_MEMBER } from '../../shared/api/group.ts';
 import { eventFunction, type EventHandler, type HandlerOutcome } from '../../shared/events/handler.ts';
@@ -23,7 +24,7 @@ export function createHandler(context: () => Context = defaultContext): EventHan
 
 /** The tick: every member gets one step, each on its own (one that throws does not stop the rest). */
 async function resyncAll(ctx: Context): Promise<HandlerOutcome> {
-  const members = await ctx.kube.list(API_VERSION, ETCD_MEMBER.kind, '');
+  const members = await inWatchedNamespaces(ctx, ns => ctx.kube.list(API_VERSION, ETCD_MEMBER.kind, ns));
   const refs = members.map(m => ({ namespace: m.metadata.namespace ?? '', name: m.metadata.name ?? '' }));
   const result = await resyncEach(ETCD_MEMBER.kind, refs, ref => reconcileMember(ctx, ref), {
     now: ctx.now,

@@ -1,6 +1,8 @@
 // run-snapshot: takes EtcdSnapshots to S3 or, through a Job, to a PVC (shared/reconcile/snapshot.ts) and runs
 // EtcdSnapshotSchedules (shared/reconcile/schedule.ts). Entry point for the functions framework
 // (FUNCTION_TARGET).
+import { inWatchedNamespaces } from '../../shared/runtime/watched.ts';
+import { pingSink } from '../../shared/reconcile/ping-sink.ts';
 import * as ff from '@google-cloud/functions-framework';
 import type { V1Job } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
@@ -74,7 +76,7 @@ async function snapshotAndWake(
     ...ref,
   });
   if (!snapshot) return { outcome };
-  const desired = desiredWake(snapshot, ctx.settings.scheduleSink);
+  const desired = desiredWake(snapshot, await pingSink(ctx));
   const woken = await ensureWake(ctx, snapshot, wakeName(snapshot.metadata.name ?? ''), desired);
   return { outcome: woken ? { ...outcome, summary: `${outcome.summary}; ${woken}` } : outcome, snapshot };
 }
@@ -106,10 +108,8 @@ async function scheduleAndTiming(ctx: Context, ref: ScheduleRef): Promise<Handle
 async function resync(ctx: Context): Promise<HandlerOutcome> {
   const started = ctx.now().getTime();
   const budgetMs = ctx.settings.resyncBudgetMs ?? DEFAULT_RESYNC_BUDGET_MS;
-  const schedules = await ctx.kube.list<EtcdSnapshotSchedule & KubeObject>(
-    API_VERSION,
-    ETCD_SNAPSHOT_SCHEDULE.kind,
-    '',
+  const schedules = await inWatchedNamespaces(ctx, ns =>
+    ctx.kube.list<EtcdSnapshotSchedule & KubeObject>(API_VERSION, ETCD_SNAPSHOT_SCHEDULE.kind, ns),
   );
   const refOf = (o: KubeObject) => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' });
   const scheduled = await resyncEach(
@@ -118,7 +118,9 @@ async function resync(ctx: Context): Promise<HandlerOutcome> {
     ref => scheduleAndTiming(ctx, ref),
     { now: ctx.now, budgetMs },
   );
-  const all = await ctx.kube.list<EtcdSnapshot & KubeObject>(API_VERSION, ETCD_SNAPSHOT.kind, '');
+  const all = await inWatchedNamespaces(ctx, ns =>
+    ctx.kube.list<EtcdSnapshot & KubeObject>(API_VERSION, ETCD_SNAPSHOT.kind, ns),
+  );
   const unfinished = all.filter(s => !isFinished(s));
   const snapshots = await resyncEach(
     ETCD_SNAPSHOT.kind,

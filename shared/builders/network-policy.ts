@@ -1,5 +1,6 @@
 // The NetworkPolicy of a cluster: its members accept the client port only from Pods labelled as the
-// cluster's clients, from the operator's namespace and from each other; the peer port only from
+// cluster's clients (the operator's snapshot Jobs are labelled so), from the operator's function
+// Pods (etcdfn.io/component=operator in the operator's namespace) and from each other; the peer port only from
 // each other; the metrics port only from a namespace the user names. On by default
 // (spec.networkPolicy.enabled: false turns it off, and the operator then removes it).
 import type {
@@ -12,9 +13,11 @@ import {
   CLIENT_LABEL,
   CLIENT_PORT,
   CLUSTER_LABEL,
+  COMPONENT_LABEL,
   MEMBER_LABEL,
   METRICS_PORT,
   networkPolicyName,
+  OPERATOR_COMPONENT,
   PEER_PORT,
 } from '../names.ts';
 import { clusterNameOf, clusterOwnedMetadata } from './cluster-meta.ts';
@@ -47,10 +50,12 @@ export function buildNetworkPolicy(
     },
   };
   const clients: V1NetworkPolicyPeer = { podSelector: { matchLabels: { [CLIENT_LABEL]: name } } };
+  // The operator's function Pods, not every Pod of its namespace (both selectors must match).
   const operator: V1NetworkPolicyPeer = {
     namespaceSelector: {
       matchLabels: { [NAMESPACE_NAME_LABEL]: opts.operatorNamespace || DEFAULT_OPERATOR_NAMESPACE },
     },
+    podSelector: { matchLabels: { [COMPONENT_LABEL]: OPERATOR_COMPONENT } },
   };
   const tcp = (port: number) => [{ protocol: 'TCP', port }];
   // client-node's model names the field `_from` and writes it as `from`; a plain `from` would be

@@ -55,6 +55,8 @@ export interface BuildMemberPodOptions {
   isVoter: boolean;
   /** Repository of the etcd images for the whole operator; the tag is `v<version>`. */
   etcdImageRepository?: string;
+  /** etcd release → image digest: those releases run pinned by content. */
+  etcdImageDigests?: Readonly<Record<string, string>>;
   /** The operator's image, which runs the restore's fetch and commit steps. */
   operatorImage?: string;
   /** The operator's S3 endpoint allow-list setting (for a restoring seed's fetch step). */
@@ -63,8 +65,18 @@ export interface BuildMemberPodOptions {
   s3DeniedRanges?: string;
 }
 
-export function etcdImage(version: string, repository = DEFAULT_ETCD_IMAGE_REPOSITORY): string {
-  return `${repository}:v${version}`;
+/**
+ * `<repository>:v<version>`, pinned by content (`@sha256:…`) when the operator was given a digest for
+ * that release (etcd.imageDigests in the chart, $ETCD_IMAGE_DIGESTS): the node then runs exactly
+ * that image whatever the tag points at later.
+ */
+export function etcdImage(
+  version: string,
+  repository = DEFAULT_ETCD_IMAGE_REPOSITORY,
+  digests: Readonly<Record<string, string>> = {},
+): string {
+  const digest = digests[version];
+  return `${repository}:v${version}${digest ? `@${digest}` : ''}`;
 }
 
 export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions): V1Pod {
@@ -78,7 +90,7 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
   const spec = member.spec;
   const initContainers = restoreInitContainers(member, {
     operatorImage: opts.operatorImage ?? DEFAULT_OPERATOR_IMAGE,
-    etcdImage: etcdImage(spec.version, opts.etcdImageRepository),
+    etcdImage: etcdImage(spec.version, opts.etcdImageRepository, opts.etcdImageDigests),
     peerURL: flagValue(flags, '--initial-advertise-peer-urls'),
     securityContext: containerSecurityContext(),
     resources: containerResources(spec.resources),
@@ -124,7 +136,13 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
       securityContext: podSecurityContext(),
       terminationGracePeriodSeconds: 30,
       ...(initContainers.length > 0 && { initContainers }),
-      containers: [etcdContainer(member, flags, opts.etcdImageRepository)],
+      containers: [
+        etcdContainer(
+          member,
+          flags,
+          etcdImage(spec.version, opts.etcdImageRepository, opts.etcdImageDigests),
+        ),
+      ],
       volumes: volumes(member),
     },
   };
@@ -208,13 +226,13 @@ export function containerSecurityContext(): V1SecurityContext {
   };
 }
 
-function etcdContainer(member: EtcdMember, flags: string[], repository: string | undefined): V1Container {
+function etcdContainer(member: EtcdMember, flags: string[], image: string): V1Container {
   const memoryVolumeBytes = isMemoryMedium(member.spec.storage) ? storageBytes(member.spec.storage) : 0n;
   const resources = containerResources(member.spec.resources, memoryVolumeBytes);
   const env = [...joinEnv(), ...goRuntimeEnv(resources, memoryVolumeBytes)];
   return {
     name: ETCD_CONTAINER,
-    image: etcdImage(member.spec.version, repository),
+    image,
     command: ['etcd', ...flags],
     ports: [
       { name: 'client', containerPort: CLIENT_PORT, protocol: 'TCP' },

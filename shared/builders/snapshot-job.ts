@@ -4,7 +4,7 @@
 // attempt's claim time, so a retried invocation finds (not duplicates) the Job of its attempt.
 import type { V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
-import { CLUSTER_LABEL } from '../names.ts';
+import { CLIENT_LABEL, CLUSTER_LABEL } from '../names.ts';
 import {
   DELETE_CONTAINER,
   SAVE_CONTAINER,
@@ -124,6 +124,8 @@ export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V
     volumes: [...tls.volumes, ...auth.volumes],
     volumeMounts: [...tls.volumeMounts, ...auth.volumeMounts],
     resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+    // It dials the members' client port: the cluster's NetworkPolicy admits the cluster's clients.
+    podLabels: { [CLIENT_LABEL]: snapshot.spec.clusterRef.name },
   });
 }
 
@@ -144,6 +146,8 @@ function agentJob(
     resources: V1ResourceRequirements;
     volumes?: V1Volume[];
     volumeMounts?: V1VolumeMount[];
+    /** More labels on the Job's Pod. */
+    podLabels?: Record<string, string>;
   },
 ): V1Job {
   const pvc = snapshot.spec.destination.pvc;
@@ -166,7 +170,7 @@ function agentJob(
       activeDeadlineSeconds: o.activeDeadlineSeconds,
       ttlSecondsAfterFinished: JOB_TTL_SECONDS,
       template: {
-        metadata: { labels },
+        metadata: { labels: { ...labels, ...o.podLabels } },
         spec: {
           restartPolicy: 'Never',
           automountServiceAccountToken: false,

@@ -1,6 +1,7 @@
 // A schedule string (5-part cron in a time zone, or @every <h>h<m>m) as the runs it names: shared
 // by everything in etcdfn that runs on a schedule. Pure: the caller passes the time.
 import { Cron } from 'croner';
+import { scheduleProblem } from './cron-grammar.ts';
 
 /** A parsed schedule: the most recent run at or before a time, and the next one after it. */
 export interface Cadence {
@@ -12,6 +13,9 @@ const EVERY = /^@every (?:(\d+)h)?(?:(\d+)m)?$/;
 
 /** Parses spec.schedule in the time zone; a string saying what is wrong when it cannot be used. */
 export function parseCadence(schedule: string, timeZone = 'UTC'): Cadence | string {
+  // Only what Knative's PingSource runs alike (the CRDs refuse the rest; this says why in status).
+  const problem = scheduleProblem(schedule.trim());
+  if (problem) return `schedule "${schedule}" cannot be used: ${problem}`;
   const every = EVERY.exec(schedule.trim());
   if (every) {
     const ms = (Number(every[1] ?? 0) * 60 + Number(every[2] ?? 0)) * 60_000;

@@ -6,7 +6,7 @@ import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import type { ClusterState } from './cluster-state.ts';
 import { RESTORED_CONDITION } from './restore-source.ts';
-import { boundedName, type PingSource } from './ping-source.ts';
+import { boundedName, type PingSink, type PingSource } from './ping-source.ts';
 import { pingSchedule } from './schedule-ping.ts';
 import { wakePingSource, wokenObject } from './wake.ts';
 
@@ -33,7 +33,7 @@ export function mayHaveWake(cluster: EtcdCluster): boolean {
 export function desiredClusterWake(
   cluster: EtcdCluster & KubeObject,
   waits: boolean,
-  sink: string,
+  sink: PingSink,
 ): PingSource | undefined {
   if (!waits || cluster.metadata.deletionTimestamp) return undefined;
   const name = cluster.metadata.name ?? '';
@@ -51,7 +51,7 @@ export const clusterOfWake = (data: unknown) => wokenObject(data, DATA_KEY);
 export const defragWakeName = (clusterName: string): string =>
   boundedName('', clusterName, `-defrag${CLUSTER_WAKE_SUFFIX}`);
 
-export function desiredDefragWake(cluster: EtcdCluster & KubeObject, sink: string): PingSource | undefined {
+export function desiredDefragWake(cluster: EtcdCluster & KubeObject, sink: PingSink): PingSource | undefined {
   const policy = cluster.spec.maintenance?.defrag;
   if (!policy?.schedule || cluster.metadata.deletionTimestamp) return undefined;
   const name = cluster.metadata.name ?? '';

@@ -10,15 +10,39 @@ export const PING_SOURCE_KIND = 'PingSource';
 export const SCHEDULE_PING_LABEL = 'etcdfn.io/schedule-timing';
 const MAX_NAME = 63;
 
+/**
+ * Where a PingSource sends its events: the Broker's address as Knative publishes it in the Broker's
+ * status (its URL, with the cluster's own domain and https under strict transport encryption; the
+ * CA that signs it; the audience its OIDC tokens must carry), shared/reconcile/ping-sink.ts.
+ */
+export interface PingSink {
+  uri: string;
+  audience?: string;
+  CACerts?: string;
+}
+
 export interface PingSource extends KubeObject {
   spec: {
     schedule: string;
     timezone?: string;
     contentType: string;
     data: string;
-    sink: { uri: string };
+    sink: PingSink;
   };
 }
+
+/** The same destination: URI, audience and CA alike (a change of any is written). */
+export const sameSink = (have: Partial<PingSink> | undefined, want: PingSink): boolean =>
+  have?.uri === want.uri &&
+  (have.audience ?? '') === (want.audience ?? '') &&
+  (have.CACerts ?? '') === (want.CACerts ?? '');
+
+/** The spec's sink: only the fields that are set. */
+export const sinkSpec = (sink: PingSink): PingSink => ({
+  uri: sink.uri,
+  ...(sink.audience && { audience: sink.audience }),
+  ...(sink.CACerts && { CACerts: sink.CACerts }),
+});
 
 /** `<prefix><name><suffix>`, the name shortened with a hash of it when the whole is over 63. */
 export function boundedName(prefix: string, name: string, suffix = ''): string {

@@ -13,6 +13,9 @@ import { CLUSTER_LABEL, MANAGED_BY } from '../names.ts';
 import {
   boundedName,
   ownedBy,
+  sameSink,
+  sinkSpec,
+  type PingSink,
   PING_SOURCE_API_VERSION,
   PING_SOURCE_KIND,
   SCHEDULE_PING_LABEL,
@@ -73,7 +76,7 @@ export function scheduleOfPing(data: unknown): { namespace: string; name: string
 /** The PingSource the schedule should have; undefined while it is suspended (no runs to time). */
 export function desiredPingSource(
   schedule: EtcdSnapshotSchedule & KubeObject,
-  sink: string,
+  sink: PingSink,
 ): PingSource | undefined {
   if (schedule.spec.suspend) return undefined;
   const namespace = schedule.metadata.namespace ?? '';
@@ -106,7 +109,7 @@ export function desiredPingSource(
       ...pingSchedule(schedule.spec.schedule, schedule.spec.timeZone),
       contentType: 'application/json',
       data: JSON.stringify(data),
-      sink: { uri: sink },
+      sink: sinkSpec(sink),
     },
   };
 }
@@ -150,7 +153,7 @@ export function pingSourceStep(
     (have.timezone ?? '') === (want.timezone ?? '') &&
     have.contentType === want.contentType &&
     have.data === want.data &&
-    have.sink?.uri === want.sink.uri &&
+    sameSink(have.sink, want.sink) &&
     Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => existing.metadata.labels?.[k] === v);
   if (same) return { kind: 'none' };
   return {

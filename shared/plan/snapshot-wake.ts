@@ -3,7 +3,7 @@
 // by a crash), its PingSource `etcdfn-wake-<name>` fires every minute for run-snapshot.
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { boundedName, type PingSource } from './ping-source.ts';
+import { boundedName, type PingSink, type PingSource } from './ping-source.ts';
 import { isFinished } from './snapshot-plan.ts';
 import { wakePingSource, wokenObject } from './wake.ts';
 
@@ -12,7 +12,7 @@ const DATA_KEY = 'etcdSnapshot';
 export const wakeName = (snapshotName: string): string => boundedName('etcdfn-wake-', snapshotName);
 
 /** The PingSource the snapshot should have: one while it is unfinished and not being deleted. */
-export function desiredWake(snapshot: EtcdSnapshot & KubeObject, sink: string): PingSource | undefined {
+export function desiredWake(snapshot: EtcdSnapshot & KubeObject, sink: PingSink): PingSource | undefined {
   if (isFinished(snapshot) || snapshot.metadata.deletionTimestamp) return undefined;
   const name = wakeName(snapshot.metadata.name ?? '');
   return wakePingSource(snapshot, name, DATA_KEY, snapshot.spec.clusterRef.name, sink);

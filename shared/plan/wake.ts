@@ -9,6 +9,9 @@ import type { KubeObject } from '../k8s/objects.ts';
 import { CLUSTER_LABEL, MANAGED_BY } from '../names.ts';
 import {
   ownedBy,
+  sameSink,
+  sinkSpec,
+  type PingSink,
   PING_SOURCE_API_VERSION,
   PING_SOURCE_KIND,
   SCHEDULE_PING_LABEL,
@@ -28,7 +31,7 @@ export function wakePingSource(
   name: string,
   dataKey: string,
   clusterName: string,
-  sink: string,
+  sink: PingSink,
 ): PingSource {
   const namespace = owner.metadata.namespace ?? '';
   const data = { [dataKey]: { namespace, name: owner.metadata.name ?? '' } };
@@ -58,7 +61,7 @@ export function wakePingSource(
       schedule: WAKE_SCHEDULE,
       contentType: 'application/json',
       data: JSON.stringify(data),
-      sink: { uri: sink },
+      sink: sinkSpec(sink),
     },
   };
 }
@@ -88,7 +91,9 @@ export function wakeStep(
   if (desired) {
     const have = existing.spec as Partial<PingSource['spec']> | undefined;
     const same =
-      have?.schedule === desired.spec.schedule && (have.timezone ?? '') === (desired.spec.timezone ?? '');
+      have?.schedule === desired.spec.schedule &&
+      (have.timezone ?? '') === (desired.spec.timezone ?? '') &&
+      sameSink(have.sink, desired.spec.sink);
     return same ? { kind: 'none' } : { kind: 'update', object: { ...existing, spec: desired.spec } };
   }
   return {

@@ -2,6 +2,7 @@
 // that changed something is followed at once by the next (observed afresh), up to chainSteps, so a
 // sequence of quick steps (adopt the target, claim, add the member...) does not wait on the events
 // its own writes cause; each step stays whole on its own, so a crash between two is an ordinary one.
+import { pingSink } from './ping-sink.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { EtcdCluster, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import { setCondition } from '../conditions.ts';
@@ -142,7 +143,7 @@ async function reconcileStep(
         ctx,
         cluster,
         defragWakeName(ref.name),
-        desiredDefragWake(cluster, ctx.settings.scheduleSink),
+        desiredDefragWake(cluster, await pingSink(ctx)),
       )
     : '';
   if (!result.ok) return { outcome: result.outcome, onward: false };
@@ -159,7 +160,7 @@ async function reconcileStep(
  */
 async function syncWake(ctx: Context, cluster: Cluster, waits: boolean, mayExist: boolean): Promise<string> {
   if (!waits && !mayExist) return '';
-  const desired = desiredClusterWake(cluster, waits, ctx.settings.scheduleSink);
+  const desired = desiredClusterWake(cluster, waits, await pingSink(ctx));
   return ensureWake(ctx, cluster, clusterWakeName(cluster.metadata.name ?? ''), desired);
 }
 

@@ -2,6 +2,7 @@
 // and its PingSource, then create, update or delete the PingSource. Where the cluster serves no
 // PingSource API (standalone mode without Knative's CRDs) nothing is written and the summary says
 // so: the schedule then runs on the resync tick only.
+import { pingSink } from './ping-sink.ts';
 import type { EtcdSnapshotSchedule } from '../api/etcd-snapshot-schedule.ts';
 import { API_VERSION, ETCD_SNAPSHOT_SCHEDULE } from '../api/group.ts';
 import type { KubeObject } from '../k8s/objects.ts';
@@ -45,7 +46,7 @@ async function ensure(ctx: Context, ref: ScheduleRef): Promise<string> {
     name: pingSourceName(ref.name),
   };
   const existing = await ctx.kube.find<PingSource>(pingRef);
-  const step = pingSourceStep(schedule, desiredPingSource(schedule, ctx.settings.scheduleSink), existing);
+  const step = pingSourceStep(schedule, desiredPingSource(schedule, await pingSink(ctx)), existing);
   switch (step.kind) {
     case 'none':
       return `PingSource ${pingRef.name} up to date`;

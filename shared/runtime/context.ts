@@ -11,6 +11,7 @@ import { KubeObjects } from '../k8s/objects.ts';
 import { countEtcdCalls, countKubeRequests } from './metrics.ts';
 import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule-plan.ts';
 import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
+import type { PingSink } from '../plan/ping-source.ts';
 import {
   ALLOWED_ENDPOINTS_ENV,
   DENIED_RANGES_ENV,
@@ -21,6 +22,8 @@ import {
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
   etcdImageRepository: string;
+  /** etcd release → image digest ($ETCD_IMAGE_DIGESTS: `3.5.16=sha256:…,…`): those run pinned. */
+  etcdImageDigests?: Record<string, string>;
   /** The operator's own image ($ETCDFN_IMAGE): runs the restore steps in member Pods. */
   operatorImage: string;
   /** How long a member may take to catch up before promotion is retried by a later event. */
@@ -42,14 +45,19 @@ export interface OperatorSettings {
   resyncBudgetMs?: number;
   /** The operator's own namespace: each cluster's NetworkPolicy admits it to the client port. */
   operatorNamespace?: string;
+  /** A namespaced install: the only namespaces the functions may list in ($ETCDFN_WATCH_NAMESPACES). */
+  watchNamespaces?: string[];
   /** S3 endpoints allowed despite plain http or a loopback address ($ETCDFN_S3_ALLOWED_ENDPOINTS). */
   s3AllowList: AllowedEndpoint[];
   /** The same setting as written, handed to a restoring seed's fetch step. */
   s3AllowedEndpoints?: string;
   /** The cluster's own address ranges as written ($ETCDFN_S3_DENIED_RANGES), for the same step. */
   s3DeniedRanges?: string;
-  /** Where each schedule's PingSource sends its events ($ETCDFN_SCHEDULE_SINK; shared/plan/schedule-ping.ts). */
-  scheduleSink: string;
+  /**
+   * Where the PingSources etcdfn makes send their events, when set ($ETCDFN_SCHEDULE_SINK and
+   * $ETCDFN_SCHEDULE_SINK_AUDIENCE); otherwise the Broker's own address (shared/reconcile/ping-sink.ts).
+   */
+  scheduleSink?: PingSink;
 }
 
 export interface Context {
@@ -68,6 +76,7 @@ export interface Context {
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorSettings {
   return {
     etcdImageRepository: env.ETCD_IMAGE_REPOSITORY || 'quay.io/coreos/etcd',
+    ...(env.ETCD_IMAGE_DIGESTS && { etcdImageDigests: parseImageDigests(env.ETCD_IMAGE_DIGESTS) }),
     operatorImage: env.ETCDFN_IMAGE || DEFAULT_OPERATOR_IMAGE,
     // 100 × 50 ms: a learner is promoted within 50 ms of etcd calling it in sync, for up to 5 s.
     promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 100),
@@ -78,22 +87,39 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     schedule: scheduleTimingsFromEnv(env),
     ...(env.ETCDFN_RESYNC_BUDGET_MS && { resyncBudgetMs: Number(env.ETCDFN_RESYNC_BUDGET_MS) }),
     operatorNamespace: env.ETCDFN_OPERATOR_NAMESPACE || serviceAccountNamespace(),
+    ...(env.ETCDFN_WATCH_NAMESPACES && {
+      watchNamespaces: parseWatchNamespaces(env.ETCDFN_WATCH_NAMESPACES),
+    }),
     // Entries that do not parse allow nothing (safe side); the policy's refusal names the setting.
     s3AllowList: parseAllowList(env[ALLOWED_ENDPOINTS_ENV]).entries,
     ...(env[ALLOWED_ENDPOINTS_ENV] && { s3AllowedEndpoints: env[ALLOWED_ENDPOINTS_ENV] }),
     ...(env[DENIED_RANGES_ENV] && { s3DeniedRanges: env[DENIED_RANGES_ENV] }),
-    scheduleSink: env.ETCDFN_SCHEDULE_SINK || defaultScheduleSink(env),
+    ...(env.ETCDFN_SCHEDULE_SINK && {
+      scheduleSink: {
+        uri: env.ETCDFN_SCHEDULE_SINK,
+        ...(env.ETCDFN_SCHEDULE_SINK_AUDIENCE && { audience: env.ETCDFN_SCHEDULE_SINK_AUDIENCE }),
+      },
+    }),
   };
 }
 
 /**
- * The Broker `etcdfn` of the operator's namespace at Knative's multi-tenant broker ingress (the
- * default Broker class): a PingSource in a user's namespace reaches a Broker in another namespace by
- * URI, since a sink `ref` across namespaces needs a Knative feature flag.
+ * $ETCD_IMAGE_DIGESTS: `<release>=sha256:<64 hex>` pairs separated by commas or spaces. An entry of
+ * another shape is an error (the process does not start) rather than an image left unpinned.
  */
-function defaultScheduleSink(env: NodeJS.ProcessEnv): string {
-  const namespace = env.ETCDFN_OPERATOR_NAMESPACE || serviceAccountNamespace() || 'etcdfn-system';
-  return `http://broker-ingress.knative-eventing.svc.cluster.local/${namespace}/etcdfn`;
+export function parseImageDigests(value: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of value.split(/[\s,]+/).filter(Boolean)) {
+    const m = /^(\d+\.\d+\.\d+)=(sha256:[a-f0-9]{64})$/.exec(entry);
+    if (!m) throw new Error(`ETCD_IMAGE_DIGESTS: "${entry}" is not <release>=sha256:<64 hex digits>`);
+    out[m[1]] = m[2]!;
+  }
+  return out;
+}
+
+/** $ETCDFN_WATCH_NAMESPACES: names separated by commas or spaces. */
+export function parseWatchNamespaces(value: string | undefined): string[] {
+  return [...new Set((value ?? '').split(/[\s,]+/).filter(Boolean))];
 }
 
 /** The namespace Kubernetes mounts with the ServiceAccount token, when running in a Pod. */

@@ -2,7 +2,10 @@
 // the issuer's published keys (jose fetches and caches them, and fetches again at most once per
 // cooldown when a token names an unknown key id), then the claims (oidc-claims.ts). Outbound
 // requests go only to the configured issuer's discovery document and its JWKS URL, never to a
-// link-local address (cloud metadata), with the same check as S3 endpoints.
+// link-local address (cloud metadata), with the same check as S3 endpoints. The functions' own
+// service-account token (which may read Secrets) goes only over https and only to an origin the
+// user named (the issuer's, or oidc.jwksUrl's): a jwks_uri the discovery document names on another
+// host is fetched without it.
 import { lookup } from 'node:dns/promises';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
@@ -29,8 +32,21 @@ export interface SenderVerifier {
 
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256'];
 
+/** Whether the fetch token may go to `url`: https, and an origin the configuration names. */
+export function mayCarryToken(url: URL, config: Pick<OidcConfig, 'issuer' | 'jwksUrl'>): boolean {
+  if (url.protocol !== 'https:') return false;
+  const named = [config.issuer, config.jwksUrl].flatMap(u => {
+    try {
+      return u ? [new URL(u).origin] : [];
+    } catch {
+      return [];
+    }
+  });
+  return named.includes(url.origin);
+}
+
 export function senderVerifier(config: OidcConfig, options: SenderVerifierOptions = {}): SenderVerifier {
-  const fetchGuarded = guardedFetch(options.fetchTokenFile);
+  const fetchGuarded = guardedFetch(options.fetchTokenFile, url => mayCarryToken(url, config));
   let keys: Promise<JWTVerifyGetKey> | undefined;
   const keySet = (): Promise<JWTVerifyGetKey> => {
     keys ??= jwksUrl(config, fetchGuarded).then(url =>
@@ -89,15 +105,16 @@ async function jwksUrl(config: OidcConfig, fetchGuarded: typeof fetch): Promise<
   return document.jwks_uri;
 }
 
-/** fetch that refuses link-local destinations and, when given, sends the token file as Bearer. */
-function guardedFetch(tokenFile: string | undefined): typeof fetch {
+/** fetch that refuses link-local destinations and sends the token file as Bearer where allowed. */
+function guardedFetch(tokenFile: string | undefined, tokenAllowed: (url: URL) => boolean): typeof fetch {
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map(a => a.address);
     if (addresses.some(isLinkLocal)) throw new Error(`${url.host} is link-local; refused`);
     const headers = new Headers(init?.headers);
-    if (tokenFile) headers.set('authorization', `Bearer ${(await readFile(tokenFile, 'utf8')).trim()}`);
+    if (tokenFile && tokenAllowed(url))
+      headers.set('authorization', `Bearer ${(await readFile(tokenFile, 'utf8')).trim()}`);
     return fetch(url, { ...init, headers });
   };
 }

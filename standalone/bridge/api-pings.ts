@@ -24,6 +24,8 @@ export interface ApiPingsOptions {
   /** The clock (ms since the epoch); default Date.now. */
   now?: () => number;
   log: Logger;
+  /** Watch these namespaces only (a namespaced install); default every namespace. */
+  namespaces?: string[];
 }
 
 /** The bridge's view of one PingSource object (the fields a tick needs). */
@@ -89,7 +91,7 @@ export class ClockTicker {
 
 export class ApiPings {
   private readonly tickers = new Map<string, { spec: string; ticker: ClockTicker }>();
-  private watcher: ResourceWatcher | undefined;
+  private watchers: ResourceWatcher[] = [];
   private readonly options: ApiPingsOptions;
 
   constructor(options: ApiPingsOptions) {
@@ -97,22 +99,26 @@ export class ApiPings {
   }
 
   async start(): Promise<void> {
-    const watcher = new ResourceWatcher({
-      kubeConfig: this.options.kubeConfig,
-      target: {
-        apiVersion: 'sources.knative.dev/v1',
-        kind: 'PingSource',
-        labelSelector: `${SCHEDULE_PING_LABEL}=true`,
-      },
-      replayInitialList: true,
-      log: this.options.log,
-      onEvent: (verb, object) => this.apply(verb, object),
-    });
+    const watchers = (this.options.namespaces ?? [undefined]).map(
+      namespace =>
+        new ResourceWatcher({
+          kubeConfig: this.options.kubeConfig,
+          target: {
+            apiVersion: 'sources.knative.dev/v1',
+            kind: 'PingSource',
+            labelSelector: `${SCHEDULE_PING_LABEL}=true`,
+            ...(namespace !== undefined && { namespace }),
+          },
+          replayInitialList: true,
+          log: this.options.log,
+          onEvent: (verb, object) => this.apply(verb, object),
+        }),
+    );
     try {
-      await watcher.start();
-      this.watcher = watcher;
+      await Promise.all(watchers.map(w => w.start()));
+      this.watchers = watchers;
     } catch (err) {
-      await watcher.stop();
+      await Promise.all(watchers.map(w => w.stop()));
       this.options.log.warn(
         { err: err instanceof Error ? err.message : String(err) },
         'PingSources cannot be watched (no PingSource API?): EtcdSnapshotSchedules run on the resync tick only',
@@ -160,6 +166,7 @@ export class ApiPings {
   async stop(): Promise<void> {
     for (const { ticker } of this.tickers.values()) ticker.stop();
     this.tickers.clear();
-    await this.watcher?.stop();
+    await Promise.all(this.watchers.map(w => w.stop()));
+    this.watchers = [];
   }
 }

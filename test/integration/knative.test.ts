@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Cron } from 'croner';
 import { pingEvent } from '../../standalone/bridge/format.ts';
@@ -39,10 +40,12 @@ const KNATIVE_DEFAULT_TIMEOUT_S = 300;
 const KNATIVE_MAX_TIMEOUT_S = 600;
 const STABLE_WINDOW_S = 60;
 const SCALE_TO_ZERO_GRACE_S = 30;
+/** A Trigger's delivery timeout leaves this much over its function's request limit (cold start, queueing). */
+const DELIVERY_HEADROOM_S = 60;
 
 /** The base built into a namespace through a throw-away overlay (as a user's overlay would). */
 function overlayBuild(namespace: string, image: Obj): Obj[] {
-  const dir = mkdtempSync(join(ROOT, '.cache', 'kustomize-'));
+  const dir = mkdtempSync(join(tmpdir(), 'etcdfn-kustomize-'));
   try {
     const base = relative(dir, KNATIVE_DIR);
     writeFileSync(
@@ -53,6 +56,29 @@ function overlayBuild(namespace: string, image: Obj): Obj[] {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * What the API server would refuse when these objects are applied as they are: a ServiceAccount
+ * subject without a namespace (the schema leaves it optional; the API server requires it), a
+ * namespaced object in a namespace neither created here nor named.
+ */
+export function applyProblems(objects: Obj[]): string[] {
+  const problems: string[] = [];
+  const CLUSTER_SCOPED = new Set([
+    'Namespace',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'CustomResourceDefinition',
+  ]);
+  for (const o of objects) {
+    problems.push(...schemaErrors(o).map(e => `${key(o)}: ${e}`));
+    if (!CLUSTER_SCOPED.has(o.kind) && !o.metadata.namespace) problems.push(`${key(o)}: no namespace`);
+    for (const s of (o.subjects ?? []) as Obj[])
+      if (s.kind === 'ServiceAccount' && !s.namespace)
+        problems.push(`${key(o)}: ServiceAccount subject ${s.name} has no namespace`);
+  }
+  return problems;
 }
 
 /** Seconds, from an ISO-8601 duration (PT300S) or a Go duration (15s, 1m). */
@@ -91,9 +117,9 @@ export function deliveryProblems(objects: Obj[]): string[] {
       (service.spec.template.spec.timeoutSeconds as number | undefined) ?? KNATIVE_DEFAULT_TIMEOUT_S;
     if (limit > KNATIVE_MAX_TIMEOUT_S) problems.push(`${subscriber.name}: timeoutSeconds ${limit} > 600`);
     if (!delivery.timeout) problems.push(`${where}: no timeout`);
-    else if (seconds(delivery.timeout as string) < limit)
+    else if (seconds(delivery.timeout as string) < limit + DELIVERY_HEADROOM_S)
       problems.push(
-        `${where}: delivery timeout ${delivery.timeout} is shorter than ${subscriber.name}'s ${limit} s`,
+        `${where}: delivery timeout ${delivery.timeout} leaves less than ${DELIVERY_HEADROOM_S} s over ${subscriber.name}'s ${limit} s`,
       );
   }
   return problems;
@@ -122,8 +148,9 @@ function checkBuild(name: string, build: () => Obj[]) {
   describe(name, () => {
     const objects = build();
 
-    it('every object is valid against its schema', () => {
+    it('every object is valid against its schema and has what the API server requires', () => {
       for (const o of objects) assert.deepEqual(schemaErrors(o), [], key(o));
+      assert.deepEqual(applyProblems(objects), []);
     });
 
     it("every Trigger's delivery is complete and outlasts the function it delivers to", () => {
@@ -140,6 +167,13 @@ function checkBuild(name: string, build: () => Obj[]) {
       for (const r of owned.spec.resources as Obj[]) assert.ok(r.selector, `${r.kind} has a selector`);
     });
 
+    it('every function is probed for readiness with periodSeconds 0 (Knative then probes a cold start aggressively)', () => {
+      const services = objects.filter(o => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1');
+      assert.equal(services.length, 5);
+      for (const s of services)
+        assert.equal(s.spec.template.spec.containers[0].readinessProbe.periodSeconds, 0, s.metadata.name);
+    });
+
     it("an idle system gets no event for longer than Knative's scale-to-zero window", () => {
       const windows = objects
         .filter(o => o.kind === 'Service' && o.apiVersion === 'serving.knative.dev/v1')
@@ -154,13 +188,24 @@ function checkBuild(name: string, build: () => Obj[]) {
 }
 
 describe('knative/ kustomize base', () => {
-  it('names no namespace and no image tag: an overlay sets both', () => {
+  it('applies as it is (kubectl apply -k knative/): every object in etcdfn-system, which it creates', () => {
     const base = kustomize(KNATIVE_DIR);
-    for (const o of base) assert.equal(o.metadata.namespace, undefined, key(o));
+    assert.deepEqual(applyProblems(base), []);
+    assert.equal(find(base, 'Namespace', 'etcdfn-system').kind, 'Namespace');
+    for (const o of base.filter(x => !x.kind.startsWith('Cluster') && x.kind !== 'Namespace'))
+      assert.equal(o.metadata.namespace, 'etcdfn-system', key(o));
     for (const s of base.filter(o => o.kind === 'Service'))
       assert.equal(s.spec.template.spec.containers[0].image, 'ghcr.io/etcdfn/etcdfn');
+  });
+
+  it("an overlay moves everything, the Namespace and the bindings' subjects included, and pins the image", () => {
     const built = overlayBuild('ns-a', { digest: `sha256:${'a'.repeat(64)}` });
-    for (const o of built.filter(x => !x.kind.startsWith('Cluster')))
+    assert.deepEqual(applyProblems(built), []);
+    assert.deepEqual(
+      built.filter(o => o.kind === 'Namespace').map(o => o.metadata.name),
+      ['ns-a'],
+    );
+    for (const o of built.filter(x => !x.kind.startsWith('Cluster') && x.kind !== 'Namespace'))
       assert.equal(o.metadata.namespace, 'ns-a', key(o));
     for (const b of built.filter(o => o.kind === 'ClusterRoleBinding'))
       assert.equal(b.subjects[0].namespace, 'ns-a');
@@ -169,6 +214,15 @@ describe('knative/ kustomize base', () => {
         s.spec.template.spec.containers[0].image,
         `ghcr.io/etcdfn/etcdfn@sha256:${'a'.repeat(64)}`,
       );
+  });
+
+  it('the check itself: a binding subject without a namespace is caught', () => {
+    const base = kustomize(KNATIVE_DIR);
+    delete find(base, 'ClusterRoleBinding', 'etcdfn').subjects[0].namespace;
+    assert.match(
+      applyProblems(base).join('\n'),
+      /ClusterRoleBinding\/etcdfn: ServiceAccount subject etcdfn has no namespace/,
+    );
   });
 
   it('release/etcdfn-knative.yaml is up to date (fix: scripts/release-manifests.sh)', () => {
@@ -213,11 +267,17 @@ describe('the chart renders what knative/ holds', () => {
   };
 
   it('the same objects (the Namespace aside: helm install --create-namespace makes it)', () => {
-    assert.deepEqual(chart.map(key).sort(), base.map(key).sort());
+    assert.deepEqual(
+      chart.map(key).sort(),
+      base
+        .filter(o => o.kind !== 'Namespace')
+        .map(key)
+        .sort(),
+    );
   });
 
   it('Broker, sources, Triggers and RBAC are identical, labels aside', () => {
-    for (const want of base.filter(o => o.kind !== 'Service')) {
+    for (const want of base.filter(o => o.kind !== 'Service' && o.kind !== 'Namespace')) {
       assert.deepEqual(
         withoutLabels(find(chart, want.kind, want.metadata.name)),
         withoutLabels(want),
@@ -313,8 +373,10 @@ describe("snapshot schedules' own timing: the PingSource run-snapshot makes for 
       },
     }) as Parameters<typeof desiredPingSource>[0];
   const made = [
-    desiredPingSource(schedule('nightly', '0 3 * * *', 'Europe/Paris'), 'http://broker.example/etcdfn')!,
-    desiredPingSource(schedule('six-hourly', '@every 6h'), 'http://broker.example/etcdfn')!,
+    desiredPingSource(schedule('nightly', '0 3 * * *', 'Europe/Paris'), {
+      uri: 'http://broker.example/etcdfn',
+    })!,
+    desiredPingSource(schedule('six-hourly', '@every 6h'), { uri: 'http://broker.example/etcdfn' })!,
   ];
   const routedTo = (ping: PingSourceSpec) =>
     triggers
@@ -362,12 +424,21 @@ describe("snapshot schedules' own timing: the PingSource run-snapshot makes for 
 
 describe('the checks themselves', () => {
   const objects = overlayBuild('etcdfn-system', { newTag: VERSION });
+  it("a Trigger whose timeout equals its function's is caught (no headroom)", () => {
+    const equal = structuredClone(objects);
+    find(equal, 'Trigger', 'reconcile-cluster').spec.delivery.timeout = 'PT300S';
+    assert.match(
+      deliveryProblems(equal).join('\n'),
+      /reconcile-cluster: delivery timeout PT300S leaves less than 60 s/,
+    );
+  });
+
   it('a Trigger whose timeout is shorter than its function, or that sets only a timeout, is caught', () => {
     const short = structuredClone(objects);
     find(short, 'Trigger', 'run-snapshot').spec.delivery.timeout = 'PT120S';
     assert.match(
       deliveryProblems(short).join('\n'),
-      /run-snapshot: delivery timeout PT120S is shorter than run-snapshot's 600 s/,
+      /run-snapshot: delivery timeout PT120S leaves less than 60 s over run-snapshot's 600 s/,
     );
     const bare = structuredClone(objects);
     find(bare, 'Trigger', 'reconcile-member').spec.delivery = { timeout: 'PT300S' };

@@ -64,8 +64,10 @@ describe('the cluster NetworkPolicy on the API server', () => {
     assert.deepEqual(clientRule.ports, [{ protocol: 'TCP', port: 2379 }]);
     assert.equal(clientRule.from.length, 3);
     assert.deepEqual(clientRule.from[0], { podSelector: { matchLabels: { 'etcdfn.io/client': 'guarded' } } });
+    // The operator's function Pods only: namespace and Pod selectors in one peer (both must match).
     assert.deepEqual(clientRule.from[1], {
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ops' } },
+      podSelector: { matchLabels: { 'etcdfn.io/component': 'operator' } },
     });
     assert.deepEqual(peerRule.ports, [{ protocol: 'TCP', port: 2380 }]);
     assert.equal(peerRule.from.length, 1);

@@ -16,6 +16,7 @@ import {
 } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { ConfigMap, Namespace, ServiceAccount } from 'kubernetes-models/v1';
 import { Broker, Trigger } from '@kubernetes-models/knative/eventing.knative.dev/v1';
+import { EventPolicy } from '@kubernetes-models/knative/eventing.knative.dev/v1alpha1';
 import { Service } from '@kubernetes-models/knative/serving.knative.dev/v1';
 import { ApiServerSource, PingSource } from '@kubernetes-models/knative/sources.knative.dev/v1';
 import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
@@ -105,6 +106,7 @@ const MODELS: Record<string, ModelClass> = {
   'serving.knative.dev/v1/Service': Service,
   'eventing.knative.dev/v1/Broker': Broker,
   'eventing.knative.dev/v1/Trigger': Trigger,
+  'eventing.knative.dev/v1alpha1/EventPolicy': EventPolicy,
   'sources.knative.dev/v1/ApiServerSource': ApiServerSource,
   'sources.knative.dev/v1/PingSource': PingSource,
   'monitoring.coreos.com/v1/PodMonitor': PodMonitor,

@@ -29,6 +29,7 @@ export const KINDS: Record<string, { group: string; resource: string }> = {
   NetworkPolicy: { group: 'networking.k8s.io', resource: 'networkpolicies' },
   Job: { group: 'batch', resource: 'jobs' },
   PingSource: { group: 'sources.knative.dev', resource: 'pingsources' },
+  Broker: { group: 'eventing.knative.dev', resource: 'brokers' },
   Certificate: { group: 'cert-manager.io', resource: 'certificates' },
 };
 
@@ -50,6 +51,7 @@ const TYPE_KINDS: Record<string, string> = {
   V1NetworkPolicy: 'NetworkPolicy',
   V1Job: 'Job',
   PingSource: 'PingSource',
+  Broker: 'Broker',
   CertManagerCertificate: 'Certificate',
 };
 

@@ -62,7 +62,7 @@ describe('knative/ manifests', () => {
       retry: 6,
       backoffPolicy: 'exponential',
       backoffDelayMs: 1000,
-      timeoutMs: 600_000,
+      timeoutMs: 660_000,
     });
   });
 

@@ -1,7 +1,6 @@
 // The cluster's NetworkPolicy: who may reach which port of the members.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { V1LabelSelector, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import {
   buildNetworkPolicy,
@@ -9,6 +8,11 @@ import {
   networkPolicyDrift,
 } from '../../shared/builders/network-policy.ts';
 import { memberLabels } from '../../shared/names.ts';
+import {
+  admits as admitsPort,
+  selects as matches,
+  type PodSource,
+} from '../support/network-policy-admits.ts';
 
 function cluster(spec: Partial<EtcdCluster['spec']> = {}): EtcdCluster {
   return {
@@ -19,33 +23,10 @@ function cluster(spec: Partial<EtcdCluster['spec']> = {}): EtcdCluster {
   };
 }
 
-/** Does a label selector match these labels (matchLabels and Exists/In expressions)? */
-function matches(selector: V1LabelSelector | undefined, labels: Record<string, string>): boolean {
-  if (!selector) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    if (e.operator === 'Exists' && !(e.key in labels)) return false;
-    if (e.operator === 'In' && !(e.values ?? []).includes(labels[e.key])) return false;
-  }
-  return true;
-}
-
-interface Source {
-  namespace: string;
-  labels: Record<string, string>;
-}
-
-/** Whether the policy lets `source` reach `port` of a member Pod in namespace prod. */
-function admits(policy: ReturnType<typeof buildNetworkPolicy>, source: Source, port: number): boolean {
+/** The policy's verdict for `source` on `port` of a member Pod (test/support/network-policy-admits.ts). */
+function admits(policy: ReturnType<typeof buildNetworkPolicy>, source: PodSource, port: number): boolean {
   assert.ok(policy);
-  const allowedBy = (peer: V1NetworkPolicyPeer): boolean => {
-    if (peer.namespaceSelector)
-      return matches(peer.namespaceSelector, { 'kubernetes.io/metadata.name': source.namespace });
-    return source.namespace === 'prod' && matches(peer.podSelector, source.labels);
-  };
-  return (policy.spec?.ingress ?? []).some(
-    rule => (rule.ports ?? []).some(p => p.port === port) && (rule._from ?? []).some(allowedBy),
-  );
+  return admitsPort(policy, source, port);
 }
 
 const member = { namespace: 'prod', labels: memberLabels('demo', 'demo-1', 'voter') };
@@ -53,7 +34,10 @@ const otherMember = { namespace: 'prod', labels: memberLabels('other', 'other-1'
 const client = { namespace: 'prod', labels: { 'etcdfn.io/client': 'demo', app: 'api' } };
 const otherClient = { namespace: 'prod', labels: { 'etcdfn.io/client': 'other' } };
 const stranger = { namespace: 'prod', labels: { app: 'web' } };
-const operator = { namespace: 'etcdfn-system', labels: {} };
+const operator = { namespace: 'etcdfn-system', labels: { 'etcdfn.io/component': 'operator' } };
+/** Any other Pod of the operator's namespace, and an operator-labelled Pod elsewhere. */
+const operatorNeighbour = { namespace: 'etcdfn-system', labels: { app: 'other' } };
+const fakeOperator = { namespace: 'prod', labels: { 'etcdfn.io/component': 'operator' } };
 const foreignClient = { namespace: 'team-b', labels: { 'etcdfn.io/client': 'demo' } };
 const prometheus = { namespace: 'monitoring', labels: { app: 'prometheus' } };
 
@@ -73,10 +57,19 @@ describe('buildNetworkPolicy', () => {
 
   it('client port: labelled clients, the operator and the members; nobody else', () => {
     assert.deepEqual(
-      [client, operator, member, otherClient, stranger, foreignClient, otherMember, prometheus].map(s =>
-        admits(policy, s, 2379),
-      ),
-      [true, true, true, false, false, false, false, false],
+      [
+        client,
+        operator,
+        member,
+        otherClient,
+        stranger,
+        foreignClient,
+        otherMember,
+        prometheus,
+        operatorNeighbour,
+        fakeOperator,
+      ].map(s => admits(policy, s, 2379)),
+      [true, true, true, false, false, false, false, false, false, false],
     );
   });
 
@@ -97,7 +90,8 @@ describe('buildNetworkPolicy', () => {
   it("admits the operator's namespace as configured", () => {
     assert.equal(DEFAULT_OPERATOR_NAMESPACE, 'etcdfn-system');
     const elsewhere = buildNetworkPolicy(cluster(), { operatorNamespace: 'ops' });
-    assert.equal(admits(elsewhere, { namespace: 'ops', labels: {} }, 2379), true);
+    assert.equal(admits(elsewhere, { namespace: 'ops', labels: operator.labels }, 2379), true);
+    assert.equal(admits(elsewhere, { namespace: 'ops', labels: {} }, 2379), false);
     assert.equal(admits(elsewhere, operator, 2379), false);
   });
 

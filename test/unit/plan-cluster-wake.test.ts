@@ -19,7 +19,7 @@ import type { RestoreResolution } from '../../shared/plan/restore-source.ts';
 import { boundedName } from '../../shared/plan/ping-source.ts';
 import { wakeStep } from '../../shared/plan/wake.ts';
 
-const SINK = 'http://broker.example/etcdfn';
+const SINK = { uri: 'http://broker.example/etcdfn' };
 type Cluster = EtcdCluster & KubeObject;
 
 function cluster(conditions: { type: string; status: string }[] = [], deleting = false): Cluster {
@@ -65,7 +65,7 @@ describe('desiredClusterWake', () => {
     assert.ok(wake.metadata.name?.endsWith(CLUSTER_WAKE_SUFFIX));
     assert.equal(wake.metadata.namespace, 'prod');
     assert.equal(wake.spec.schedule, '* * * * *');
-    assert.equal(wake.spec.sink.uri, SINK);
+    assert.equal(wake.spec.sink.uri, SINK.uri);
     assert.deepEqual(JSON.parse(wake.spec.data), { etcdCluster: { namespace: 'prod', name: 'restored' } });
     assert.deepEqual(
       wake.metadata.ownerReferences?.map(o => [o.kind, o.name, o.uid, o.controller]),

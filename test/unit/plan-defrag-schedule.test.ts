@@ -298,7 +298,7 @@ describe('defragmentation schedule: the PingSource that wakes the cluster', () =
   ];
   for (const [name, defrag, timing] of rows)
     it(name, () => {
-      const ping = desiredDefragWake(owner(defrag), 'http://sink');
+      const ping = desiredDefragWake(owner(defrag), { uri: 'http://sink' });
       if (!timing) return assert.equal(ping, undefined);
       assert.equal(ping?.metadata.name, 'demo-defrag-etcdfn-cluster-wake');
       assert.equal(ping?.metadata.ownerReferences?.[0]?.uid, 'u1');
@@ -311,8 +311,8 @@ describe('defragmentation schedule: the PingSource that wakes the cluster', () =
   it('ends with the suffix the reconcile-cluster Trigger routes', () =>
     assert.match(defragWakeName('x'.repeat(80)), /-defrag-etcdfn-cluster-wake$/));
   it('an edited schedule updates the PingSource; the same one is left alone', () => {
-    const before = desiredDefragWake(owner({ schedule: '0 3 * * *' }), 'http://sink')!;
-    const after = desiredDefragWake(owner({ schedule: '0 4 * * *' }), 'http://sink')!;
+    const before = desiredDefragWake(owner({ schedule: '0 3 * * *' }), { uri: 'http://sink' })!;
+    const after = desiredDefragWake(owner({ schedule: '0 4 * * *' }), { uri: 'http://sink' })!;
     assert.equal(wakeStep(owner(), before, before).kind, 'none');
     const step = wakeStep(owner(), after, before);
     assert.equal(step.kind, 'update');

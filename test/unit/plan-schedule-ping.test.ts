@@ -20,7 +20,7 @@ import type { WatchedObject } from '../../standalone/bridge/format.ts';
 import { parseCadence } from '../../shared/plan/cadence.ts';
 
 type Schedule = EtcdSnapshotSchedule & KubeObject;
-const SINK = 'http://broker-ingress.knative-eventing.svc.cluster.local/etcdfn-system/etcdfn';
+const SINK = { uri: 'http://broker-ingress.knative-eventing.svc.cluster.local/etcdfn-system/etcdfn' };
 
 function schedule(spec: Partial<Schedule['spec']> = {}, name = 'nightly'): Schedule {
   return {
@@ -50,7 +50,7 @@ describe('the PingSource of a schedule', () => {
       timezone: 'Europe/Paris',
       contentType: 'application/json',
       data: '{"etcdSnapshotSchedule":{"namespace":"team-a","name":"nightly"}}',
-      sink: { uri: SINK },
+      sink: SINK,
     });
     assert.deepEqual(ping.metadata.ownerReferences, [
       {

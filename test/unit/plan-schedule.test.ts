@@ -369,13 +369,18 @@ describe('planSchedule: time zones and cron forms', () => {
       ['@every 6h', '2026-11-22T10:02:00Z', '2026-11-22T12:00:00Z'],
       ['@every 1h30m', '2026-11-22T10:02:00Z', '2026-11-22T10:30:00Z'],
       ['@every 7m', '2026-11-22T10:02:00Z', '2026-11-22T10:08:00Z'],
-      ['0 0 L * *', '2026-11-22T10:02:00Z', '2026-11-30T00:00:00Z'],
+      ['0 0 1 * *', '2026-11-22T10:02:00Z', '2026-12-01T00:00:00Z'],
       ['0 0 * * MON', '2026-11-22T10:02:00Z', '2026-11-23T00:00:00Z'],
     ];
     for (const [cron, now, next] of cases) {
       const p = plan(now, schedule({ schedule: cron }));
       assert.equal(p.status.nextScheduleTime, next, cron);
     }
+    // Cron extensions croner has and Knative's PingSource refuses (L, W, #) are refused here too.
+    assert.equal(
+      ready(plan('2026-11-22T10:02:00Z', schedule({ schedule: '0 0 L * *' })))?.reason,
+      'InvalidSchedule',
+    );
     assert.equal(
       plan('2026-11-22T12:00:30Z', schedule({ schedule: '@every 6h' })).create?.metadata.name,
       'nightly-202611221200',

@@ -12,7 +12,7 @@ import { wakeStep } from '../../shared/plan/wake.ts';
 import { ClockTicker, pingSpecOf } from '../../standalone/bridge/api-pings.ts';
 import type { WatchedObject } from '../../standalone/bridge/format.ts';
 
-const SINK = 'http://broker.example/etcdfn';
+const SINK = { uri: 'http://broker.example/etcdfn' };
 type Snapshot = EtcdSnapshot & KubeObject;
 
 function snapshot(phase?: string, extra: Partial<Snapshot['metadata']> = {}): Snapshot {
@@ -35,7 +35,7 @@ describe('desiredWake', () => {
       assert.equal(wake.metadata.name, 'etcdfn-wake-before-upgrade');
       assert.equal(wake.metadata.namespace, 'team-a');
       assert.equal(wake.spec.schedule, '* * * * *');
-      assert.equal(wake.spec.sink.uri, SINK);
+      assert.equal(wake.spec.sink.uri, SINK.uri);
       assert.equal(wake.spec.contentType, 'application/json');
       assert.deepEqual(JSON.parse(wake.spec.data), {
         etcdSnapshot: { namespace: 'team-a', name: 'before-upgrade' },

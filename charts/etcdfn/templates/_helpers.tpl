@@ -20,6 +20,13 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 {{- end }}
 {{- end }}
 
+{{/* Labels of the operator's Pods: each cluster's NetworkPolicy admits Pods of the release namespace
+labelled etcdfn.io/component=operator to etcd's client port, and no other Pod there. */}}
+{{- define "etcdfn.podLabels" -}}
+{{ include "etcdfn.labels" . }}
+etcdfn.io/component: operator
+{{- end }}
+
 {{/* The labels that select the standalone Deployment's Pods (never change them on upgrade). */}}
 {{- define "etcdfn.selectorLabels" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}
@@ -38,6 +45,19 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   value: {{ .Values.logLevel | quote }}
 - name: ETCD_IMAGE_REPOSITORY
   value: {{ .Values.etcd.imageRepository | quote }}
+{{- with .Values.etcd.imageDigests }}
+- name: ETCD_IMAGE_DIGESTS
+  value: "{{ range $release, $digest := . }}{{ $release }}={{ $digest }},{{ end }}"
+{{- end }}
+# The installed image, digest included: every Pod etcdfn creates that runs its own programs (a
+# restore's init containers, snapshot and delete Jobs) runs this one.
+- name: ETCDFN_IMAGE
+  value: {{ include "etcdfn.image" . | quote }}
+{{- with .Values.watchNamespaces }}
+# A namespaced install: the resync tick lists these namespaces only.
+- name: ETCDFN_WATCH_NAMESPACES
+  value: {{ join "," . | quote }}
+{{- end }}
 {{- with .Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
@@ -100,4 +120,124 @@ securityContext:
     drop: [ALL]
   seccompProfile:
     type: RuntimeDefault
+{{- end }}
+
+{{/* The operator's rules in the namespaces it runs clusters in: exactly the calls the functions make
+(test/integration/rbac.test.ts scans the code and compares): no watch (functions read, they do not
+watch), Secrets get/create/update only, update on the finalizers of every kind that owns objects with
+blockOwnerDeletion (needed where the OwnerReferencesPermissionEnforcement admission plugin is on). */}}
+{{- define "etcdfn.operatorRules" -}}
+- apiGroups: [etcdfn.io]
+  resources: [etcdclusters]
+  verbs: [get, list]
+- apiGroups: [etcdfn.io]
+  resources: [etcdmembers]
+  verbs: [get, list, create, update, patch, delete]
+- apiGroups: [etcdfn.io]
+  resources: [etcdsnapshots]
+  verbs: [get, list, create, update, delete]
+- apiGroups: [etcdfn.io]
+  resources: [etcdsnapshotschedules]
+  verbs: [get, list]
+- apiGroups: [etcdfn.io]
+  resources: [etcdclusters/status, etcdsnapshots/status, etcdsnapshotschedules/status]
+  verbs: [update]
+- apiGroups: [etcdfn.io]
+  resources: [etcdmembers/status]
+  verbs: [update, patch]
+- apiGroups: [etcdfn.io]
+  resources: [etcdclusters/finalizers, etcdmembers/finalizers, etcdsnapshotschedules/finalizers]
+  verbs: [update]
+# The snapshot Job's owner reference (blockOwnerDeletion).
+- apiGroups: [etcdfn.io]
+  resources: [etcdsnapshots/finalizers]
+  verbs: [update]
+- apiGroups: ['']
+  resources: [pods]
+  verbs: [get, list, create, patch, delete]
+- apiGroups: ['']
+  resources: [persistentvolumeclaims]
+  verbs: [get, create, patch]
+# Snapshots to a PVC: one Job per attempt, deleted once its result is in the EtcdSnapshot's status.
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [get, create, delete]
+- apiGroups: ['']
+  resources: [services]
+  verbs: [get, create, patch]
+- apiGroups: ['']
+  resources: [secrets]
+  # create/update: the auto TLS provider's CA and certificates (shared/reconcile/auto-tls.ts), the
+  # generated root password Secret and the operator's applied copy (auth).
+  verbs: [get, create, update]
+- apiGroups: [cert-manager.io]
+  resources: [certificates]
+  # The certManager provider's Certificates (shared/reconcile/cert-manager.ts).
+  verbs: [get, create, update]
+- apiGroups: ['']
+  resources: [events]
+  verbs: [create]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [get, create, patch, delete]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, create, patch, delete]
+# PingSources: run-snapshot, one per EtcdSnapshotSchedule (its own timing, shared/plan/schedule-ping.ts)
+# and per unfinished EtcdSnapshot; reconcile-cluster, one per cluster whose restore waits (shared/plan/wake.ts)
+- apiGroups: [sources.knative.dev]
+  resources: [pingsources]
+  verbs: [get, create, update, delete]
+{{- end }}
+
+{{/* Cluster-scoped reads, which no Role can grant: A member whose node is gone (shared/plan/member-node-loss.ts): is the Pod's node there, is */}}
+{{- define "etcdfn.clusterScopedRules" -}}
+# A member whose node is gone (shared/plan/member-node-loss.ts): is the Pod's node there, is
+# the member's volume tied to a node (its PersistentVolume's node affinity)?
+- apiGroups: ['']
+  resources: [nodes, persistentvolumes]
+  verbs: [get]
+{{- end }}
+
+{{/* What the ApiServerSources (or the standalone bridge) watch. */}}
+{{- define "etcdfn.sourceRules" -}}
+- apiGroups: [etcdfn.io]
+  resources: [etcdclusters, etcdmembers, etcdsnapshots, etcdsnapshotschedules]
+  verbs: [get, list, watch]
+- apiGroups: ['']
+  resources: [pods, persistentvolumeclaims]
+  verbs: [get, list, watch]
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [get, list, watch]
+{{- end }}
+
+{{/* A Role with these rules and its RoleBinding to a ServiceAccount of the release, in one namespace:
+dict root, namespace, name, rules (text), serviceAccount. */}}
+{{- define "etcdfn.namespacedGrant" -}}
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ .name }}
+  namespace: {{ .namespace }}
+  labels:
+    {{- include "etcdfn.labels" .root | nindent 4 }}
+rules:
+  {{- .rules | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ .name }}
+  namespace: {{ .namespace }}
+  labels:
+    {{- include "etcdfn.labels" .root | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ .name }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ .serviceAccount }}
+    namespace: {{ .root.Release.Namespace }}
 {{- end }}

@@ -5,10 +5,11 @@ ConfigMap (standalone.yaml), so both modes route events the same way.
 */}}
 
 {{/* A delivery complete in itself (a Trigger's delivery replaces the Broker's whole): the timeout
-of each attempt (≥ the function's request limit, or the event is delivered again while the first
-call runs), retries with exponential back-off, and the dead-letter function as the sink. */}}
+of each attempt (the function's request limit plus 60 s, since a cold start and queueing count
+against it; a shorter one delivers the event again while the first call runs), retries with
+exponential back-off, and the dead-letter function as the sink. */}}
 {{- define "etcdfn.delivery" -}}
-timeout: PT{{ .timeoutSeconds }}S
+timeout: PT{{ add .timeoutSeconds 60 }}S
 retry: 6
 backoffPolicy: exponential
 backoffDelay: PT1S
@@ -37,6 +38,18 @@ spec:
     {{- include "etcdfn.delivery" (dict "timeoutSeconds" 600) | nindent 4 }}
 {{- end }}
 
+{{/* The namespaces the sources watch: every one, or the watchNamespaces by name. */}}
+{{- define "etcdfn.namespaceSelector" -}}
+{{- if .Values.watchNamespaces -}}
+matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: In
+    values: {{ toJson .Values.watchNamespaces }}
+{{- else -}}
+{}
+{{- end }}
+{{- end }}
+
 {{/* Two ApiServerSources (the etcdfn resources; the objects etcdfn creates, selected by the
 labels) in Reference mode, and the PingSource tick: ApiServerSource never resyncs and drops events
 after its retries, so the tick is the safety net (knative/sources.yaml says more). */}}
@@ -51,7 +64,8 @@ metadata:
 spec:
   mode: Reference
   serviceAccountName: etcdfn-source
-  namespaceSelector: {}
+  namespaceSelector:
+    {{- include "etcdfn.namespaceSelector" . | nindent 4 }}
   resources:
     - apiVersion: etcdfn.io/v1alpha1
       kind: EtcdCluster
@@ -77,7 +91,8 @@ metadata:
 spec:
   mode: Reference
   serviceAccountName: etcdfn-source
-  namespaceSelector: {}
+  namespaceSelector:
+    {{- include "etcdfn.namespaceSelector" . | nindent 4 }}
   resources:
     - apiVersion: v1
       kind: Pod
