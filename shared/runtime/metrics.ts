@@ -10,8 +10,8 @@ export const registry = new Registry();
 export const metrics = {
   events: new Counter({
     name: 'etcdfn_events_total',
-    help: 'CloudEvents handled, by function, event type and outcome (done, retry, error, rejected)',
-    labelNames: ['function', 'type', 'outcome'] as const,
+    help: 'CloudEvents handled, by function, normalised event mode (ref, resource, ping; none when refused) and verb (add, update, delete, tick; none), and outcome (done, retry, error, rejected)',
+    labelNames: ['function', 'mode', 'verb', 'outcome'] as const,
     registers: [registry],
   }),
   eventSeconds: new Histogram({
