@@ -14,6 +14,7 @@ import { createS3Client } from '../s3/client.ts';
 import { ALLOWED_ENDPOINTS_ENV, parseAllowList } from '../s3/endpoint-policy.ts';
 import { DEFAULT_REGION, s3Uri, usePathStyle, type S3Credentials } from '../s3/location.ts';
 import { emptySnapshot } from './empty-snapshot.ts';
+import { containedPath } from '../snapshot-file/contained.ts';
 import { RestoreFailure } from './layout.ts';
 import { SnapshotVersionScanner, minorOf } from './snapshot-version.ts';
 
@@ -38,7 +39,8 @@ export type FetchSource =
       credentials?: S3Credentials;
       secretName: string;
     }
-  | { kind: 'file'; path: string; display: string };
+  /** A file on a mounted claim: `path` must resolve inside `mount` (shared/snapshot-file/contained.ts). */
+  | { kind: 'file'; mount: string; path: string; display: string };
 
 export interface FetchRequest {
   paths: FetchPaths;
@@ -147,9 +149,11 @@ interface OpenedSource {
 
 async function openSource(source: FetchSource): Promise<OpenedSource> {
   if (source.kind === 'file') {
+    const target = await containedPath(source.mount, source.path);
+    if (target.kind === 'outside') throw new RestoreFailure('PathOutsideVolume', target.message);
     let size: number;
     try {
-      const s = await stat(source.path);
+      const s = await stat(target.path);
       if (!s.isFile()) throw new Error('not a file');
       size = s.size;
     } catch {
@@ -158,7 +162,7 @@ async function openSource(source: FetchSource): Promise<OpenedSource> {
         `${source.display} does not exist on the volume; check source.pvc.claimName and source.pvc.subPath`,
       );
     }
-    return { uri: source.display, sizeBytes: size, body: createReadStream(source.path) };
+    return { uri: source.display, sizeBytes: size, body: createReadStream(target.path) };
   }
   const uri = s3Uri(source.bucket, source.key);
   if (!source.credentials) {

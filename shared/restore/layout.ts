@@ -42,6 +42,7 @@ export type RestoreFailureReason =
   | 'CredentialsMissing'
   | 'AccessDenied'
   | 'SnapshotNotFound'
+  | 'PathOutsideVolume'
   | 'StoreUnreachable'
   | 'ChecksumMismatch'
   | 'SnapshotTooNew'
@@ -55,6 +56,7 @@ const REASONS = new Set<string>([
   'CredentialsMissing',
   'AccessDenied',
   'SnapshotNotFound',
+  'PathOutsideVolume',
   'StoreUnreachable',
   'ChecksumMismatch',
   'SnapshotTooNew',

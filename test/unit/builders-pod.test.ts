@@ -430,6 +430,10 @@ describe('member data volume', () => {
     assert.equal(restore.command![0], 'etcdctl');
     assert.deepEqual(restore.env, [{ name: 'ETCDCTL_API', value: '3' }]);
     assert.ok(fetch.args!.includes('--source-file=/restore-source/etcd/snap.db'));
+    assert.ok(
+      fetch.args!.includes('--source-mount=/restore-source'),
+      'the agent checks the file resolves inside this mount',
+    );
     assert.ok(fetch.args!.includes('--source-name=pvc://backups/etcd/snap.db'));
     assert.deepEqual(fetch.volumeMounts?.[1], {
       name: 'restore-source',
