@@ -45,6 +45,12 @@ export const metrics = {
     labelNames: ['outcome'] as const,
     registers: [registry],
   }),
+  bridgeDropped: new Counter({
+    name: 'etcdfn_bridge_deliveries_dropped_total',
+    help: 'Standalone bridge deliveries not sent, by reason (coalesced: one of the same object, trigger and type was still waiting; shed: the queue was full) and Trigger',
+    labelNames: ['reason', 'trigger'] as const,
+    registers: [registry],
+  }),
   snapshotBytes: new Counter({
     name: 'etcdfn_snapshot_bytes_total',
     help: 'Bytes of the snapshots this process stored and verified',
