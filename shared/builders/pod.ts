@@ -36,6 +36,7 @@ import {
   INITIAL_CLUSTER_STATE_ENV,
   PEER_TLS_DIR,
 } from './etcd-flags.ts';
+import { metricsScheme, POD_IP_ENV } from './etcd-listen.ts';
 import { objectMetadata } from './metadata.ts';
 import { DEFAULT_OPERATOR_IMAGE, restoreInitContainers, restoreVolumes } from './restore-pod.ts';
 import { controllerRef } from './owner.ts';
@@ -197,7 +198,12 @@ export function containerSecurityContext(): V1SecurityContext {
 function etcdContainer(member: EtcdMember, flags: string[], repository: string | undefined): V1Container {
   const memoryVolumeBytes = isMemoryMedium(member.spec.storage) ? storageBytes(member.spec.storage) : 0n;
   const resources = containerResources(member.spec.resources, memoryVolumeBytes);
-  const env = [...joinEnv(), ...goRuntimeEnv(resources, memoryVolumeBytes)];
+  const env = [
+    // The address etcd listens on (shared/builders/etcd-listen.ts), expanded in its command.
+    { name: POD_IP_ENV, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+    ...joinEnv(),
+    ...goRuntimeEnv(resources, memoryVolumeBytes),
+  ];
   return {
     name: ETCD_CONTAINER,
     image: etcdImage(member.spec.version, repository),
@@ -215,7 +221,11 @@ function etcdContainer(member: EtcdMember, flags: string[], repository: string |
     // ?exclude=): a full database still serves reads, and the operator must see its members ready
     // to compact and defragment them; a CORRUPT alarm still makes the member unready.
     readinessProbe: {
-      httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT, scheme: 'HTTP' },
+      httpGet: {
+        path: '/health?exclude=NOSPACE',
+        port: METRICS_PORT,
+        scheme: metricsScheme(member.spec.tls) === 'https' ? 'HTTPS' : 'HTTP',
+      },
       periodSeconds: 1,
       timeoutSeconds: 2,
       failureThreshold: 3,

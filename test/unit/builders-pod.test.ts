@@ -176,6 +176,7 @@ describe('member Pod', () => {
         .env?.filter(e => e.valueFrom)
         .map(e => [e.name, e.valueFrom?.fieldRef?.fieldPath]),
       [
+        ['POD_IP', 'status.podIP'],
         ['ETCD_INITIAL_CLUSTER', "metadata.annotations['etcdfn.io/initial-cluster']"],
         ['ETCD_INITIAL_CLUSTER_STATE', "metadata.annotations['etcdfn.io/initial-cluster-state']"],
       ],
@@ -226,6 +227,15 @@ describe('member Pod', () => {
       path: '/health?exclude=NOSPACE',
       port: 2381,
       scheme: 'HTTP',
+    });
+    // Client TLS without client certificates: metrics and /health over TLS, and the probe follows.
+    const tlsPod = pod(member({ tls: { clientServerSecretRef: { name: 's' }, clientMTLS: false } }));
+    assert.equal(etcd(tlsPod).readinessProbe?.httpGet?.scheme, 'HTTPS');
+    assert.ok(etcd(tlsPod).command?.includes('--listen-metrics-urls=https://$(POD_IP):2381'));
+    // etcd's command names $(POD_IP): the container defines it, so the kubelet expands it.
+    assert.deepEqual(c.env?.find(e => e.name === 'POD_IP')?.valueFrom?.fieldRef, {
+      apiVersion: 'v1',
+      fieldPath: 'status.podIP',
     });
     assert.equal(c.readinessProbe?.periodSeconds, 1);
     assert.deepEqual(c.livenessProbe?.tcpSocket, { port: 2380 });
