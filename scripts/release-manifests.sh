@@ -5,9 +5,16 @@
 # fails while the file is stale.
 #   scripts/release-manifests.sh           write the file
 #   scripts/release-manifests.sh --check   exit 1 if the file differs from what it would write
+#   ETCDFN_IMAGE_DIGEST=sha256:<64 hex> scripts/release-manifests.sh
+#                                          the image by digest (repository:tag@digest), for a release
+#                                          whose image is pushed
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/release/etcdfn-knative.yaml"
+if [ -n "${ETCDFN_IMAGE_DIGEST:-}" ] && ! [[ "$ETCDFN_IMAGE_DIGEST" =~ ^sha256:[0-9a-f]{64}$ ]]; then
+  echo "ETCDFN_IMAGE_DIGEST must be sha256:<64 hex digits>, got \"$ETCDFN_IMAGE_DIGEST\"" >&2
+  exit 2
+fi
 
 build() {
   echo "# etcdfn on Knative: CRDs, RBAC, functions, Broker, sources and Triggers in namespace etcdfn-system."
@@ -18,7 +25,19 @@ build() {
     grep -v '^---$' "$crd"
   done
   echo "---"
-  kubectl kustomize "$root/release/overlay"
+  if [ -n "${ETCDFN_IMAGE_DIGEST:-}" ]; then
+    # A release with a pushed image: reference it by content (repository:tag@digest), through a
+    # throw-away overlay on top of release/overlay.
+    local tmp
+    tmp="$(mktemp -d "$root/release/.digest-XXXXXX")"
+    trap 'rm -rf "$tmp"' RETURN
+    tag="$(sed -n 's/^ *newTag: *//p' "$root/release/overlay/kustomization.yaml")"
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../overlay]\nimages:\n  - name: ghcr.io/etcdfn/etcdfn\n    newTag: %s\n    digest: %s\n' \
+      "$tag" "$ETCDFN_IMAGE_DIGEST" >"$tmp/kustomization.yaml"
+    kubectl kustomize "$tmp"
+  else
+    kubectl kustomize "$root/release/overlay"
+  fi
 }
 
 if [ "${1:-}" = "--check" ]; then

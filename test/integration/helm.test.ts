@@ -44,6 +44,7 @@ const VALUE_SETS: Record<string, Obj> = {
   },
   'knative with a PodMonitor': { metrics: { podMonitor: { enabled: true, labels: { release: 'prom' } } } },
   'standalone with a PodMonitor': { mode: 'standalone', metrics: { podMonitor: { enabled: true } } },
+  'standalone, namespace created': { mode: 'standalone', namespace: { create: true } },
   'knative with sender authentication': {
     oidc: { enabled: true, issuer: 'https://kubernetes.default.svc.cluster.local' },
   },
@@ -112,7 +113,7 @@ for (const major of HELM_MAJORS) {
             assert.equal(o.metadata.labels['app.kubernetes.io/instance'], 'etcdfn', key(o));
             assert.equal(o.metadata.labels['app.kubernetes.io/managed-by'], 'Helm', key(o));
             if (values.extraLabels) assert.equal(o.metadata.labels.team, 'storage', key(o));
-            const clusterScoped = o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding';
+            const clusterScoped = ['ClusterRole', 'ClusterRoleBinding', 'Namespace'].includes(o.kind);
             assert.equal(o.metadata.namespace, clusterScoped ? undefined : 'etcd-operator', key(o));
           }
         });
@@ -179,6 +180,19 @@ for (const major of HELM_MAJORS) {
           assert.notEqual(result.status, 0, result.stdout);
           assert.match(result.stderr, message);
         }
+      });
+    });
+
+    describe('the release namespace (namespace.create)', () => {
+      it('is not rendered unless asked for (a namespace made with --create-namespace or by hand)', () => {
+        assert.ok(!helmTemplate(major, {}).some(o => o.kind === 'Namespace'));
+      });
+      it('asked for, it enforces, warns and audits the restricted Pod Security profile', () => {
+        const ns = helmTemplate(major, { namespace: { create: true } }).filter(o => o.kind === 'Namespace');
+        assert.equal(ns.length, 1);
+        const labels = ns[0].metadata.labels as Record<string, string>;
+        for (const mode of ['enforce', 'warn', 'audit'])
+          assert.equal(labels[`pod-security.kubernetes.io/${mode}`], 'restricted', mode);
       });
     });
 
@@ -364,5 +378,6 @@ describe('chart metadata', () => {
     assert.equal(appVersion, pkg.version);
     assert.equal(chartValues.mode, 'knative');
     assert.equal(chartValues.image.digest, '');
+    assert.deepEqual(chartValues.namespace, { create: false, podSecurity: 'restricted' });
   });
 });
