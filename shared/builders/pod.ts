@@ -55,14 +55,43 @@ export interface BuildMemberPodOptions {
   isVoter: boolean;
   /** Repository of the etcd images for the whole operator; the tag is `v<version>`. */
   etcdImageRepository?: string;
+  /** Digests of etcd images by release (ETCD_IMAGE_DIGESTS): a listed release runs by digest. */
+  etcdImageDigests?: Readonly<Record<string, string>>;
   /** The operator's image, which runs the restore's fetch and commit steps. */
   operatorImage?: string;
   /** The operator's S3 endpoint allow-list setting (for a restoring seed's fetch step). */
   s3AllowedEndpoints?: string;
 }
 
-export function etcdImage(version: string, repository = DEFAULT_ETCD_IMAGE_REPOSITORY): string {
-  return `${repository}:v${version}`;
+/** `<repository>:v<version>`, and `@<digest>` when the release's digest is given (pinned by content). */
+export function etcdImage(
+  version: string,
+  repository = DEFAULT_ETCD_IMAGE_REPOSITORY,
+  digests: Readonly<Record<string, string>> = {},
+): string {
+  const digest = Object.hasOwn(digests, version) ? digests[version] : undefined;
+  return `${repository}:v${version}${digest ? `@${digest}` : ''}`;
+}
+
+/**
+ * ETCD_IMAGE_DIGESTS: `3.5.16=sha256:<64 hex>,3.5.17=sha256:<64 hex>`. Anything else is an error
+ * naming the entry, so a typo never silently runs an unpinned image.
+ */
+export function parseEtcdImageDigests(text: string | undefined): Record<string, string> {
+  const digests: Record<string, string> = {};
+  for (const entry of (text ?? '')
+    .split(',')
+    .map(e => e.trim())
+    .filter(Boolean)) {
+    const match = /^(\d+\.\d+\.\d+)=(sha256:[0-9a-f]{64})$/.exec(entry);
+    if (!match) {
+      throw new Error(
+        `ETCD_IMAGE_DIGESTS: "${entry.slice(0, 100)}" is not <version>=sha256:<64 hex digits> (e.g. 3.5.16=sha256:…)`,
+      );
+    }
+    digests[match[1]] = match[2];
+  }
+  return digests;
 }
 
 export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions): V1Pod {
@@ -76,7 +105,7 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
   const spec = member.spec;
   const initContainers = restoreInitContainers(member, {
     operatorImage: opts.operatorImage ?? DEFAULT_OPERATOR_IMAGE,
-    etcdImage: etcdImage(spec.version, opts.etcdImageRepository),
+    etcdImage: etcdImage(spec.version, opts.etcdImageRepository, opts.etcdImageDigests),
     peerURL: flagValue(flags, '--initial-advertise-peer-urls'),
     securityContext: containerSecurityContext(),
     resources: containerResources(spec.resources),
@@ -111,7 +140,13 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
       securityContext: podSecurityContext(),
       terminationGracePeriodSeconds: 30,
       ...(initContainers.length > 0 && { initContainers }),
-      containers: [etcdContainer(member, flags, opts.etcdImageRepository)],
+      containers: [
+        etcdContainer(
+          member,
+          flags,
+          etcdImage(spec.version, opts.etcdImageRepository, opts.etcdImageDigests),
+        ),
+      ],
       volumes: volumes(member),
     },
   };
@@ -195,7 +230,7 @@ export function containerSecurityContext(): V1SecurityContext {
   };
 }
 
-function etcdContainer(member: EtcdMember, flags: string[], repository: string | undefined): V1Container {
+function etcdContainer(member: EtcdMember, flags: string[], image: string): V1Container {
   const memoryVolumeBytes = isMemoryMedium(member.spec.storage) ? storageBytes(member.spec.storage) : 0n;
   const resources = containerResources(member.spec.resources, memoryVolumeBytes);
   const env = [
@@ -206,7 +241,7 @@ function etcdContainer(member: EtcdMember, flags: string[], repository: string |
   ];
   return {
     name: ETCD_CONTAINER,
-    image: etcdImage(member.spec.version, repository),
+    image,
     command: ['etcd', ...flags],
     ports: [
       { name: 'client', containerPort: CLIENT_PORT, protocol: 'TCP' },

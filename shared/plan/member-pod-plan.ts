@@ -168,6 +168,7 @@ function createPod(state: MemberState): MemberPlan {
         clusterFormed,
         isVoter,
         ...(state.etcdImageRepository && { etcdImageRepository: state.etcdImageRepository }),
+        ...(state.etcdImageDigests && { etcdImageDigests: state.etcdImageDigests }),
         ...(state.operatorImage && { operatorImage: state.operatorImage }),
         ...(state.s3AllowedEndpoints && { s3AllowedEndpoints: state.s3AllowedEndpoints }),
       },

@@ -38,6 +38,8 @@ export interface MemberState {
   nodes?: MemberNodes;
   /** Repository of etcd images for the whole operator (settings). */
   etcdImageRepository?: string;
+  /** Digests of etcd images by release (settings). */
+  etcdImageDigests?: Readonly<Record<string, string>>;
   /** The operator's image (settings): runs a restoring seed's fetch and commit steps. */
   operatorImage?: string;
   /** The operator's S3 endpoint allow-list setting (settings). */

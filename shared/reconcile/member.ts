@@ -78,6 +78,7 @@ export async function observeMember(ctx: Context, ref: MemberRef): Promise<Membe
     pvc,
     ...(await observeNodes(ctx, pod, pvc)),
     etcdImageRepository: ctx.settings.etcdImageRepository,
+    etcdImageDigests: ctx.settings.etcdImageDigests,
     operatorImage: ctx.settings.operatorImage,
     ...(ctx.settings.s3AllowedEndpoints && { s3AllowedEndpoints: ctx.settings.s3AllowedEndpoints }),
   };

@@ -3,6 +3,7 @@
 // build their own.
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { parseEtcdImageDigests } from '../builders/pod.ts';
 import { DEFAULT_OPERATOR_IMAGE } from '../builders/restore-pod.ts';
 import type { EtcdAccess } from '../etcd/access.ts';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
@@ -16,6 +17,8 @@ import { ALLOWED_ENDPOINTS_ENV, parseAllowList, type AllowedEndpoint } from '../
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
   etcdImageRepository: string;
+  /** Digests of etcd images by release (ETCD_IMAGE_DIGESTS): those releases run by digest. */
+  etcdImageDigests: Record<string, string>;
   /** The operator's own image ($ETCDFN_IMAGE): runs the restore steps in member Pods. */
   operatorImage: string;
   /** How long a member may take to catch up before promotion is retried by a later event. */
@@ -61,6 +64,7 @@ export interface Context {
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorSettings {
   return {
     etcdImageRepository: env.ETCD_IMAGE_REPOSITORY || 'quay.io/coreos/etcd',
+    etcdImageDigests: parseEtcdImageDigests(env.ETCD_IMAGE_DIGESTS),
     operatorImage: env.ETCDFN_IMAGE || DEFAULT_OPERATOR_IMAGE,
     // 100 × 50 ms: a learner is promoted within 50 ms of etcd calling it in sync, for up to 5 s.
     promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 100),

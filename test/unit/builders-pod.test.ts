@@ -11,6 +11,7 @@ import {
   isControlledBy,
   type BuildMemberPodOptions,
 } from '../../shared/builders/index.ts';
+import { etcdImage, parseEtcdImageDigests } from '../../shared/builders/pod.ts';
 
 const NS = 'prod';
 
@@ -201,6 +202,37 @@ describe('member Pod', () => {
       'registry.local/etcd:v3.5.16',
     );
     assert.equal(etcd(pod()).command?.[0], 'etcd');
+  });
+
+  it('runs a release listed in ETCD_IMAGE_DIGESTS by digest, its restore step too; others by tag', () => {
+    const digest = `sha256:${'c'.repeat(64)}`;
+    const digests = parseEtcdImageDigests(`3.5.16=${digest}, 3.5.17=sha256:${'d'.repeat(64)}`);
+    assert.equal(
+      etcd(pod(member(), { etcdImageDigests: digests })).image,
+      `quay.io/coreos/etcd:v3.5.16@${digest}`,
+    );
+    const restoring = pod(
+      member({
+        restore: {
+          source: {
+            s3: { endpoint: 'https://s3', bucket: 'b', key: 'k', credentialsSecretRef: { name: 's' } },
+          },
+        },
+      }),
+      {
+        etcdImageDigests: digests,
+      },
+    );
+    assert.ok(restoring.spec?.initContainers?.some(c => c.image === `quay.io/coreos/etcd:v3.5.16@${digest}`));
+    assert.equal(etcdImage('3.4.23', 'quay.io/coreos/etcd', digests), 'quay.io/coreos/etcd:v3.4.23');
+    assert.deepEqual(parseEtcdImageDigests(undefined), {});
+    for (const bad of ['3.5.16', '3.5.16=sha256:abc', 'v3.5.16=sha256:' + 'c'.repeat(64), '3.5.16=latest']) {
+      assert.throws(
+        () => parseEtcdImageDigests(bad),
+        /ETCD_IMAGE_DIGESTS: .* is not <version>=sha256:<64 hex digits>/,
+        bad,
+      );
+    }
   });
 
   it('the seed says --initial-cluster-state=new only before the cluster ID and its member ID are recorded', () => {
