@@ -10,8 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FUNCTION_NAMES } from '../../functions/registry.ts';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
-import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
+import { startApiServer } from '../support/api-server.ts';
 import { loadEventFixture, wireBody } from '../support/fixtures.ts';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -113,9 +112,9 @@ export async function benchColdStart(options: { runs?: number } = {}): Promise<C
     if (built.status !== 0) throw new Error('npm run build failed');
   }
   const dir = mkdtempSync(join(tmpdir(), 'etcdfn-cold-'));
-  const api = await startApiServer({ port: 0, crdDir: join(root, 'crds') });
+  const api = await startApiServer();
   const kubeconfig = join(dir, 'kubeconfig');
-  writeKubeconfig(kubeconfig, api.url);
+  api.writeKubeconfig(kubeconfig);
   const programs = ['baseline', ...FUNCTION_NAMES];
   const samples = new Map<string, Sample[]>(programs.map(p => [p, []]));
   try {
