@@ -38,6 +38,7 @@ const VALUE_SETS: Record<string, Obj> = {
   'knative, pinned digest and overrides': {
     image: { repository: 'registry.example:5000/etcdfn', tag: '0.2.0-rc.1', digest: DIGEST },
     imagePullSecrets: [{ name: 'regcred' }],
+    etcd: { imageRepository: 'quay.io/coreos/etcd', imageDigests: { '3.5.16': DIGEST } },
     extraLabels: { team: 'storage' },
     extraEnv: [{ name: 'ETCDFN_UNHEALTHY_WAIT_MS', value: '9000' }],
     knative: { functions: { reconcileCluster: { minScale: 1, maxScale: 5, timeoutSeconds: 120 } } },
@@ -181,6 +182,22 @@ for (const major of HELM_MAJORS) {
           assert.match(result.stderr, message);
         }
       });
+    });
+
+    it('etcd.imageDigests reaches every function as ETCD_IMAGE_DIGESTS; a digest that is not sha256 is refused', () => {
+      const objects = helmTemplate(major, VALUE_SETS['knative, pinned digest and overrides']);
+      for (const w of workloads(objects))
+        for (const c of containersOf(w).filter(c => envOf(c).FUNCTION_TARGET))
+          assert.equal(envOf(c).ETCD_IMAGE_DIGESTS, `3.5.16=${DIGEST}`, key(w));
+      assert.ok(
+        !workloads(helmTemplate(major, {})).some(w =>
+          containersOf(w).some(c => 'ETCD_IMAGE_DIGESTS' in envOf(c)),
+        ),
+      );
+      const refused = helm(major, ['template', 'etcdfn', CHART_DIR], {
+        etcd: { imageRepository: 'quay.io/coreos/etcd', imageDigests: { '3.5.16': 'latest' } },
+      });
+      assert.notEqual(refused.status, 0, refused.stdout);
     });
 
     describe('the release namespace (namespace.create)', () => {

@@ -171,18 +171,29 @@ describe('knative/ kustomize base', () => {
       );
   });
 
-  it('a release with ETCDFN_IMAGE_DIGEST references the image by digest; a malformed digest is refused', () => {
+  it('a release with ETCDFN_IMAGE_DIGEST / ETCD_IMAGE_DIGESTS references the images by digest; a malformed digest is refused', () => {
     const digest = `sha256:${'b'.repeat(64)}`;
     const saved = readFileSync(RELEASE_FILE);
     try {
       const made = spawnSync('bash', [join(ROOT, 'scripts', 'release-manifests.sh')], {
         encoding: 'utf8',
-        env: { ...process.env, ETCDFN_IMAGE_DIGEST: digest },
+        env: { ...process.env, ETCDFN_IMAGE_DIGEST: digest, ETCD_IMAGE_DIGESTS: `3.5.16=${digest}` },
       });
       assert.equal(made.status, 0, made.stderr);
       const release = parseYaml(readFileSync(RELEASE_FILE, 'utf8'), RELEASE_FILE);
-      for (const s of release.filter(o => o.kind === 'Service'))
-        assert.equal(s.spec.template.spec.containers[0].image, `ghcr.io/etcdfn/etcdfn:${VERSION}@${digest}`);
+      for (const s of release.filter(o => o.kind === 'Service')) {
+        const container = s.spec.template.spec.containers[0];
+        assert.equal(container.image, `ghcr.io/etcdfn/etcdfn:${VERSION}@${digest}`);
+        const env = (container.env as { name: string; value?: string }[]).find(
+          e => e.name === 'ETCD_IMAGE_DIGESTS',
+        );
+        assert.equal(env?.value, `3.5.16=${digest}`, s.metadata.name);
+      }
+      const badEtcd = spawnSync('bash', [join(ROOT, 'scripts', 'release-manifests.sh')], {
+        encoding: 'utf8',
+        env: { ...process.env, ETCD_IMAGE_DIGESTS: '3.5.16=latest' },
+      });
+      assert.equal(badEtcd.status, 2);
       const refused = spawnSync('bash', [join(ROOT, 'scripts', 'release-manifests.sh')], {
         encoding: 'utf8',
         env: { ...process.env, ETCDFN_IMAGE_DIGEST: 'latest' },

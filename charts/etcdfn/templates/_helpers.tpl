@@ -38,6 +38,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   value: {{ .Values.logLevel | quote }}
 - name: ETCD_IMAGE_REPOSITORY
   value: {{ .Values.etcd.imageRepository | quote }}
+{{- with .Values.etcd.imageDigests }}
+- name: ETCD_IMAGE_DIGESTS
+  value: {{ $pairs := list }}{{ range $version, $digest := . }}{{ $pairs = append $pairs (printf "%s=%s" $version $digest) }}{{ end }}{{ join "," $pairs | quote }}
+{{- end }}
 {{- with .Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
