@@ -133,6 +133,9 @@ describe(
         spec: {
           secretName: APP_SECRET,
           commonName: 'app',
+          // etcd accepts only client certificates that name the cluster's client Service
+          // (--client-cert-allowed-hostname, docs/security.md#tenants-that-share-an-issuer).
+          dnsNames: [`${CLUSTER}-client.${NS}.svc`],
           usages: ['digital signature', 'key encipherment', 'client auth'],
           issuerRef: { name: ISSUER, kind: 'Issuer', group: 'cert-manager.io' },
         },
