@@ -6,12 +6,14 @@
 // operator asks cert-manager for (certificateShape).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
-import { certPinFlags } from '../../shared/builders/etcd-listen.ts';
+import type { EtcdMemberTLS } from '../../shared/api/etcd-member.ts';
+import { certPinFlags, listenFlags } from '../../shared/builders/etcd-listen.ts';
 import { memberTls } from '../../shared/builders/tls.ts';
 import { certificateShape, type AutoCertificateRole } from '../../shared/tls/auto-certificates.ts';
 import { etcdBinaries, type EtcdMinor } from '../support/etcd-binaries.ts';
@@ -40,7 +42,8 @@ const certManagerCluster = (name: string, namespace: string): EtcdCluster =>
 /** GET path with a client certificate: the HTTP status, or 'refused' when TLS does not let it through. */
 function get(url: string, cert?: CertFiles): Promise<number | 'refused'> {
   return new Promise(resolve => {
-    const req = request(
+    const send = url.startsWith('http:') ? httpRequest : request;
+    const req = send(
       url,
       {
         rejectUnauthorized: false, // the server's name is not what is tested here
@@ -65,8 +68,9 @@ for (const minor of MINORS) {
     let ca: TestCA;
     const certs: Record<string, CertFiles> = {};
     const started: EtcdProcess[] = [];
-    let pinned: { client: string; peer: string };
+    let pinned: { client: string; peer: string; metrics: string };
     let open: { client: string; peer: string };
+    let serverOnly: { client: string; peer: string; metrics: string };
 
     const issue = (
       file: string,
@@ -84,12 +88,17 @@ for (const minor of MINORS) {
       certs[file] = ca.issue(file, shape.commonName, sans, usage);
     };
 
-    async function start(name: string, pins: string[]) {
+    /**
+     * A member of cluster a with the listen, TLS and pin flags the builders give a member with this
+     * spec.tls, $(POD_IP) expanded to its address as the kubelet does.
+     */
+    async function start(name: string, tls: EtcdMemberTLS) {
       const slot = await new LoopbackAddresses().reserve(name);
       issue(`${name}-server`, 'server', 'a', 'ns-a', slot.host);
       issue(`${name}-peer`, 'peer', 'a', 'ns-a', slot.host);
       const client = `https://${slot.host}:${CLIENT_PORT}`;
       const peer = `https://${slot.host}:${PEER_PORT}`;
+      const listen = listenFlags(tls).map(f => f.replace('$(POD_IP)', slot.host));
       const etcd = new EtcdProcess({
         binaries: etcdBinaries(minor),
         slot: { ...slot, clientURL: client, peerURL: peer },
@@ -98,15 +107,15 @@ for (const minor of MINORS) {
         state: 'new',
         token: name,
         extraArgs: [
+          ...listen,
           `--cert-file=${certs[`${name}-server`].cert}`,
           `--key-file=${certs[`${name}-server`].key}`,
-          '--client-cert-auth=true',
-          `--trusted-ca-file=${ca.cert}`,
+          ...(tls.clientMTLS ? ['--client-cert-auth=true', `--trusted-ca-file=${ca.cert}`] : []),
           `--peer-cert-file=${certs[`${name}-peer`].cert}`,
           `--peer-key-file=${certs[`${name}-peer`].key}`,
           '--peer-client-cert-auth=true',
           `--peer-trusted-ca-file=${ca.cert}`,
-          ...pins,
+          ...certPinFlags(tls),
         ],
       });
       started.push(etcd);
@@ -115,7 +124,8 @@ for (const minor of MINORS) {
         if (Date.now() > deadline) throw new Error(`etcd ${minor} (${name}) did not answer:\n${etcd.logs()}`);
         await sleep(200);
       }
-      return { client, peer };
+      const metrics = listen.find(f => f.startsWith('--listen-metrics-urls='))?.split('=')[1] ?? '';
+      return { client, peer, metrics };
     }
 
     before(async () => {
@@ -133,8 +143,17 @@ for (const minor of MINORS) {
         '--client-cert-allowed-hostname=a-client.ns-a.svc',
         '--peer-cert-allowed-hostname=member.a.ns-a.svc',
       ]);
-      pinned = await start('pinned', pins);
-      open = await start('open', []);
+      const tls = memberTls(certManagerCluster('a', 'ns-a'));
+      pinned = await start('pinned', tls!);
+      open = await start('open', {
+        clientServerSecretRef: { name: 's' },
+        clientMTLS: true,
+        peerSecretRef: { name: 'p' },
+      });
+      serverOnly = await start('server-only', {
+        clientServerSecretRef: { name: 's' },
+        peerSecretRef: { name: 'p' },
+      });
     });
 
     after(async () => {
@@ -158,6 +177,13 @@ for (const minor of MINORS) {
     it('the control, without pins: the same CA lets the other tenants in (the hole the pins close)', async () => {
       assert.equal(await get(`${open.client}/version`, certs['b-operator']), 200);
       assert.equal(await get(`${open.peer}/version`, certs['b-peer-cert']), 200);
+    });
+
+    it('/health for the readiness probe (no client certificate): plain HTTP with client mTLS, HTTPS without', async () => {
+      assert.match(pinned.metrics, /^http:\/\//);
+      assert.equal(await get(`${pinned.metrics}/health`), 200);
+      assert.match(serverOnly.metrics, /^https:\/\//);
+      assert.equal(await get(`${serverOnly.metrics}/health`), 200);
     });
   });
 }
