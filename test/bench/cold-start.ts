@@ -1,6 +1,6 @@
 // Cold start and memory of each function from the built output (dist/, `npm run build`; built here
 // when missing): from process start to the first event answered (the PingSource tick, answered 200
-// against a sandbox API server), and the resident set size right after that answer. Measured in the
+// against a real API server), and the resident set size right after that answer. Measured in the
 // same run: `node -e "import('@kubernetes/client-node')"`, the floor any function that talks to
 // Kubernetes starts from. Runs are interleaved across programs so that load on the machine falls on
 // all of them alike. Aims (issue 15): cold start ≤ 0.6 s, RSS ≤ 1.3 × the baseline's.

@@ -58,7 +58,12 @@ import {
   stopBaseline,
   type Baseline,
 } from './by-hand.ts';
-import { isWrite, startCountingProxy, type CountingProxy, type RequestKind } from '../support/counting-proxy.ts';
+import {
+  isWrite,
+  startCountingProxy,
+  type CountingProxy,
+  type RequestKind,
+} from '../support/counting-proxy.ts';
 import { GrowthTimeline } from './growth-timeline.ts';
 import { fmt, toRows, type LifecycleRow, type NoopCount, type RoundResult } from './lifecycle-rows.ts';
 import {

@@ -87,7 +87,7 @@ async function copyClusters(world: ReconcileWorld, count: number): Promise<void>
         apiVersion: object.apiVersion,
         kind: object.kind,
         status,
-      } as KubeObject);
+      });
       return created.object;
     }
     const written = await kube.replaceStatus({ ...created.object, status } as KubeObject);

@@ -27,14 +27,7 @@ const { execFileSync } = await import('node:child_process');
 const { mkdirSync, writeFileSync } = await import('node:fs');
 const { join } = await import('node:path');
 
-const BENCHMARKS = [
-  'cold-start',
-  'resync-tick',
-  'lifecycle',
-  'snapshot',
-  'restore',
-  'member-loss',
-] as const;
+const BENCHMARKS = ['cold-start', 'resync-tick', 'lifecycle', 'snapshot', 'restore', 'member-loss'] as const;
 
 const program = new Command()
   .name('npm run bench --')

@@ -16,7 +16,6 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import { functionServer } from '../../shared/runtime/function-server.ts';
 import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 
-
 describe('dead-letter function', () => {
   let api: TestApiServer;
   let dir: string;

@@ -17,7 +17,6 @@ import { functionServer, listen } from '../../shared/runtime/function-server.ts'
 import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 import { loadEventFixture, loadEventFixtures, wireBody, type EventFixture } from '../support/fixtures.ts';
 
-
 interface Answer {
   status: number;
   body: Record<string, unknown>;

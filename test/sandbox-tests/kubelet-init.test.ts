@@ -1,5 +1,5 @@
 // Init containers on the process kubelet, seen as a user sees them on a real cluster: through the
-// sandbox API server with the real kubectl (`get pods` STATUS column, `logs -c`). In order, each to
+// real API server with the real kubectl (`get pods` STATUS column, `logs -c`). In order, each to
 // completion; restarts by the Pod's restartPolicy; a failing one keeps the main container from
 // starting (Init:Error, Init:CrashLoopBackOff).
 import assert from 'node:assert/strict';

@@ -137,7 +137,9 @@ if (o.watchStdin) {
 }
 
 try {
-  say(`starting the control plane (etcd, kube-apiserver, kube-controller-manager) and the kubelet (state in ${dir})…`);
+  say(
+    `starting the control plane (etcd, kube-apiserver, kube-controller-manager) and the kubelet (state in ${dir})…`,
+  );
   core = await startCore({
     dir,
     crdDir: o.crds ? resolve(o.crds) : join(repoRoot, 'crds'),

@@ -34,7 +34,10 @@ export async function rawRequest(
   contentType = 'application/json',
 ): Promise<Reply> {
   const server = kc.getCurrentCluster()!.server;
-  const opts: RequestOptions = { method, headers: { 'content-type': contentType, accept: 'application/json' } };
+  const opts: RequestOptions = {
+    method,
+    headers: { 'content-type': contentType, accept: 'application/json' },
+  };
   await kc.applyToHTTPSOptions(opts);
   return new Promise((resolve, reject) => {
     const req = request(`${server}${path}`, opts, res => {
@@ -56,7 +59,10 @@ async function applyCrd(kc: KubeConfig, crd: KubernetesObject): Promise<void> {
   let reply = await rawRequest(kc, 'POST', CRDS, crd);
   if (reply.status === 409) {
     const existing = JSON.parse((await rawRequest(kc, 'GET', `${CRDS}/${name}`)).body) as KubernetesObject;
-    const body = { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } };
+    const body = {
+      ...crd,
+      metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion },
+    };
     reply = await rawRequest(kc, 'PUT', `${CRDS}/${name}`, body);
   }
   if (reply.status >= 300) {
@@ -86,7 +92,11 @@ export async function applyCrds(kc: KubeConfig, dirs: string[], timeoutMs = 60_0
       if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata!.name} not Established in time`);
       await new Promise(resolve => setTimeout(resolve, 100));
     }
-    const spec = (crd as unknown as { spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] } }).spec;
+    const spec = (
+      crd as unknown as {
+        spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
+      }
+    ).spec;
     for (const version of spec.versions.filter(v => v.served)) {
       const path = `/apis/${spec.group}/${version.name}/${spec.names.plural}?limit=1`;
       while ((await rawRequest(kc, 'GET', path)).status !== 200) {
