@@ -5,11 +5,22 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command } from 'commander';
 import type { EtcdAccess } from '../shared/etcd/access.ts';
-import { RestoreFailure, failureMessage, restorePaths } from '../shared/restore/layout.ts';
+import {
+  RESTORE_SOURCE_MOUNT,
+  RestoreFailure,
+  failureMessage,
+  restorePaths,
+} from '../shared/restore/layout.ts';
 import { fetchSnapshot, type FetchSource } from '../shared/restore/fetch.ts';
 import { commitRestore } from '../shared/restore/commit.ts';
 import { credentialsIn } from '../shared/s3/location.ts';
-import { deleteMessage, failedMessage, SaveFailure, savedMessage } from '../shared/snapshot-file/result.ts';
+import {
+  deleteMessage,
+  failedMessage,
+  SaveFailure,
+  savedMessage,
+  SNAPSHOT_MOUNT,
+} from '../shared/snapshot-file/result.ts';
 import { saveSnapshotFile } from '../shared/snapshot-file/save.ts';
 import { deleteSnapshotFile } from '../shared/snapshot-file/delete.ts';
 
@@ -55,11 +66,17 @@ program
   .option('--s3-path-style <bool>')
   .option('--s3-secret <name>')
   .option('--source-file <path>')
+  .option('--source-mount <dir>', 'where the claim holding --source-file is mounted', RESTORE_SOURCE_MOUNT)
   .option('--source-name <uri>')
   .action(async (o: Record<string, string | undefined> & Common) => {
     await step(o, async () => {
       const source: FetchSource = o.sourceFile
-        ? { kind: 'file', path: o.sourceFile, display: o.sourceName ?? o.sourceFile }
+        ? {
+            kind: 'file',
+            mount: o.sourceMount ?? RESTORE_SOURCE_MOUNT,
+            path: o.sourceFile,
+            display: o.sourceName ?? o.sourceFile,
+          }
         : {
             kind: 's3',
             endpoint: o.s3Endpoint ?? '',
@@ -102,6 +119,7 @@ program
 program
   .command('snapshot-save')
   .description('stream a snapshot from etcd to a file on a mounted PVC, then read it back and verify it')
+  .option('--mount <dir>', '--dir/--file must resolve inside this mount of the claim', SNAPSHOT_MOUNT)
   .requiredOption('--dir <dir>', 'the directory on the mounted claim')
   .requiredOption('--file <name>')
   .requiredOption('--recorded-path <path>', 'the path relative to the claim, as the status records it')
@@ -120,6 +138,7 @@ program
       tlsKey?: string;
       authUser?: string;
       authPasswordFile?: string;
+      mount: string;
       dir: string;
       file: string;
       recordedPath: string;
@@ -130,6 +149,7 @@ program
       let report: string;
       try {
         const saved = await saveSnapshotFile({
+          mount: o.mount,
           dir: o.dir,
           file: o.file,
           recordedPath: o.recordedPath,
@@ -166,6 +186,7 @@ program
   .description(
     'remove a snapshot file from a mounted PVC, only if this EtcdSnapshot wrote it and it is unchanged',
   )
+  .option('--mount <dir>', '--dir/--file must resolve inside this mount of the claim', SNAPSHOT_MOUNT)
   .requiredOption('--dir <dir>', 'the directory on the mounted claim')
   .requiredOption('--file <name>')
   .requiredOption('--recorded-path <path>', 'the path relative to the claim, as the status records it')
@@ -180,6 +201,7 @@ program
       tlsCa?: string;
       tlsCert?: string;
       tlsKey?: string;
+      mount: string;
       dir: string;
       file: string;
       recordedPath: string;

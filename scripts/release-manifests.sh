@@ -5,9 +5,23 @@
 # fails while the file is stale.
 #   scripts/release-manifests.sh           write the file
 #   scripts/release-manifests.sh --check   exit 1 if the file differs from what it would write
+#   ETCDFN_IMAGE_DIGEST=sha256:<64 hex> scripts/release-manifests.sh
+#                                          the image by digest (repository:tag@digest), for a release
+#                                          whose image is pushed
+#   ETCD_IMAGE_DIGESTS=3.5.16=sha256:<64 hex>,... scripts/release-manifests.sh
+#                                          etcd releases by digest (every function gets the setting)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/release/etcdfn-knative.yaml"
+if [ -n "${ETCDFN_IMAGE_DIGEST:-}" ] && ! [[ "$ETCDFN_IMAGE_DIGEST" =~ ^sha256:[0-9a-f]{64}$ ]]; then
+  echo "ETCDFN_IMAGE_DIGEST must be sha256:<64 hex digits>, got \"$ETCDFN_IMAGE_DIGEST\"" >&2
+  exit 2
+fi
+digest_entry='[0-9]+\.[0-9]+\.[0-9]+=sha256:[0-9a-f]{64}'
+if [ -n "${ETCD_IMAGE_DIGESTS:-}" ] && ! [[ "$ETCD_IMAGE_DIGESTS" =~ ^$digest_entry(,$digest_entry)*$ ]]; then
+  echo "ETCD_IMAGE_DIGESTS must be <version>=sha256:<64 hex digits>,... got \"$ETCD_IMAGE_DIGESTS\"" >&2
+  exit 2
+fi
 
 build() {
   echo "# etcdfn on Knative: CRDs, RBAC, functions, Broker, sources and Triggers in namespace etcdfn-system."
@@ -18,7 +32,29 @@ build() {
     grep -v '^---$' "$crd"
   done
   echo "---"
-  kubectl kustomize "$root/release/overlay"
+  if [ -n "${ETCDFN_IMAGE_DIGEST:-}${ETCD_IMAGE_DIGESTS:-}" ]; then
+    # A release with pushed images: the operator image by content (repository:tag@digest) and the
+    # etcd releases listed by content (ETCD_IMAGE_DIGESTS on every function), through a throw-away
+    # overlay on top of release/overlay.
+    local tmp
+    tmp="$(mktemp -d "$root/release/.digest-XXXXXX")"
+    trap 'rm -rf "$tmp"' RETURN
+    tag="$(sed -n 's/^ *newTag: *//p' "$root/release/overlay/kustomization.yaml")"
+    {
+      printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../overlay]\n'
+      if [ -n "${ETCDFN_IMAGE_DIGEST:-}" ]; then
+        printf 'images:\n  - name: ghcr.io/etcdfn/etcdfn\n    newTag: %s\n    digest: %s\n' "$tag" "$ETCDFN_IMAGE_DIGEST"
+      fi
+      if [ -n "${ETCD_IMAGE_DIGESTS:-}" ]; then
+        printf 'patches:\n  - target: { group: serving.knative.dev, kind: Service }\n    patch: |-\n'
+        printf '      - op: add\n        path: /spec/template/spec/containers/0/env/-\n'
+        printf '        value: { name: ETCD_IMAGE_DIGESTS, value: "%s" }\n' "$ETCD_IMAGE_DIGESTS"
+      fi
+    } >"$tmp/kustomization.yaml"
+    kubectl kustomize "$tmp"
+  else
+    kubectl kustomize "$root/release/overlay"
+  fi
 }
 
 if [ "${1:-}" = "--check" ]; then

@@ -4,10 +4,12 @@
 //   /readyz             200 once the bridge has started watching, 503 before (readiness);
 //   /functions/<name>   200 when that subscriber's port accepts a TCP connection, else 503;
 //   /functions/<name>/metrics   that function's Prometheus metrics (GET /metrics on its port), so
-//                       a scraper reaches them on the Pod IP.
+//                       a scraper reaches them on the Pod IP;
+//   /metrics            the bridge's own (etcdfn_bridge_deliveries_dropped_total: what it coalesced or shed).
 // Replies are one short line of text and carry no data (metrics carry counts by kind and outcome).
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
+import { registry } from '../shared/runtime/metrics.ts';
 
 export interface HealthOptions {
   /** Subscriber name → URL, as given to the bridge with --subscriber. */
@@ -28,6 +30,13 @@ export function healthServer(options: HealthOptions): Server {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return reply(200, 'ok');
     if (path === '/readyz') return options.ready() ? reply(200, 'ready') : reply(503, 'starting');
+    if (path === '/metrics') {
+      void registry.metrics().then(
+        text => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        () => reply(500, 'metrics failed'),
+      );
+      return;
+    }
     const metrics = /^\/functions\/([a-z0-9-]+)\/metrics$/.exec(path);
     const metricsOf = metrics ? options.subscribers[metrics[1] ?? ''] : undefined;
     if (metricsOf) {

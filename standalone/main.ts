@@ -27,6 +27,7 @@ interface CliOptions {
   tickSeconds?: number;
   replayInitialList?: boolean;
   concurrency?: number;
+  maxQueued?: number;
   strictTriggers?: boolean;
   chaosSeed?: number;
   chaosDuplicate?: number;
@@ -102,6 +103,11 @@ export function buildCommand(): Command {
       'send add events for the objects that exist at start (ApiServerSource does not)',
     )
     .option('--concurrency <n>', 'deliveries in flight at most', integer(1))
+    .option(
+      '--max-queued <n>',
+      'deliveries waiting to be sent at most; more are shed and counted (default 10000)',
+      integer(1),
+    )
     .option('--strict-triggers', "refuse Triggers that Knative's admission webhook would refuse")
     .option('--chaos-seed <n>', 'seed for every chaos decision (reproducible chaos)', integer(0))
     .option('--chaos-duplicate <p>', 'probability that a delivery is made twice', number(0, 1))
@@ -143,6 +149,7 @@ export function bridgeOptionsFrom(cli: CliOptions): BridgeOptions {
   if (cli.tickSeconds !== undefined) options.tickSeconds = cli.tickSeconds;
   if (cli.replayInitialList) options.replayInitialList = true;
   if (cli.concurrency !== undefined) options.concurrency = cli.concurrency;
+  if (cli.maxQueued !== undefined) options.maxQueued = cli.maxQueued;
   if (cli.strictTriggers) options.strictTriggers = true;
   const chaos: ChaosOptions = {};
   if (cli.chaosSeed !== undefined) chaos.seed = cli.chaosSeed;

@@ -14,7 +14,11 @@ import { owningSchedule } from '../../shared/plan/schedule-run.ts';
 import { isFinished } from '../../shared/plan/snapshot-plan.ts';
 import { reconcileSchedule, type ScheduleRef } from '../../shared/reconcile/schedule.ts';
 import { ensureSchedulePing } from '../../shared/reconcile/schedule-ping.ts';
-import { DEFAULT_RESYNC_BUDGET_MS, resyncEach } from '../../shared/reconcile/resync-each.ts';
+import {
+  DEFAULT_RESYNC_BUDGET_MS,
+  RESYNC_OBJECT_RETRIES,
+  resyncEach,
+} from '../../shared/reconcile/resync-each.ts';
 import { resyncGate } from '../../shared/reconcile/resync-gate.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
 import { ensureWake } from '../../shared/reconcile/wake.ts';
@@ -103,7 +107,11 @@ async function scheduleAndTiming(ctx: Context, ref: ScheduleRef): Promise<Handle
 
 /**
  * The tick: every schedule, then every snapshot not Complete or Failed, each on its own (one that
- * throws does not keep the others from firing), within one time budget.
+ * throws does not keep the others from firing), within one time budget. An object whose step throws
+ * is tried again inside the request (RESYNC_OBJECT_RETRIES more times); one that still fails is
+ * reported, and the tick is done: redelivering it would run every other schedule and snapshot again
+ * (up to the Trigger's 6 retries). Each schedule still fires from its own PingSource, whose event
+ * the event system retries for that schedule alone.
  */
 async function resync(ctx: Context): Promise<HandlerOutcome> {
   const started = ctx.now().getTime();
@@ -116,7 +124,7 @@ async function resync(ctx: Context): Promise<HandlerOutcome> {
     ETCD_SNAPSHOT_SCHEDULE.kind,
     schedules.map(refOf),
     ref => scheduleAndTiming(ctx, ref),
-    { now: ctx.now, budgetMs },
+    { now: ctx.now, budgetMs, retries: RESYNC_OBJECT_RETRIES },
   );
   const all = await inWatchedNamespaces(ctx, ns =>
     ctx.kube.list<EtcdSnapshot & KubeObject>(API_VERSION, ETCD_SNAPSHOT.kind, ns),
@@ -126,14 +134,17 @@ async function resync(ctx: Context): Promise<HandlerOutcome> {
     ETCD_SNAPSHOT.kind,
     unfinished.map(refOf),
     async ref => (await snapshotAndWake(ctx, ref)).outcome,
-    { now: ctx.now, budgetMs: Math.max(0, budgetMs - (ctx.now().getTime() - started)) },
+    {
+      now: ctx.now,
+      budgetMs: Math.max(0, budgetMs - (ctx.now().getTime() - started)),
+      retries: RESYNC_OBJECT_RETRIES,
+    },
   );
   const failures = [...scheduled.failed, ...snapshots.failed];
   const skipped = scheduled.skipped + snapshots.skipped;
   let summary = `resync of ${schedules.length} schedule(s) and ${unfinished.length} unfinished snapshot(s) of ${all.length}`;
   if (skipped > 0) summary += `; ${skipped} left for the next tick (time budget spent)`;
-  // A schedule must fire: a failure asks the event system to redeliver the tick.
-  if (failures.length > 0) return { result: 'retry', reason: `${summary}; failed: ${failures.join('; ')}` };
+  if (failures.length > 0) summary += `; ${failures.length} failed after ${RESYNC_OBJECT_RETRIES + 1} tries`;
   return { result: 'done', summary, details: [...scheduled.details, ...snapshots.details] };
 }
 

@@ -18,6 +18,10 @@ export interface EtcdMemberTLS {
   clientServerSecretRef?: LocalObjectReference;
   clientMTLS?: boolean;
   peerSecretRef?: LocalObjectReference;
+  /** Client certificates must be valid for this name (--client-cert-allowed-hostname); mTLS only. */
+  clientAllowedHostname?: string;
+  /** Peer certificates must be valid for this name (--peer-cert-allowed-hostname). */
+  peerAllowedHostname?: string;
 }
 
 export interface EtcdMemberSpec {

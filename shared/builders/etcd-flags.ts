@@ -3,7 +3,8 @@
 // facts only the caller can read: whether the cluster has formed and the member's etcd ID.
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { SUPPORTED_ETCD_MINORS } from '../api/defaults.ts';
-import { CLIENT_PORT, clientUrl, METRICS_PORT, PEER_PORT, peerUrl } from '../names.ts';
+import { clientUrl, peerUrl } from '../names.ts';
+import { certPinFlags, listenFlags } from './etcd-listen.ts';
 import { storageBytes } from './storage.ts';
 
 export type EtcdMinor = (typeof SUPPORTED_ETCD_MINORS)[number];
@@ -135,26 +136,23 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
   const clientTls = member.spec.tls?.clientServerSecretRef !== undefined;
   const peerTls = member.spec.tls?.peerSecretRef !== undefined;
   const where = { namespace: opts.namespace, cluster: member.spec.clusterName, member: name };
-  const scheme = (tls: boolean): string => (tls ? 'https' : 'http');
   const guard = hasDataGuard(member) ? guardedJoin(member, opts.namespace) : undefined;
 
   return [
     `--name=${name}`,
     `--data-dir=${DATA_DIR}`,
-    `--listen-peer-urls=${scheme(peerTls)}://0.0.0.0:${PEER_PORT}`,
-    `--listen-client-urls=${scheme(clientTls)}://0.0.0.0:${CLIENT_PORT}`,
+    ...listenFlags(member.spec.tls),
     `--advertise-client-urls=${clientUrl({ ...where, tls: clientTls })}`,
     `--initial-advertise-peer-urls=${peerUrl({ ...where, tls: peerTls })}`,
     `--initial-cluster=${guard?.initialCluster ?? member.spec.initialCluster}`,
     `--initial-cluster-token=${member.spec.clusterToken}`,
     `--initial-cluster-state=${guard?.state ?? initialClusterState(member, opts)}`,
-    // Always plaintext: /health for the readiness probe and /metrics for scrapers.
-    `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
     ...optionFlags(member, minor),
     // Quorum-loss recovery only, for one start (shared/plan/member-force.ts replaces the Pod after it).
     ...(member.spec.forceNewCluster === true ? [FORCE_NEW_CLUSTER_FLAG] : []),
     ...(clientTls ? clientTlsFlags(member.spec.tls?.clientMTLS === true) : []),
     ...(peerTls ? peerTlsFlags() : []),
+    ...certPinFlags(member.spec.tls),
     ...VERSION_FLAGS[minor].flags,
   ];
 }

@@ -37,6 +37,7 @@ import {
   INITIAL_CLUSTER_STATE_ENV,
   PEER_TLS_DIR,
 } from './etcd-flags.ts';
+import { metricsScheme, POD_IP_ENV } from './etcd-listen.ts';
 import { objectMetadata } from './metadata.ts';
 import { DEFAULT_OPERATOR_IMAGE, restoreInitContainers, restoreVolumes } from './restore-pod.ts';
 import { controllerRef } from './owner.ts';
@@ -55,7 +56,7 @@ export interface BuildMemberPodOptions {
   isVoter: boolean;
   /** Repository of the etcd images for the whole operator; the tag is `v<version>`. */
   etcdImageRepository?: string;
-  /** etcd release → image digest: those releases run pinned by content. */
+  /** Digests of etcd images by release (ETCD_IMAGE_DIGESTS): a listed release runs by digest. */
   etcdImageDigests?: Readonly<Record<string, string>>;
   /** The operator's image, which runs the restore's fetch and commit steps. */
   operatorImage?: string;
@@ -65,18 +66,35 @@ export interface BuildMemberPodOptions {
   s3DeniedRanges?: string;
 }
 
-/**
- * `<repository>:v<version>`, pinned by content (`@sha256:…`) when the operator was given a digest for
- * that release (etcd.imageDigests in the chart, $ETCD_IMAGE_DIGESTS): the node then runs exactly
- * that image whatever the tag points at later.
- */
+/** `<repository>:v<version>`, and `@<digest>` when the release's digest is given (pinned by content). */
 export function etcdImage(
   version: string,
   repository = DEFAULT_ETCD_IMAGE_REPOSITORY,
   digests: Readonly<Record<string, string>> = {},
 ): string {
-  const digest = digests[version];
+  const digest = Object.hasOwn(digests, version) ? digests[version] : undefined;
   return `${repository}:v${version}${digest ? `@${digest}` : ''}`;
+}
+
+/**
+ * ETCD_IMAGE_DIGESTS: `3.5.16=sha256:<64 hex>,3.5.17=sha256:<64 hex>`. Anything else is an error
+ * naming the entry, so a typo never silently runs an unpinned image.
+ */
+export function parseEtcdImageDigests(text: string | undefined): Record<string, string> {
+  const digests: Record<string, string> = {};
+  for (const entry of (text ?? '')
+    .split(',')
+    .map(e => e.trim())
+    .filter(Boolean)) {
+    const match = /^(\d+\.\d+\.\d+)=(sha256:[0-9a-f]{64})$/.exec(entry);
+    if (!match) {
+      throw new Error(
+        `ETCD_IMAGE_DIGESTS: "${entry.slice(0, 100)}" is not <version>=sha256:<64 hex digits> (e.g. 3.5.16=sha256:…)`,
+      );
+    }
+    digests[match[1]] = match[2];
+  }
+  return digests;
 }
 
 export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions): V1Pod {
@@ -229,7 +247,12 @@ export function containerSecurityContext(): V1SecurityContext {
 function etcdContainer(member: EtcdMember, flags: string[], image: string): V1Container {
   const memoryVolumeBytes = isMemoryMedium(member.spec.storage) ? storageBytes(member.spec.storage) : 0n;
   const resources = containerResources(member.spec.resources, memoryVolumeBytes);
-  const env = [...joinEnv(), ...goRuntimeEnv(resources, memoryVolumeBytes)];
+  const env = [
+    // The address etcd listens on (shared/builders/etcd-listen.ts), expanded in its command.
+    { name: POD_IP_ENV, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+    ...joinEnv(),
+    ...goRuntimeEnv(resources, memoryVolumeBytes),
+  ];
   return {
     name: ETCD_CONTAINER,
     image,
@@ -247,7 +270,11 @@ function etcdContainer(member: EtcdMember, flags: string[], image: string): V1Co
     // ?exclude=): a full database still serves reads, and the operator must see its members ready
     // to compact and defragment them; a CORRUPT alarm still makes the member unready.
     readinessProbe: {
-      httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT, scheme: 'HTTP' },
+      httpGet: {
+        path: '/health?exclude=NOSPACE',
+        port: METRICS_PORT,
+        scheme: metricsScheme(member.spec.tls) === 'https' ? 'HTTPS' : 'HTTP',
+      },
       periodSeconds: 1,
       timeoutSeconds: 2,
       failureThreshold: 3,

@@ -91,7 +91,10 @@ export function restoreInitContainers(member: EtcdMember, opts: RestoreContainer
       });
     }
   } else if (source.pvc) {
-    fetchArgs.push(`--source-file=${RESTORE_SOURCE_MOUNT}/${source.pvc.subPath ?? ''}`);
+    fetchArgs.push(
+      `--source-mount=${RESTORE_SOURCE_MOUNT}`,
+      `--source-file=${RESTORE_SOURCE_MOUNT}/${source.pvc.subPath ?? ''}`,
+    );
     mounts.push({ name: SOURCE_VOLUME, mountPath: RESTORE_SOURCE_MOUNT, readOnly: true });
   }
   const minor = etcdMinor(member.spec.version);

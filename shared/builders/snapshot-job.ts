@@ -108,6 +108,7 @@ export function snapshotJob(snapshot: EtcdSnapshot, opts: SnapshotJobOptions): V
     activeDeadlineSeconds: opts.activeDeadlineSeconds,
     args: [
       'snapshot-save',
+      `--mount=${SNAPSHOT_MOUNT}`,
       `--dir=${dir}`,
       `--file=${file}`,
       `--recorded-path=${opts.subPath ? `${opts.subPath}/${file}` : file}`,
@@ -224,6 +225,7 @@ export function snapshotDeleteJob(
     activeDeadlineSeconds: opts.activeDeadlineSeconds,
     args: [
       'snapshot-delete',
+      `--mount=${SNAPSHOT_MOUNT}`,
       `--dir=${subPath ? `${SNAPSHOT_MOUNT}/${subPath}` : SNAPSHOT_MOUNT}`,
       `--file=${file}`,
       `--recorded-path=${subPath ? `${subPath}/${file}` : file}`,

@@ -3,6 +3,7 @@
 // never has to look at the cluster's TLS spec again.
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMemberTLS } from '../api/etcd-member.ts';
+import { clientPinHostname, peerPinHostname } from './etcd-listen.ts';
 
 export interface TlsSecretNames {
   /** The client-facing server certificate (tls.crt, tls.key, ca.crt); unset: plaintext clients. */
@@ -50,5 +51,12 @@ export function memberTls(cluster: EtcdCluster): EtcdMemberTLS | undefined {
     tls.clientMTLS = names.operatorClient !== undefined;
   }
   if (names.peer) tls.peerSecretRef = { name: names.peer };
+  // A cert-manager issuer may be shared with other tenants (a ClusterIssuer): pin what this
+  // cluster's etcd accepts to certificates that name it (shared/builders/etcd-listen.ts).
+  const name = cluster.metadata.name ?? '';
+  const namespace = cluster.metadata.namespace ?? 'default';
+  const client = cluster.spec.tls?.client;
+  if (client?.certManager && tls.clientMTLS) tls.clientAllowedHostname = clientPinHostname(name, namespace);
+  if (cluster.spec.tls?.peer?.certManager) tls.peerAllowedHostname = peerPinHostname(name, namespace);
   return Object.keys(tls).length ? tls : undefined;
 }

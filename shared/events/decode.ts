@@ -38,8 +38,15 @@ export function decodeEvent(message: HttpMessage): OperatorEvent {
   if (event.type === PING_EVENT_TYPE) return { ...envelope, kind: 'tick', data: event.data };
   if (event.type.startsWith(API_SERVER_EVENT_PREFIX)) return decodeObjectEvent(event, envelope);
   throw new EventDecodeError(
-    `unsupported event type "${event.type}": etcdfn functions take ${API_SERVER_EVENT_PREFIX}{ref,resource}.{add,update,delete} and ${PING_EVENT_TYPE}`,
+    `unsupported event type "${printable(event.type)}": etcdfn functions take ${API_SERVER_EVENT_PREFIX}{ref,resource}.{add,update,delete} and ${PING_EVENT_TYPE}`,
   );
+}
+
+/** A sender's text as it may appear in a message: at most 120 characters, control characters shown as "?". */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f]/g, '?');
+  return clean.length > 120 ? `${clean.slice(0, 120)}…` : clean;
 }
 
 function toCloudEvent(message: HttpMessage): CloudEventV1<unknown> {
@@ -105,11 +112,15 @@ function binaryAttributes(headers: Record<string, string>): Record<string, unkno
 }
 
 function decodeObjectEvent(event: CloudEventV1<unknown>, envelope: EventEnvelope): ObjectEvent {
-  const [modeWord, verbWord] = event.type.slice(API_SERVER_EVENT_PREFIX.length).split('.');
-  const mode = MODES[modeWord ?? ''];
-  const verb = verbWord as ObjectEventVerb;
+  // Exactly <mode>.<verb>: a type with more parts (…ref.update.anything) is not one we handle,
+  // and accepting it would let a sender mint new values of whatever is derived from the type.
+  const parts = event.type.slice(API_SERVER_EVENT_PREFIX.length).split('.');
+  const mode = parts.length === 2 ? MODES[parts[0] ?? ''] : undefined;
+  const verb = parts[1] as ObjectEventVerb;
   if (!mode || !VERBS.has(verb)) {
-    throw new EventDecodeError(`unsupported ApiServerSource event type "${event.type}"`);
+    throw new EventDecodeError(
+      `unsupported ApiServerSource event type "${printable(event.type)}": etcdfn functions take ${API_SERVER_EVENT_PREFIX}{ref,resource}.{add,update,delete}`,
+    );
   }
   const data = parseData(event.data);
   const ref = mode === 'Reference' ? referenceFrom(data) : refFromObject(data);

@@ -13,7 +13,7 @@ import { log } from '../log.ts';
 import { withLogContext } from '../log-context.ts';
 import { metrics, registry } from '../runtime/metrics.ts';
 import { decodeEvent, EventDecodeError } from './decode.ts';
-import type { OperatorEvent } from './types.ts';
+import { eventMetricLabels, type OperatorEvent } from './types.ts';
 
 export type HandlerOutcome =
   | { result: 'done'; summary: string; details?: unknown }
@@ -49,7 +49,7 @@ export function eventFunction(name: string, handle: EventHandler): HttpHandler {
       const status = err instanceof EventDecodeError ? err.status : 400;
       const message = err instanceof Error ? err.message : String(err);
       log.warn({ function: name, status, err: message }, 'rejected event');
-      metrics.events.inc({ function: name, type: 'unknown', outcome: 'rejected' });
+      metrics.events.inc({ function: name, ...eventMetricLabels(undefined), outcome: 'rejected' });
       res.status(status).json({ error: message });
       return;
     }
@@ -78,7 +78,7 @@ async function answer(
   const ms = () => Math.round(performance.now() - started);
   const counted = (outcome: 'done' | 'retry' | 'error') => {
     timer({ outcome });
-    metrics.events.inc({ function: name, type: event.type, outcome });
+    metrics.events.inc({ function: name, ...eventMetricLabels(event), outcome });
   };
   await withLogContext(context, async () => {
     try {

@@ -35,3 +35,14 @@ export const API_SERVER_EVENT_PREFIX = 'dev.knative.apiserver.';
 export function apiServerEventType(mode: ApiServerSourceMode, verb: ObjectEventVerb): string {
   return `${API_SERVER_EVENT_PREFIX}${mode === 'Reference' ? 'ref' : 'resource'}.${verb}`;
 }
+
+/**
+ * The metric labels of an event: its normalised mode and verb, never the sender's text, so the
+ * number of series is fixed (ref|resource × add|update|delete, ping/tick, and none/none for an
+ * event refused before it was decoded) whatever a sender puts in ce-type.
+ */
+export function eventMetricLabels(event: OperatorEvent | undefined): { mode: string; verb: string } {
+  if (event === undefined) return { mode: 'none', verb: 'none' };
+  if (event.kind === 'tick') return { mode: 'ping', verb: 'tick' };
+  return { mode: event.mode === 'Reference' ? 'ref' : 'resource', verb: event.verb };
+}

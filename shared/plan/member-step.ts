@@ -38,7 +38,7 @@ export interface MemberState {
   nodes?: MemberNodes;
   /** Repository of etcd images for the whole operator (settings). */
   etcdImageRepository?: string;
-  /** etcd release → image digest (settings). */
+  /** Digests of etcd images by release (settings). */
   etcdImageDigests?: Readonly<Record<string, string>>;
   /** The operator's image (settings): runs a restoring seed's fetch and commit steps. */
   operatorImage?: string;

@@ -71,6 +71,7 @@ export function jobOutcome(
       return { kind: 'object-exists', message: report.message };
     case 'VolumeFull':
     case 'VolumeReadOnly':
+    case 'PathOutsideVolume':
       return { kind: 'volume-refused', reason: report.reason, message: report.message };
     case 'EtcdUnavailable':
       return { kind: 'etcd-unavailable', message: report.message };

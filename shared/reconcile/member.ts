@@ -78,7 +78,7 @@ export async function observeMember(ctx: Context, ref: MemberRef): Promise<Membe
     pvc,
     ...(await observeNodes(ctx, pod, pvc)),
     etcdImageRepository: ctx.settings.etcdImageRepository,
-    ...(ctx.settings.etcdImageDigests && { etcdImageDigests: ctx.settings.etcdImageDigests }),
+    etcdImageDigests: ctx.settings.etcdImageDigests,
     operatorImage: ctx.settings.operatorImage,
     ...(ctx.settings.s3AllowedEndpoints && { s3AllowedEndpoints: ctx.settings.s3AllowedEndpoints }),
     ...(ctx.settings.s3DeniedRanges && { s3DeniedRanges: ctx.settings.s3DeniedRanges }),

@@ -27,11 +27,32 @@ export const RESYNC_CONCURRENCY = 4;
 /** How long one tick may spend on its objects by default (below Knative's 300 s request limit). */
 export const DEFAULT_RESYNC_BUDGET_MS = 240_000;
 
+/**
+ * The wait before another try of an object whose step threw (`attempt` 0 = before the second try):
+ * 100 ms, then doubling. A bounded retry inside the request, of that object alone, instead of the
+ * event system redelivering the whole tick.
+ */
+export function resyncRetryDelayMs(attempt: number): number {
+  return 100 * 2 ** attempt;
+}
+
+/** How many more times the run-snapshot tick tries an object whose step threw. */
+export const RESYNC_OBJECT_RETRIES = 2;
+
+const sleep = (ms: number) => new Promise<void>(resolve => setTimeout(resolve, ms));
+
 export async function resyncEach(
   kind: string,
   refs: readonly ObjectRef[],
   step: (ref: ObjectRef) => Promise<HandlerOutcome>,
-  options: { now: () => Date; budgetMs?: number; concurrency?: number },
+  options: {
+    now: () => Date;
+    budgetMs?: number;
+    concurrency?: number;
+    /** Tries more of an object whose step threw, within the budget (default 0). */
+    retries?: number;
+    sleep?: (ms: number) => Promise<void>;
+  },
 ): Promise<ResyncResult> {
   const budget = options.budgetMs ?? DEFAULT_RESYNC_BUDGET_MS;
   const start = options.now().getTime();
@@ -47,16 +68,28 @@ export async function resyncEach(
       const index = next++;
       const ref = refs[index];
       const id = `${kind} ${ref.namespace}/${ref.name}`;
-      try {
-        const outcome = await step(ref);
-        result.reconciled++;
-        lines[index] =
-          `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`;
-      } catch (err) {
-        const message = `${id}: ${err instanceof Error ? err.message : String(err)}`;
-        log.error({ kind, ...ref, err }, 'resync of one object failed; going on with the others');
-        failures[index] = message;
-        lines[index] = message;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const outcome = await step(ref);
+          result.reconciled++;
+          lines[index] =
+            `${ref.namespace}/${ref.name}: ${outcome.result === 'done' ? outcome.summary : `retry: ${outcome.reason}`}`;
+          break;
+        } catch (err) {
+          if (attempt < (options.retries ?? 0) && !spent()) {
+            log.warn(
+              { kind, ...ref, err, attempt: attempt + 1 },
+              'resync of one object failed; trying it again',
+            );
+            await (options.sleep ?? sleep)(resyncRetryDelayMs(attempt));
+            continue;
+          }
+          const message = `${id}: ${err instanceof Error ? err.message : String(err)}`;
+          log.error({ kind, ...ref, err }, 'resync of one object failed; going on with the others');
+          failures[index] = message;
+          lines[index] = message;
+          break;
+        }
       }
     }
   };

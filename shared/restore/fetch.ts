@@ -11,9 +11,11 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { createS3Client, endpointVerdict } from '../s3/client.ts';
+import { reduceS3Error, s3ErrorText } from '../s3/errors.ts';
 import { ALLOWED_ENDPOINTS_ENV, parseAllowList } from '../s3/endpoint-policy.ts';
 import { DEFAULT_REGION, s3Uri, usePathStyle, type S3Credentials } from '../s3/location.ts';
 import { emptySnapshot } from './empty-snapshot.ts';
+import { containedPath } from '../snapshot-file/contained.ts';
 import { RestoreFailure } from './layout.ts';
 import { SnapshotVersionScanner, minorOf } from './snapshot-version.ts';
 
@@ -38,7 +40,8 @@ export type FetchSource =
       credentials?: S3Credentials;
       secretName: string;
     }
-  | { kind: 'file'; path: string; display: string };
+  /** A file on a mounted claim: `path` must resolve inside `mount` (shared/snapshot-file/contained.ts). */
+  | { kind: 'file'; mount: string; path: string; display: string };
 
 export interface FetchRequest {
   paths: FetchPaths;
@@ -100,7 +103,7 @@ export async function fetchSnapshot(req: FetchRequest): Promise<FetchResult> {
   } catch (err) {
     throw new RestoreFailure(
       req.source.kind === 's3' ? 'StoreUnreachable' : 'SnapshotTruncated',
-      `reading ${opened.uri} failed after ${size} bytes: ${messageOf(err)}; the restore is retried`,
+      `reading ${opened.uri} failed after ${size} bytes: ${sourceErrorText(err, req.source)}; the restore is retried`,
     );
   }
   if (size !== opened.sizeBytes) {
@@ -147,9 +150,11 @@ interface OpenedSource {
 
 async function openSource(source: FetchSource): Promise<OpenedSource> {
   if (source.kind === 'file') {
+    const target = await containedPath(source.mount, source.path);
+    if (target.kind === 'outside') throw new RestoreFailure('PathOutsideVolume', target.message);
     let size: number;
     try {
-      const s = await stat(source.path);
+      const s = await stat(target.path);
       if (!s.isFile()) throw new Error('not a file');
       size = s.size;
     } catch {
@@ -158,7 +163,7 @@ async function openSource(source: FetchSource): Promise<OpenedSource> {
         `${source.display} does not exist on the volume; check source.pvc.claimName and source.pvc.subPath`,
       );
     }
-    return { uri: source.display, sizeBytes: size, body: createReadStream(source.path) };
+    return { uri: source.display, sizeBytes: size, body: createReadStream(target.path) };
   }
   const uri = s3Uri(source.bucket, source.key);
   if (!source.credentials) {
@@ -202,7 +207,11 @@ async function openSource(source: FetchSource): Promise<OpenedSource> {
   }
 }
 
-function s3Failure(err: unknown, uri: string, source: Extract<FetchSource, { kind: 's3' }>): RestoreFailure {
+export function s3Failure(
+  err: unknown,
+  uri: string,
+  source: Extract<FetchSource, { kind: 's3' }>,
+): RestoreFailure {
   const e = (err ?? {}) as { name?: string; $metadata?: { httpStatusCode?: number } };
   const status = e.$metadata?.httpStatusCode;
   if (status === 404 || e.name === 'NotFound' || e.name === 'NoSuchKey' || e.name === 'NoSuchBucket') {
@@ -220,9 +229,22 @@ function s3Failure(err: unknown, uri: string, source: Extract<FetchSource, { kin
   }
   return new RestoreFailure(
     'StoreUnreachable',
-    `cannot read ${uri} from ${source.endpoint}: ${status ? `HTTP ${status} ` : ''}${messageOf(err)}; ` +
+    `cannot read ${uri} from ${source.endpoint}: ${sourceErrorText(err, source)}; ` +
       'the restore is retried; check source.s3.endpoint and the network',
   );
+}
+
+/**
+ * What a failed read may say in the termination message, which becomes the cluster's Restored
+ * condition: for S3 the reduction every S3 path uses (shared/s3/errors.ts: code, status, one
+ * redacted line, the key pair removed), never the SDK's raw text.
+ */
+export function sourceErrorText(err: unknown, source: FetchSource): string {
+  if (source.kind !== 's3') return messageOf(err);
+  const secrets = source.credentials
+    ? [source.credentials.accessKeyId, source.credentials.secretAccessKey]
+    : [];
+  return s3ErrorText(reduceS3Error(err, secrets));
 }
 
 async function freeBytesOf(dir: string): Promise<number> {

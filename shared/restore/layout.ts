@@ -42,6 +42,7 @@ export type RestoreFailureReason =
   | 'CredentialsMissing'
   | 'AccessDenied'
   | 'SnapshotNotFound'
+  | 'PathOutsideVolume'
   | 'StoreUnreachable'
   | 'EndpointRefused'
   | 'ChecksumMismatch'
@@ -56,6 +57,7 @@ const REASONS = new Set<string>([
   'CredentialsMissing',
   'AccessDenied',
   'SnapshotNotFound',
+  'PathOutsideVolume',
   'StoreUnreachable',
   'EndpointRefused',
   'ChecksumMismatch',

@@ -3,6 +3,7 @@
 // build their own.
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { parseEtcdImageDigests } from '../builders/pod.ts';
 import { DEFAULT_OPERATOR_IMAGE } from '../builders/restore-pod.ts';
 import type { EtcdAccess } from '../etcd/access.ts';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
@@ -22,8 +23,8 @@ import {
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
   etcdImageRepository: string;
-  /** etcd release → image digest ($ETCD_IMAGE_DIGESTS: `3.5.16=sha256:…,…`): those run pinned. */
-  etcdImageDigests?: Record<string, string>;
+  /** Digests of etcd images by release (ETCD_IMAGE_DIGESTS): those releases run by digest. */
+  etcdImageDigests: Record<string, string>;
   /** The operator's own image ($ETCDFN_IMAGE): runs the restore steps in member Pods. */
   operatorImage: string;
   /** How long a member may take to catch up before promotion is retried by a later event. */
@@ -76,7 +77,7 @@ export interface Context {
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorSettings {
   return {
     etcdImageRepository: env.ETCD_IMAGE_REPOSITORY || 'quay.io/coreos/etcd',
-    ...(env.ETCD_IMAGE_DIGESTS && { etcdImageDigests: parseImageDigests(env.ETCD_IMAGE_DIGESTS) }),
+    etcdImageDigests: parseEtcdImageDigests(env.ETCD_IMAGE_DIGESTS),
     operatorImage: env.ETCDFN_IMAGE || DEFAULT_OPERATOR_IMAGE,
     // 100 × 50 ms: a learner is promoted within 50 ms of etcd calling it in sync, for up to 5 s.
     promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 100),
@@ -101,20 +102,6 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
       },
     }),
   };
-}
-
-/**
- * $ETCD_IMAGE_DIGESTS: `<release>=sha256:<64 hex>` pairs separated by commas or spaces. An entry of
- * another shape is an error (the process does not start) rather than an image left unpinned.
- */
-export function parseImageDigests(value: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const entry of value.split(/[\s,]+/).filter(Boolean)) {
-    const m = /^(\d+\.\d+\.\d+)=(sha256:[a-f0-9]{64})$/.exec(entry);
-    if (!m) throw new Error(`ETCD_IMAGE_DIGESTS: "${entry}" is not <release>=sha256:<64 hex digits>`);
-    out[m[1]] = m[2]!;
-  }
-  return out;
 }
 
 /** $ETCDFN_WATCH_NAMESPACES: names separated by commas or spaces. */

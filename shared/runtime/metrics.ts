@@ -10,8 +10,8 @@ export const registry = new Registry();
 export const metrics = {
   events: new Counter({
     name: 'etcdfn_events_total',
-    help: 'CloudEvents handled, by function, event type and outcome (done, retry, error, rejected)',
-    labelNames: ['function', 'type', 'outcome'] as const,
+    help: 'CloudEvents handled, by function, normalised event mode (ref, resource, ping; none when refused) and verb (add, update, delete, tick; none), and outcome (done, retry, error, rejected)',
+    labelNames: ['function', 'mode', 'verb', 'outcome'] as const,
     registers: [registry],
   }),
   eventSeconds: new Histogram({
@@ -49,6 +49,12 @@ export const metrics = {
     name: 'etcdfn_snapshots_total',
     help: 'EtcdSnapshots finished by this process, by outcome (Complete, Failed)',
     labelNames: ['outcome'] as const,
+    registers: [registry],
+  }),
+  bridgeDropped: new Counter({
+    name: 'etcdfn_bridge_deliveries_dropped_total',
+    help: 'Standalone bridge deliveries not sent, by reason (coalesced: one of the same object, trigger and type was still waiting; shed: the queue was full) and Trigger',
+    labelNames: ['reason', 'trigger'] as const,
     registers: [registry],
   }),
   snapshotBytes: new Counter({

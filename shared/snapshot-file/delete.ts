@@ -5,6 +5,7 @@
 // is one line in the termination message, read back by run-snapshot (shared/reconcile/snapshot-prune.ts).
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { containedPath } from './contained.ts';
 import { digestFile } from './save.ts';
 import { OWNER_SUFFIX, type DeleteReport } from './result.ts';
 
@@ -20,6 +21,8 @@ async function readIfThere(path: string): Promise<string | undefined> {
 }
 
 export async function deleteSnapshotFile(o: {
+  /** Where the claim is mounted: `dir/file` must resolve inside it (shared/snapshot-file/contained.ts). */
+  mount: string;
   dir: string;
   file: string;
   /** The path the status records, for messages. */
@@ -28,7 +31,9 @@ export async function deleteSnapshotFile(o: {
   /** Hex SHA-256 the status records. */
   sha256: string;
 }): Promise<DeleteReport> {
-  const path = join(o.dir, o.file);
+  const target = await containedPath(o.mount, join(o.dir, o.file));
+  if (target.kind === 'outside') return { kind: 'kept', message: target.message };
+  const path = target.path;
   const ownerPath = path + OWNER_SUFFIX;
   const owner = await readIfThere(ownerPath);
   const digest = await digestFile(path).catch((err: unknown) => {

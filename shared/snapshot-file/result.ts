@@ -16,6 +16,7 @@ export type SaveFailureReason =
   | 'ObjectExists'
   | 'VolumeFull'
   | 'VolumeReadOnly'
+  | 'PathOutsideVolume'
   | 'EtcdUnavailable'
   | 'ChecksumMismatch'
   | 'IntegrityCheckFailed'
@@ -25,6 +26,7 @@ const REASONS = new Set<string>([
   'ObjectExists',
   'VolumeFull',
   'VolumeReadOnly',
+  'PathOutsideVolume',
   'EtcdUnavailable',
   'ChecksumMismatch',
   'IntegrityCheckFailed',

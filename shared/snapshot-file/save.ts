@@ -8,16 +8,19 @@
 // and are hard-linked into place, which fails rather than replaces if a file appeared meanwhile.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { link, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { EtcdAccess } from '../etcd/access.ts';
 import { snapshot as openSnapshot } from '../etcd/snapshot.ts';
 import { SnapshotDigest } from '../s3/verify.ts';
 import { bboltStatus } from './bbolt-status.ts';
+import { containedPath } from './contained.ts';
 import { OWNER_SUFFIX, SaveFailure, type SavedSnapshot } from './result.ts';
 
 export interface SaveOptions {
+  /** Where the claim is mounted: `dir/file` must resolve inside it (shared/snapshot-file/contained.ts). */
+  mount: string;
   /** The directory (on the mounted claim) the file goes to; created if missing. */
   dir: string;
   file: string;
@@ -149,7 +152,11 @@ export async function digestFile(path: string): Promise<ReturnType<SnapshotDiges
   return digest.digest();
 }
 
-export async function saveSnapshotFile(opts: SaveOptions): Promise<SavedSnapshot> {
+export async function saveSnapshotFile(given: SaveOptions): Promise<SavedSnapshot> {
+  const target = await containedPath(given.mount, join(given.dir, given.file));
+  if (target.kind === 'outside') throw new SaveFailure('PathOutsideVolume', target.message);
+  // From here on the resolved path: no link named in the given one is followed again.
+  const opts = { ...given, dir: dirname(target.path), file: basename(target.path) };
   await mkdir(opts.dir, { recursive: true }).catch(async (err: unknown) => {
     // A recursive mkdir on a read-only file system says ENOENT; a plain one says why.
     if (errno(err) === 'ENOENT') await mkdir(opts.dir).catch((e: unknown) => volumeFailure(e, opts.dir));

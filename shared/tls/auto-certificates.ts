@@ -3,6 +3,7 @@
 // so scaling never waits for a new certificate; etcd accepts a peer whose address reverse-resolves
 // to a name the wildcard matches (and 127.0.0.1 for loopback checks such as etcdctl in a Pod).
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import { clientPinHostname } from '../builders/etcd-listen.ts';
 import { operatorClientTlsSecretName, peerTlsSecretName, serverTlsSecretName } from '../builders/tls.ts';
 import { clientServiceName, headlessServiceName } from '../names.ts';
 import type { LeafUsage } from './issue.ts';
@@ -58,7 +59,8 @@ export function certificateShape(
         role,
         secret: operatorClientTlsSecretName(cluster),
         commonName: OPERATOR_CLIENT_COMMON_NAME,
-        dnsNames: [],
+        // The name a cert-manager cluster's etcd pins client certificates to (etcd-listen.ts).
+        dnsNames: [clientPinHostname(cluster, namespace)],
         ipAddresses: [],
         usages: ['client'],
       };

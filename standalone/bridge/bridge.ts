@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { CloudEvent } from 'cloudevents';
 import type { Logger } from 'pino';
+import { PING_EVENT_TYPE } from '../../shared/events/types.ts';
 import { log as rootLog } from '../../shared/log.ts';
+import { metrics } from '../../shared/runtime/metrics.ts';
 import { Chaos, chaosEnabled, type ChaosOptions, type ChaosStats } from './chaos.ts';
 import {
   Dispatcher,
@@ -67,6 +69,8 @@ export interface BridgeOptions {
   replayInitialList?: boolean;
   /** Requests in flight at most (default 16). */
   concurrency?: number;
+  /** Deliveries waiting to be sent at most; more are shed and counted (default 10,000). */
+  maxQueued?: number;
   /** Refuse Triggers that Knative's admission webhook would refuse (default: warn). */
   strictTriggers?: boolean;
   /** Observer for every delivery attempt. */
@@ -115,12 +119,17 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   if (!apiServerUrl) throw new Error('no apiServerUrl given and the kubeconfig has no current cluster');
   warnAboutSubscribers(triggers, options.subscribers, log);
 
+  const chaosOn = chaosEnabled(options.chaos);
   const dispatcher = new Dispatcher({
     concurrency: options.concurrency ?? 16,
+    ...(options.maxQueued !== undefined && { maxQueued: options.maxQueued }),
+    // Chaos duplicates deliveries on purpose: they must reach the functions.
+    coalesce: !chaosOn,
+    onDropped: (reason, job) => metrics.bridgeDropped.inc({ reason, trigger: job.trigger }),
     log: log.child({ part: 'delivery' }),
     ...(options.onDelivery ? { onAttempt: options.onDelivery } : {}),
   });
-  const chaos = chaosEnabled(options.chaos)
+  const chaos = chaosOn
     ? new Chaos<DeliveryJob>(options.chaos ?? {}, job => void dispatcher.submit(job))
     : undefined;
   const stats: BridgeStats = {
@@ -162,6 +171,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       };
       // One object's events reach one subscriber in order, unless chaos asks for parallel delivery.
       if (!chaos?.parallel) job.key = `${trigger.name}|${stamped.subject ?? stamped.source}`;
+      // The tick is the safety net for whatever a full queue sheds: it is never shed itself.
+      if (stamped.type === PING_EVENT_TYPE) job.keep = true;
       if (chaos) chaos.submit(job);
       else void dispatcher.submit(job);
     }

@@ -3,6 +3,10 @@
 // 409, 429 (SelectiveRetry) with the delivery spec's back-off, and give up on anything else: the
 // event is dead-lettered (logged with the response body, and kept in a short in-memory list).
 // Concurrency is bounded; deliveries that share a key are made one after the other.
+// The queue is bounded too: anyone who can create a Pod labelled etcdfn.io/cluster feeds it. A
+// delivery waiting to be sent absorbs a later one of the same object, trigger and type (the function
+// reads the object when the first arrives, so it sees the later change too), and once `maxQueued`
+// deliveries wait, a new one is shed and counted; the resync tick, never shed, covers what was.
 import type { CloudEvent, CloudEventV1 } from 'cloudevents';
 import type { Logger } from 'pino';
 import { log as rootLog } from '../../shared/log.ts';
@@ -18,9 +22,19 @@ export interface DeliveryJob {
   policy: DeliverySpec;
   /** Deliveries with the same key are made in order, one at a time; undefined = no ordering. */
   key?: string;
+  /** Never shed when the queue is full (the resync tick, which re-covers whatever was shed). */
+  keep?: boolean;
 }
 
-export type AttemptOutcome = 'delivered' | 'retry' | 'dead-lettered' | 'aborted';
+export type AttemptOutcome =
+  | 'delivered'
+  | 'retry'
+  | 'dead-lettered'
+  | 'aborted'
+  /** Not sent: a delivery of the same object, trigger and type was still waiting to be sent. */
+  | 'coalesced'
+  /** Not sent: the queue was full. */
+  | 'shed';
 
 export interface DeliveryRecord {
   subscriber: string;
@@ -56,6 +70,12 @@ export interface DeliveryStats {
   delivered: number;
   retries: number;
   deadLettered: number;
+  /** Deliveries absorbed by one of the same object still waiting to be sent. */
+  coalesced: number;
+  /** Deliveries dropped because `maxQueued` were waiting. */
+  shed: number;
+  /** Deliveries waiting to be sent (queued behind their key or for a free slot) right now. */
+  queued: number;
 }
 
 export interface DispatcherOptions {
@@ -63,6 +83,12 @@ export interface DispatcherOptions {
   concurrency?: number;
   /** Dead letters kept in memory (default 100; oldest dropped first). */
   deadLetterLimit?: number;
+  /** Deliveries waiting to be sent at most; more are shed (default 10,000). */
+  maxQueued?: number;
+  /** Absorb a delivery into a waiting one of the same key, URL and type (default true; chaos turns it off). */
+  coalesce?: boolean;
+  /** Told of every delivery coalesced or shed (the bridge counts them in its metrics). */
+  onDropped?: (reason: 'coalesced' | 'shed', job: DeliveryJob) => void;
   onAttempt?: (record: DeliveryRecord) => void;
   log?: Logger;
 }
@@ -89,7 +115,16 @@ const BODY_LIMIT = 2048;
 
 export class Dispatcher {
   readonly deadLetters: DeadLetter[] = [];
-  readonly stats: DeliveryStats = { submitted: 0, attempts: 0, delivered: 0, retries: 0, deadLettered: 0 };
+  readonly stats: DeliveryStats = {
+    submitted: 0,
+    attempts: 0,
+    delivered: 0,
+    retries: 0,
+    deadLettered: 0,
+    coalesced: 0,
+    shed: 0,
+    queued: 0,
+  };
   private readonly log: Logger;
   private readonly limit: number;
   private readonly deadLetterLimit: number;
@@ -100,6 +135,9 @@ export class Dispatcher {
   private readonly sleepers = new Set<() => void>();
   private inFlight = 0;
   private pending = 0;
+  private readonly maxQueued: number;
+  /** Deliveries not yet sent, by key, URL and type: a later equal one is absorbed. */
+  private readonly waiting = new Map<string, DeliveryJob>();
 
   private readonly options: DispatcherOptions;
   constructor(options: DispatcherOptions = {}) {
@@ -107,14 +145,31 @@ export class Dispatcher {
     this.log = options.log ?? rootLog.child({ component: 'bridge-delivery' });
     this.limit = Math.max(1, options.concurrency ?? 16);
     this.deadLetterLimit = options.deadLetterLimit ?? 100;
+    this.maxQueued = Math.max(1, options.maxQueued ?? 10_000);
   }
 
   /** Queues a delivery; resolves with its final outcome (never rejects). */
   submit(job: DeliveryJob): Promise<AttemptOutcome> {
     this.stats.submitted++;
+    const same =
+      job.key !== undefined && this.options.coalesce !== false
+        ? `${job.key}\n${job.url}\n${job.event.type}`
+        : undefined;
+    if (same !== undefined && this.waiting.has(same)) return Promise.resolve(this.dropped('coalesced', job));
+    if (!job.keep && this.stats.queued >= this.maxQueued) return Promise.resolve(this.dropped('shed', job));
     this.pending++;
+    this.stats.queued++;
+    if (same !== undefined) this.waiting.set(same, job);
+    let sent = false;
+    /** Called once the delivery holds a slot for its first attempt (or ends without one). */
+    const leaveQueue = () => {
+      if (sent) return;
+      sent = true;
+      this.stats.queued--;
+      if (same !== undefined && this.waiting.get(same) === job) this.waiting.delete(same);
+    };
     const previous = job.key !== undefined ? this.chains.get(job.key) : undefined;
-    const run = (previous ?? Promise.resolve()).then(() => this.deliver(job));
+    const run = (previous ?? Promise.resolve()).then(() => this.deliver(job, leaveQueue)).finally(leaveQueue);
     if (job.key !== undefined) {
       const key = job.key;
       const tail = run.finally(() => {
@@ -126,6 +181,23 @@ export class Dispatcher {
       this.pending--;
       if (this.pending === 0) this.idleWaiters.splice(0).forEach(resolve => resolve());
     });
+  }
+
+  private dropped(reason: 'coalesced' | 'shed', job: DeliveryJob): AttemptOutcome {
+    this.stats[reason]++;
+    // The first shed, then one line in a thousand: a flood must not become a flood of log lines.
+    if (reason === 'shed' && this.stats.shed % 1000 === 1) {
+      this.log.warn(
+        { shed: this.stats.shed, queued: this.stats.queued, maxQueued: this.maxQueued, trigger: job.trigger },
+        'delivery queue full: events shed (the resync tick covers them)',
+      );
+    }
+    try {
+      this.options.onDropped?.(reason, job);
+    } catch (err) {
+      this.log.error({ err: errorText(err) }, 'onDropped observer threw');
+    }
+    return reason;
   }
 
   /** Resolves when every submitted delivery has finished (delivered, dead-lettered or aborted). */
@@ -142,11 +214,11 @@ export class Dispatcher {
     await this.idle();
   }
 
-  private async deliver(job: DeliveryJob): Promise<AttemptOutcome> {
+  private async deliver(job: DeliveryJob, leaveQueue: () => void): Promise<AttemptOutcome> {
     const { policy } = job;
     for (let attempt = 1; ; attempt++) {
       if (this.stopping.signal.aborted) return 'aborted';
-      const result = await this.attempt(job, attempt);
+      const result = await this.attempt(job, attempt, leaveQueue);
       if (result.outcome === 'delivered') return 'delivered';
       if (this.stopping.signal.aborted) return this.record(job, attempt, result, 'aborted');
       const retryable = isRetryable(result.status);
@@ -161,8 +233,9 @@ export class Dispatcher {
     }
   }
 
-  private async attempt(job: DeliveryJob, attempt: number): Promise<AttemptResult> {
+  private async attempt(job: DeliveryJob, attempt: number, onSlot: () => void): Promise<AttemptResult> {
     await this.acquire();
+    onSlot();
     const started = Date.now();
     this.stats.attempts++;
     try {

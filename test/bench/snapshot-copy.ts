@@ -17,6 +17,7 @@ let bytes: number;
 if (mode === 'pvc') {
   const [dir] = rest;
   const saved = await saveSnapshotFile({
+    mount: dir ?? '',
     dir: dir ?? '',
     file: 'bench.db',
     recordedPath: 'bench.db',

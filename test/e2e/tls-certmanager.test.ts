@@ -133,6 +133,10 @@ describe(
         spec: {
           secretName: APP_SECRET,
           commonName: 'app',
+          // etcd accepts only client certificates that name the cluster's client Service
+          // (--client-cert-allowed-hostname, docs/security.md#tenants-that-share-an-issuer): this
+          // application is a client of both clusters of the test.
+          dnsNames: [`${CLUSTER}-client.${NS}.svc`, `${RESTORED}-client.${NS}.svc`],
           usages: ['digital signature', 'key encipherment', 'client auth'],
           issuerRef: { name: ISSUER, kind: 'Issuer', group: 'cert-manager.io' },
         },

@@ -381,12 +381,20 @@ const pvcRule: Omit<RuleCases, 'kind' | 'path'> = {
     { self: pvc({ subPath: 'etcd' }) },
     { self: pvc({ subPath: 'backups/etcd/snap.db' }) },
     { self: pvc({ subPath: 'a..b' }) },
+    { self: pvc({ subPath: 'etcd/daily/' }) },
+    { self: pvc({ subPath: '...' }) },
   ],
   invalid: [
     { self: pvc({ subPath: '/etc' }) },
     { self: pvc({ subPath: '..' }) },
     { self: pvc({ subPath: '../other' }) },
     { self: pvc({ subPath: 'a/../../b' }) },
+    // the review's own cases: a snapshot Job given --dir=/snapshots/../../etc, and a trailing ..
+    { self: pvc({ subPath: '../../etc' }) },
+    { self: pvc({ subPath: 'etcd/..' }) },
+    { self: pvc({ subPath: './..' }) },
+    { self: pvc({ subPath: 'a//../../b' }) },
+    { self: pvc({ subPath: '//etc' }) },
   ],
 };
 

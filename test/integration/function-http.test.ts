@@ -192,11 +192,18 @@ describe('the HTTP contract of the four real functions', () => {
     // Every function answered fixtures above: done and rejected events, each with a duration.
     for (const name of FUNCTION_NAMES) {
       assert.ok(
-        sample(new RegExp(`^etcdfn_events_total\\{function="${name}",type="[^"]+",outcome="done"\\}`)) > 0,
+        sample(
+          new RegExp(
+            `^etcdfn_events_total\\{function="${name}",mode="(ref|resource|ping)",verb="[a-z]+",outcome="done"\\}`,
+          ),
+        ) > 0,
       );
       assert.ok(
-        sample(new RegExp(`^etcdfn_events_total\\{function="${name}",type="unknown",outcome="rejected"\\}`)) >
-          0,
+        sample(
+          new RegExp(
+            `^etcdfn_events_total\\{function="${name}",mode="none",verb="none",outcome="rejected"\\}`,
+          ),
+        ) > 0,
       );
       assert.ok(
         sample(new RegExp(`^etcdfn_event_duration_seconds_count\\{function="${name}",outcome="done"\\}`)) > 0,

@@ -93,7 +93,7 @@ for (const major of HELM_MAJORS) {
             assert.equal(o.metadata.labels['app.kubernetes.io/instance'], 'etcdfn', key(o));
             assert.equal(o.metadata.labels['app.kubernetes.io/managed-by'], 'Helm', key(o));
             if (values.extraLabels) assert.equal(o.metadata.labels.team, 'storage', key(o));
-            const clusterScoped = o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding';
+            const clusterScoped = ['ClusterRole', 'ClusterRoleBinding', 'Namespace'].includes(o.kind);
             const watched = (values.watchNamespaces ?? []) as string[];
             // A namespaced install's Roles sit in the watched namespaces, everything else in the release's.
             if (/^Role(Binding)?$/.test(o.kind) && watched.includes(o.metadata.namespace)) continue;
@@ -202,6 +202,35 @@ for (const major of HELM_MAJORS) {
           assert.notEqual(result.status, 0, result.stdout);
           assert.match(result.stderr, message);
         }
+      });
+    });
+
+    it('etcd.imageDigests reaches every function as ETCD_IMAGE_DIGESTS; a digest that is not sha256 is refused', () => {
+      const objects = helmTemplate(major, VALUE_SETS['knative, pinned digest and overrides']);
+      for (const w of workloads(objects))
+        for (const c of containersOf(w).filter(c => envOf(c).FUNCTION_TARGET))
+          assert.equal(envOf(c).ETCD_IMAGE_DIGESTS, `3.5.16=${DIGEST}`, key(w));
+      assert.ok(
+        !workloads(helmTemplate(major, {})).some(w =>
+          containersOf(w).some(c => 'ETCD_IMAGE_DIGESTS' in envOf(c)),
+        ),
+      );
+      const refused = helm(major, ['template', 'etcdfn', CHART_DIR], {
+        etcd: { imageRepository: 'quay.io/coreos/etcd', imageDigests: { '3.5.16': 'latest' } },
+      });
+      assert.notEqual(refused.status, 0, refused.stdout);
+    });
+
+    describe('the release namespace (namespace.create)', () => {
+      it('is not rendered unless asked for (a namespace made with --create-namespace or by hand)', () => {
+        assert.ok(!helmTemplate(major, {}).some(o => o.kind === 'Namespace'));
+      });
+      it('asked for, it enforces, warns and audits the restricted Pod Security profile', () => {
+        const ns = helmTemplate(major, { namespace: { create: true } }).filter(o => o.kind === 'Namespace');
+        assert.equal(ns.length, 1);
+        const labels = ns[0].metadata.labels as Record<string, string>;
+        for (const mode of ['enforce', 'warn', 'audit'])
+          assert.equal(labels[`pod-security.kubernetes.io/${mode}`], 'restricted', mode);
       });
     });
 
@@ -462,5 +491,6 @@ describe('chart metadata', () => {
     assert.equal(appVersion, pkg.version);
     assert.equal(chartValues.mode, 'knative');
     assert.equal(chartValues.image.digest, '');
+    assert.deepEqual(chartValues.namespace, { create: false, podSecurity: 'restricted' });
   });
 });

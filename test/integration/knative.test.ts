@@ -225,6 +225,40 @@ describe('knative/ kustomize base', () => {
     );
   });
 
+  it('a release with ETCDFN_IMAGE_DIGEST / ETCD_IMAGE_DIGESTS references the images by digest; a malformed digest is refused', () => {
+    const digest = `sha256:${'b'.repeat(64)}`;
+    const saved = readFileSync(RELEASE_FILE);
+    try {
+      const made = spawnSync('bash', [join(ROOT, 'scripts', 'release-manifests.sh')], {
+        encoding: 'utf8',
+        env: { ...process.env, ETCDFN_IMAGE_DIGEST: digest, ETCD_IMAGE_DIGESTS: `3.5.16=${digest}` },
+      });
+      assert.equal(made.status, 0, made.stderr);
+      const release = parseYaml(readFileSync(RELEASE_FILE, 'utf8'), RELEASE_FILE);
+      for (const s of release.filter(o => o.kind === 'Service')) {
+        const container = s.spec.template.spec.containers[0];
+        assert.equal(container.image, `ghcr.io/etcdfn/etcdfn:${VERSION}@${digest}`);
+        const env = (container.env as { name: string; value?: string }[]).find(
+          e => e.name === 'ETCD_IMAGE_DIGESTS',
+        );
+        assert.equal(env?.value, `3.5.16=${digest}`, s.metadata.name);
+      }
+      const badEtcd = spawnSync('bash', [join(ROOT, 'scripts', 'release-manifests.sh')], {
+        encoding: 'utf8',
+        env: { ...process.env, ETCD_IMAGE_DIGESTS: '3.5.16=latest' },
+      });
+      assert.equal(badEtcd.status, 2);
+      const refused = spawnSync('bash', [join(ROOT, 'scripts', 'release-manifests.sh')], {
+        encoding: 'utf8',
+        env: { ...process.env, ETCDFN_IMAGE_DIGEST: 'latest' },
+      });
+      assert.equal(refused.status, 2);
+      assert.match(refused.stderr, /sha256:<64 hex digits>/);
+    } finally {
+      writeFileSync(RELEASE_FILE, saved);
+    }
+  });
+
   it('release/etcdfn-knative.yaml is up to date (fix: scripts/release-manifests.sh)', () => {
     const result = spawnSync('bash', [join(ROOT, 'scripts', 'release-manifests.sh'), '--check'], {
       encoding: 'utf8',
@@ -238,7 +272,10 @@ describe('knative/ kustomize base', () => {
       release.slice(0, 4).map(o => o.kind),
       Array(4).fill('CustomResourceDefinition'),
     );
-    assert.equal(find(release, 'Namespace', 'etcdfn-system').kind, 'Namespace');
+    const namespace = find(release, 'Namespace', 'etcdfn-system');
+    // Pod Security's restricted profile, enforced where the operator runs.
+    for (const mode of ['enforce', 'warn', 'audit'])
+      assert.equal(namespace.metadata.labels[`pod-security.kubernetes.io/${mode}`], 'restricted', mode);
     for (const s of release.filter(o => o.kind === 'Service'))
       assert.equal(s.spec.template.spec.containers[0].image, `ghcr.io/etcdfn/etcdfn:${VERSION}`);
   });

@@ -77,7 +77,7 @@ describe("each cluster's NetworkPolicy admits the Pods that dial etcd, and only 
     delete service.spec.template.metadata.labels['etcdfn.io/component'];
     assert.match(admissionProblems(objects).join('\n'), /the function Pod cannot reach the client port/);
     const policy = buildNetworkPolicy(cluster, { operatorNamespace: 'ops' })!;
-    const job = createdPods({ operatorImage: 'i', etcdImageRepository: 'e' }).find(
+    const job = createdPods({ operatorImage: 'i', etcdImageRepository: 'e', etcdImageDigests: {} }).find(
       p => p.what === 'snapshot Job',
     )!;
     const labels = { ...job.template.metadata!.labels };

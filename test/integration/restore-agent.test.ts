@@ -156,10 +156,17 @@ describe('restore agent steps (s3rver, real etcd tools)', { timeout: 300_000 }, 
     const d = dataDir();
     const file = join(dir, 'on-pvc.db');
     writeFileSync(file, snapshots['3.4']);
-    const ok = await fetchSnapshot(request(d, { kind: 'file', path: file, display: 'pvc://b/on-pvc.db' }));
+    const ok = await fetchSnapshot(
+      request(d, { kind: 'file', mount: dir, path: file, display: 'pvc://b/on-pvc.db' }),
+    );
     assert.equal(ok.kind, 'fetched');
     const missing = await failure(
-      request(dataDir(), { kind: 'file', path: join(dir, 'absent.db'), display: 'pvc://b/absent.db' }),
+      request(dataDir(), {
+        kind: 'file',
+        mount: dir,
+        path: join(dir, 'absent.db'),
+        display: 'pvc://b/absent.db',
+      }),
     );
     assert.equal(missing.reason, 'SnapshotNotFound');
     assert.match(missing.message, /pvc:\/\/b\/absent\.db does not exist/);
@@ -210,7 +217,9 @@ describe('restore agent steps (s3rver, real etcd tools)', { timeout: 300_000 }, 
     const bytes = Buffer.from(snapshots['3.5']);
     bytes[bytes.length - 100] ^= 0xff;
     writeFileSync(file, bytes);
-    const refused = await failure(request(d, { kind: 'file', path: file, display: 'corrupt.db' }));
+    const refused = await failure(
+      request(d, { kind: 'file', mount: dir, path: file, display: 'corrupt.db' }),
+    );
     assert.equal(refused.reason, 'SnapshotCorrupt');
     assert.match(refused.message, /fails etcd's own integrity check/);
     assert.equal(existsSync(restorePaths(d).snapshotFile), false);
@@ -225,7 +234,9 @@ describe('restore agent steps (s3rver, real etcd tools)', { timeout: 300_000 }, 
     assert.equal(parseFailure(err.message).reason, 'SnapshotCorrupt');
     // A file that is no etcd snapshot at all (no appended hash) is refused too.
     writeFileSync(file, Buffer.alloc(4096, 1));
-    const plain = await failure(request(dataDir(), { kind: 'file', path: file, display: 'plain.db' }));
+    const plain = await failure(
+      request(dataDir(), { kind: 'file', mount: dir, path: file, display: 'plain.db' }),
+    );
     assert.equal(plain.reason, 'SnapshotCorrupt');
   });
 });

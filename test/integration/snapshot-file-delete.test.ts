@@ -27,7 +27,7 @@ describe('snapshot-delete: a file goes only if its snapshot wrote it and it is u
     return dir;
   };
   const run = (dir: string, sha256 = SHA) =>
-    deleteSnapshotFile({ dir, file: FILE, recordedPath: `etcd/${FILE}`, ownerUid: UID, sha256 });
+    deleteSnapshotFile({ mount: root, dir, file: FILE, recordedPath: `etcd/${FILE}`, ownerUid: UID, sha256 });
 
   before(() => {
     root = mkdtempSync(join(tmpdir(), 'snapshot-delete-'));
@@ -89,6 +89,7 @@ describe('snapshot-delete: a file goes only if its snapshot wrote it and it is u
         'tsx',
         join(repo, 'agent', 'main.ts'),
         'snapshot-delete',
+        `--mount=${root}`,
         `--dir=${dir}`,
         `--file=${FILE}`,
         `--recorded-path=etcd/${FILE}`,

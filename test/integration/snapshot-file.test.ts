@@ -82,6 +82,7 @@ describe(
     it('writes the snapshot, reads it back, and reports size, SHA-256, member and revision', async () => {
       const dir = join(root, 'ok', 'etcd', 'daily');
       const saved = await saveSnapshotFile({
+        mount: root,
         dir,
         file: FILE,
         recordedPath: `etcd/daily/${FILE}`,
@@ -129,7 +130,14 @@ describe(
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, FILE), 'a user file');
       await assert.rejects(
-        saveSnapshotFile({ dir, file: FILE, recordedPath: FILE, ownerUid: UID, sources: sources() }),
+        saveSnapshotFile({
+          mount: root,
+          dir,
+          file: FILE,
+          recordedPath: FILE,
+          ownerUid: UID,
+          sources: sources(),
+        }),
         (err: unknown) =>
           err instanceof SaveFailure && err.reason === 'ObjectExists' && /did not write/.test(err.message),
       );
@@ -142,7 +150,14 @@ describe(
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, FILE + OWNER_SUFFIX), `${OTHER}\n`);
       await assert.rejects(
-        saveSnapshotFile({ dir, file: FILE, recordedPath: FILE, ownerUid: UID, sources: sources() }),
+        saveSnapshotFile({
+          mount: root,
+          dir,
+          file: FILE,
+          recordedPath: FILE,
+          ownerUid: UID,
+          sources: sources(),
+        }),
         (err: unknown) =>
           err instanceof SaveFailure && err.reason === 'ObjectExists' && err.message.includes(OTHER),
       );
@@ -156,6 +171,7 @@ describe(
       writeFileSync(join(dir, FILE), 'truncated');
       writeFileSync(join(dir, `${FILE}.partial`), 'half');
       const saved = await saveSnapshotFile({
+        mount: root,
         dir,
         file: FILE,
         recordedPath: FILE,
@@ -171,6 +187,7 @@ describe(
       const dir = join(root, 'down');
       await assert.rejects(
         saveSnapshotFile({
+          mount: root,
           dir,
           file: FILE,
           recordedPath: FILE,
@@ -202,7 +219,14 @@ describe(
         execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]);
         mounts.push(dir);
         await assert.rejects(
-          saveSnapshotFile({ dir, file: FILE, recordedPath: FILE, ownerUid: UID, sources: sources() }),
+          saveSnapshotFile({
+            mount: root,
+            dir,
+            file: FILE,
+            recordedPath: FILE,
+            ownerUid: UID,
+            sources: sources(),
+          }),
           (err: unknown) =>
             err instanceof SaveFailure && err.reason === 'VolumeFull' && /no space left/.test(err.message),
         );
@@ -218,6 +242,7 @@ describe(
         mounts.push(dir);
         await assert.rejects(
           saveSnapshotFile({
+            mount: root,
             dir: join(dir, 'etcd'),
             file: FILE,
             recordedPath: FILE,

@@ -10,6 +10,7 @@ export const VALUE_SETS: Record<string, Obj> = {
   knative: {},
   standalone: { mode: 'standalone' },
   'standalone, 2 replicas': { mode: 'standalone', standalone: { replicas: 2 } },
+  'standalone, namespace created': { mode: 'standalone', namespace: { create: true } },
   'knative, pinned digest and overrides': {
     image: { repository: 'registry.example:5000/etcdfn', tag: '0.2.0-rc.1', digest: DIGEST },
     imagePullSecrets: [{ name: 'regcred' }],

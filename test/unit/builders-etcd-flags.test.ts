@@ -46,17 +46,17 @@ const flagsOf = (m: EtcdMember, clusterFormed = false): Map<string, string> =>
   flagMap(etcdFlags(m, { namespace: NS, clusterFormed }));
 
 describe('etcd flags: identity and URLs', () => {
-  it('name, data dir, listen on every interface, advertise the stable DNS name', () => {
+  it('name, data dir, listen on the Pod IP only, advertise the stable DNS name', () => {
     const f = flagsOf(member());
     assert.equal(f.get('--name'), 'demo-abcde');
     assert.equal(f.get('--data-dir'), '/var/lib/etcd');
-    assert.equal(f.get('--listen-peer-urls'), 'http://0.0.0.0:2380');
-    assert.equal(f.get('--listen-client-urls'), 'http://0.0.0.0:2379');
+    assert.equal(f.get('--listen-peer-urls'), 'http://$(POD_IP):2380');
+    assert.equal(f.get('--listen-client-urls'), 'http://$(POD_IP):2379');
     assert.equal(f.get('--advertise-client-urls'), 'http://demo-abcde.demo.prod.svc:2379');
     assert.equal(f.get('--initial-advertise-peer-urls'), 'http://demo-abcde.demo.prod.svc:2380');
     assert.equal(f.get('--initial-cluster'), 'demo-abcde=http://demo-abcde.demo.prod.svc:2380');
     assert.equal(f.get('--initial-cluster-token'), 'prod-demo-uid');
-    assert.equal(f.get('--listen-metrics-urls'), 'http://0.0.0.0:2381');
+    assert.equal(f.get('--listen-metrics-urls'), 'http://$(POD_IP):2381');
   });
 
   it('a member that has not been added to etcd yet has no command line (a caller bug)', () => {
@@ -287,30 +287,80 @@ describe('etcd flags: TLS', () => {
 
   it('server TLS without client certificates', () => {
     const f = flagsOf(member({ tls: { clientServerSecretRef: { name: 's' }, clientMTLS: false } }));
-    assert.equal(f.get('--listen-client-urls'), 'https://0.0.0.0:2379');
+    assert.equal(f.get('--listen-client-urls'), 'https://$(POD_IP):2379');
     assert.equal(f.get('--advertise-client-urls'), 'https://demo-abcde.demo.prod.svc:2379');
     assert.equal(f.get('--cert-file'), '/etc/etcd/tls/client/tls.crt');
     assert.equal(f.get('--key-file'), '/etc/etcd/tls/client/tls.key');
     assert.equal(f.has('--client-cert-auth'), false);
     assert.equal(f.has('--trusted-ca-file'), false);
-    assert.equal(f.get('--listen-peer-urls'), 'http://0.0.0.0:2380');
-    assert.equal(f.get('--listen-metrics-urls'), 'http://0.0.0.0:2381');
+    assert.equal(f.get('--listen-peer-urls'), 'http://$(POD_IP):2380');
+    // Clients use TLS without certificates: so does the probe, and so can metrics.
+    assert.equal(f.get('--listen-metrics-urls'), 'https://$(POD_IP):2381');
   });
 
   it('mutual client TLS requires client certificates signed by the CA', () => {
     const f = flagsOf(member({ tls: { clientServerSecretRef: { name: 's' }, clientMTLS: true } }));
     assert.equal(f.get('--client-cert-auth'), 'true');
     assert.equal(f.get('--trusted-ca-file'), '/etc/etcd/tls/client/ca.crt');
+    // The kubelet's probe cannot present a certificate: /health stays plain HTTP on the Pod IP.
+    assert.equal(f.get('--listen-metrics-urls'), 'http://$(POD_IP):2381');
+    assert.equal(f.has('--client-cert-allowed-hostname'), false, 'no pin unless the spec carries one');
+  });
+
+  it('a pinned member accepts only certificates that name its cluster (cert-manager, a possibly shared issuer)', () => {
+    const f = flagsOf(
+      member({
+        tls: {
+          clientServerSecretRef: { name: 's' },
+          clientMTLS: true,
+          clientAllowedHostname: 'demo-client.prod.svc',
+          peerSecretRef: { name: 'p' },
+          peerAllowedHostname: 'member.demo.prod.svc',
+        },
+      }),
+    );
+    assert.equal(f.get('--client-cert-allowed-hostname'), 'demo-client.prod.svc');
+    assert.equal(f.get('--peer-cert-allowed-hostname'), 'member.demo.prod.svc');
+    // The same flag spelling for every minor etcdfn runs (etcd --help of 3.4.23, 3.5.35, 3.6.16, 3.7.3).
+    for (const version of ['3.4.23', '3.5.16']) {
+      const pinned = flagsOf(
+        member({
+          version,
+          tls: { peerSecretRef: { name: 'p' }, peerAllowedHostname: 'member.demo.prod.svc' },
+        }),
+      );
+      assert.equal(pinned.get('--peer-cert-allowed-hostname'), 'member.demo.prod.svc', version);
+    }
+    // A client pin without client certificates means nothing: not passed.
+    const noMtls = flagsOf(
+      member({
+        tls: { clientServerSecretRef: { name: 's' }, clientAllowedHostname: 'demo-client.prod.svc' },
+      }),
+    );
+    assert.equal(noMtls.has('--client-cert-allowed-hostname'), false);
+  });
+
+  it('nothing listens on a wildcard address', () => {
+    for (const tls of [
+      undefined,
+      { clientServerSecretRef: { name: 's' }, clientMTLS: true, peerSecretRef: { name: 'p' } },
+    ]) {
+      const flags = etcdFlags(member(tls ? { tls } : {}), { namespace: NS, clusterFormed: true });
+      const listen = flags.filter(f => f.startsWith('--listen-'));
+      assert.equal(listen.length, 3, listen.join(' '));
+      for (const flag of listen)
+        assert.match(flag, /^--listen-(client|peer|metrics)-urls=https?:\/\/\$\(POD_IP\):23(79|80|81)$/);
+    }
   });
 
   it('peer TLS is always mutual', () => {
     const f = flagsOf(member({ tls: { peerSecretRef: { name: 'p' } } }));
-    assert.equal(f.get('--listen-peer-urls'), 'https://0.0.0.0:2380');
+    assert.equal(f.get('--listen-peer-urls'), 'https://$(POD_IP):2380');
     assert.equal(f.get('--initial-advertise-peer-urls'), 'https://demo-abcde.demo.prod.svc:2380');
     assert.equal(f.get('--peer-cert-file'), '/etc/etcd/tls/peer/tls.crt');
     assert.equal(f.get('--peer-key-file'), '/etc/etcd/tls/peer/tls.key');
     assert.equal(f.get('--peer-trusted-ca-file'), '/etc/etcd/tls/peer/ca.crt');
     assert.equal(f.get('--peer-client-cert-auth'), 'true');
-    assert.equal(f.get('--listen-client-urls'), 'http://0.0.0.0:2379');
+    assert.equal(f.get('--listen-client-urls'), 'http://$(POD_IP):2379');
   });
 });

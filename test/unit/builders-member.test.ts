@@ -173,6 +173,8 @@ describe('member TLS from the cluster spec', () => {
         clientServerSecretRef: { name: 'demo-server-tls' },
         clientMTLS: false,
         peerSecretRef: { name: 'demo-peer-tls' },
+        // The issuer may be shared (a ClusterIssuer): peers must name this cluster in this namespace.
+        peerAllowedHostname: 'member.demo.prod.svc',
       },
       secrets: { clientServer: 'demo-server-tls', peer: 'demo-peer-tls' },
     },
@@ -181,7 +183,11 @@ describe('member TLS from the cluster spec', () => {
       tls: {
         client: { certManager: { serverIssuerRef: { name: 'ca' }, operatorClientIssuerRef: { name: 'ca' } } },
       },
-      want: { clientServerSecretRef: { name: 'demo-server-tls' }, clientMTLS: true },
+      want: {
+        clientServerSecretRef: { name: 'demo-server-tls' },
+        clientMTLS: true,
+        clientAllowedHostname: 'demo-client.prod.svc',
+      },
       secrets: { clientServer: 'demo-server-tls', operatorClient: 'demo-operator-client-tls' },
     },
     {

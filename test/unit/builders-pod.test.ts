@@ -11,6 +11,7 @@ import {
   isControlledBy,
   type BuildMemberPodOptions,
 } from '../../shared/builders/index.ts';
+import { etcdImage, parseEtcdImageDigests } from '../../shared/builders/pod.ts';
 
 const NS = 'prod';
 
@@ -176,6 +177,7 @@ describe('member Pod', () => {
         .env?.filter(e => e.valueFrom)
         .map(e => [e.name, e.valueFrom?.fieldRef?.fieldPath]),
       [
+        ['POD_IP', 'status.podIP'],
         ['ETCD_INITIAL_CLUSTER', "metadata.annotations['etcdfn.io/initial-cluster']"],
         ['ETCD_INITIAL_CLUSTER_STATE', "metadata.annotations['etcdfn.io/initial-cluster-state']"],
       ],
@@ -202,6 +204,37 @@ describe('member Pod', () => {
     assert.equal(etcd(pod()).command?.[0], 'etcd');
   });
 
+  it('runs a release listed in ETCD_IMAGE_DIGESTS by digest, its restore step too; others by tag', () => {
+    const digest = `sha256:${'c'.repeat(64)}`;
+    const digests = parseEtcdImageDigests(`3.5.16=${digest}, 3.5.17=sha256:${'d'.repeat(64)}`);
+    assert.equal(
+      etcd(pod(member(), { etcdImageDigests: digests })).image,
+      `quay.io/coreos/etcd:v3.5.16@${digest}`,
+    );
+    const restoring = pod(
+      member({
+        restore: {
+          source: {
+            s3: { endpoint: 'https://s3', bucket: 'b', key: 'k', credentialsSecretRef: { name: 's' } },
+          },
+        },
+      }),
+      {
+        etcdImageDigests: digests,
+      },
+    );
+    assert.ok(restoring.spec?.initContainers?.some(c => c.image === `quay.io/coreos/etcd:v3.5.16@${digest}`));
+    assert.equal(etcdImage('3.4.23', 'quay.io/coreos/etcd', digests), 'quay.io/coreos/etcd:v3.4.23');
+    assert.deepEqual(parseEtcdImageDigests(undefined), {});
+    for (const bad of ['3.5.16', '3.5.16=sha256:abc', 'v3.5.16=sha256:' + 'c'.repeat(64), '3.5.16=latest']) {
+      assert.throws(
+        () => parseEtcdImageDigests(bad),
+        /ETCD_IMAGE_DIGESTS: .* is not <version>=sha256:<64 hex digits>/,
+        bad,
+      );
+    }
+  });
+
   it('the seed says --initial-cluster-state=new only before the cluster ID and its member ID are recorded', () => {
     const state = (p: V1Pod): string | undefined =>
       p.metadata?.annotations?.['etcdfn.io/initial-cluster-state'];
@@ -226,6 +259,15 @@ describe('member Pod', () => {
       path: '/health?exclude=NOSPACE',
       port: 2381,
       scheme: 'HTTP',
+    });
+    // Client TLS without client certificates: metrics and /health over TLS, and the probe follows.
+    const tlsPod = pod(member({ tls: { clientServerSecretRef: { name: 's' }, clientMTLS: false } }));
+    assert.equal(etcd(tlsPod).readinessProbe?.httpGet?.scheme, 'HTTPS');
+    assert.ok(etcd(tlsPod).command?.includes('--listen-metrics-urls=https://$(POD_IP):2381'));
+    // etcd's command names $(POD_IP): the container defines it, so the kubelet expands it.
+    assert.deepEqual(c.env?.find(e => e.name === 'POD_IP')?.valueFrom?.fieldRef, {
+      apiVersion: 'v1',
+      fieldPath: 'status.podIP',
     });
     assert.equal(c.readinessProbe?.periodSeconds, 1);
     assert.deepEqual(c.livenessProbe?.tcpSocket, { port: 2380 });
@@ -430,6 +472,10 @@ describe('member data volume', () => {
     assert.equal(restore.command![0], 'etcdctl');
     assert.deepEqual(restore.env, [{ name: 'ETCDCTL_API', value: '3' }]);
     assert.ok(fetch.args!.includes('--source-file=/restore-source/etcd/snap.db'));
+    assert.ok(
+      fetch.args!.includes('--source-mount=/restore-source'),
+      'the agent checks the file resolves inside this mount',
+    );
     assert.ok(fetch.args!.includes('--source-name=pvc://backups/etcd/snap.db'));
     assert.deepEqual(fetch.volumeMounts?.[1], {
       name: 'restore-source',

@@ -220,6 +220,10 @@ describe('planMember: creating the Pod', () => {
     const p = planMember(running(m, { etcdImageRepository: 'registry.local/etcd' }));
     if (p.action.kind !== 'create-pod') return assert.fail(p.action.kind);
     assert.equal(p.action.pod.spec?.containers[0]?.image, 'registry.local/etcd:v3.5.16');
+    const digest = `sha256:${'e'.repeat(64)}`;
+    const pinned = planMember(running(m, { etcdImageDigests: { '3.5.16': digest } }));
+    if (pinned.action.kind !== 'create-pod') return assert.fail(pinned.action.kind);
+    assert.equal(pinned.action.pod.spec?.containers[0]?.image, `quay.io/coreos/etcd:v3.5.16@${digest}`);
   });
 
   it('a Pod that cannot be built is reported on the member, not retried', () => {

@@ -338,6 +338,7 @@ describe('the snapshot Job', () => {
     assert.deepEqual(c?.command, ['etcdfn-agent']);
     assert.deepEqual(c?.args, [
       'snapshot-save',
+      '--mount=/snapshots',
       '--dir=/snapshots/etcd/daily',
       '--file=nightly-0f1e2d3c.db',
       '--recorded-path=etcd/daily/nightly-0f1e2d3c.db',

@@ -3,6 +3,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { metrics } from '../../shared/runtime/metrics.ts';
 import { healthServer, listenOn } from '../../standalone/health.ts';
 
 describe('standalone health endpoints', () => {
@@ -58,9 +59,19 @@ describe('standalone health endpoints', () => {
     assert.equal(await status('/functions/nope/metrics'), 404);
   });
 
+  it("/metrics serves the bridge's own counters: what it coalesced or shed, by reason and Trigger", async () => {
+    metrics.bridgeDropped.inc({ reason: 'shed', trigger: 'reconcile-member-pods' });
+    const res = await fetch(`${base}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(
+      await res.text(),
+      /^etcdfn_bridge_deliveries_dropped_total\{reason="shed",trigger="reconcile-member-pods"\} 1$/m,
+    );
+  });
+
   it('unknown functions and paths are 404; other methods 405', async () => {
     assert.equal(await status('/functions/nope'), 404);
-    assert.equal(await status('/metrics'), 404);
+    assert.equal(await status('/nope'), 404);
     assert.equal(await status('/healthz', 'POST'), 405);
   });
 });

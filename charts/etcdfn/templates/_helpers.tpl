@@ -47,7 +47,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   value: {{ .Values.etcd.imageRepository | quote }}
 {{- with .Values.etcd.imageDigests }}
 - name: ETCD_IMAGE_DIGESTS
-  value: "{{ range $release, $digest := . }}{{ $release }}={{ $digest }},{{ end }}"
+  value: {{ $pairs := list }}{{ range $version, $digest := . }}{{ $pairs = append $pairs (printf "%s=%s" $version $digest) }}{{ end }}{{ join "," $pairs | quote }}
 {{- end }}
 # The installed image, digest included: every Pod etcdfn creates that runs its own programs (a
 # restore's init containers, snapshot and delete Jobs) runs this one.
