@@ -1,12 +1,14 @@
-// The sandbox's cluster half: the API server and the process kubelet, started together. Must run
-// inside the private mount namespace (namespace.ts) for Pod and Service names to resolve.
-import { mkdirSync } from 'node:fs';
+// The sandbox's cluster half: the real control plane (etcd, kube-apiserver, kube-controller-manager,
+// control-plane/) and what a node provides, ours: the process kubelet (with its DNS and its storage
+// provisioner and resizer). Must run inside the private mount namespace (namespace.ts) for Pod and
+// Service names to resolve.
+import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startApiServer, type ApiServer } from './apiserver/index.ts';
-import { StorageV1Api } from '@kubernetes/client-node';
-import { kubeConfigFor, writeKubeconfig } from './kubeconfig.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import { applyCrds, rawRequest } from './control-plane/apply.ts';
+import { startControlPlane, type ControlPlane } from './control-plane/index.ts';
 import { startKubelet, type Kubelet } from './kubelet/index.ts';
-import { podLogHandler } from './kubelet/logs.ts';
+import { CSI_DRIVER, SANDBOX_DEFAULT_CLASS } from './kubelet/provisioner.ts';
 
 export interface CoreOptions {
   dir: string;
@@ -35,59 +37,94 @@ export const LOCAL_PATH_CLASS = {
 
 export interface SandboxCore {
   dir: string;
-  api: ApiServer;
+  /** the real control plane: url, kubeconfig, version */
+  controlPlane: ControlPlane;
+  /** https://127.0.0.1:PORT */
+  url: string;
   kubelet: Kubelet;
+  /** the admin kubeconfig file */
   kubeconfig: string;
+  /** the same, loaded */
+  kc: KubeConfig;
   stop(): Promise<void>;
+}
+
+/** Creates an object unless one by its name exists (what an installer leaves on a new cluster). */
+async function ensure(kc: KubeConfig, path: string, object: Record<string, unknown> & { metadata: { name: string } }): Promise<void> {
+  const reply = await rawRequest(kc, 'POST', path, object);
+  if (reply.status >= 300 && reply.status !== 409)
+    throw new Error(`cannot create ${path}/${object.metadata.name}: ${reply.status} ${reply.body}`);
+}
+
+/** Waits for the ServiceAccount controller's `default` account: Pods are refused until it exists. */
+async function defaultServiceAccount(kc: KubeConfig, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await rawRequest(kc, 'GET', '/api/v1/namespaces/default/serviceaccounts/default')).status !== 200) {
+    if (Date.now() > deadline) throw new Error('the ServiceAccount controller made no default account in time');
+    await new Promise(r => setTimeout(r, 100));
+  }
 }
 
 export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
   const dir = resolve(opts.dir);
   mkdirSync(dir, { recursive: true });
-  const api = await startApiServer({
-    port: opts.port ?? 0,
-    crdDir: opts.crdDir ? resolve(opts.crdDir) : undefined,
-    // Knative's PingSource: run-snapshot makes one per EtcdSnapshotSchedule; the bridge ticks them.
-    extraCrdDirs: [join(import.meta.dirname, 'crds')],
-    dataDir: opts.persist ? join(dir, 'apiserver') : undefined,
-    podGracefulDeletion: true,
-  });
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeKubeconfig(kubeconfig, api.url);
-  const nodes = Math.max(1, opts.nodes ?? 1);
-  const extraNodes = Array.from({ length: nodes - 1 }, (_, i) => `sandbox-${i + 2}`);
-  if (nodes > 1) {
-    const storage = kubeConfigFor(api.url).makeApiClient(StorageV1Api);
-    await storage.createStorageClass({ body: LOCAL_PATH_CLASS }).catch((err: unknown) => {
-      if ((err as { code?: number }).code !== 409) throw err;
+  const cpDir = join(dir, 'control-plane');
+  // Without --persist a restart is a new cluster: the store starts empty (certificates are reused).
+  if (!opts.persist) rmSync(join(cpDir, 'etcd'), { recursive: true, force: true });
+  const controlPlane = await startControlPlane({ dir: cpDir, port: opts.port });
+  try {
+    const kc = new KubeConfig();
+    kc.loadFromFile(controlPlane.kubeconfig);
+    await applyCrds(kc, [
+      ...(opts.crdDir ? [resolve(opts.crdDir)] : []),
+      // Knative's PingSource (run-snapshot makes one per schedule; the bridge ticks them) and
+      // cert-manager's kinds (the sandbox's stand-in cert-manager signs them).
+      join(import.meta.dirname, 'crds'),
+    ]);
+    await ensure(kc, '/apis/storage.k8s.io/v1/csidrivers', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: { name: CSI_DRIVER },
+      // No attacher runs: the volume is a local directory, mounted by the kubelet.
+      spec: { attachRequired: false, podInfoOnMount: false, volumeLifecycleModes: ['Persistent'] },
     });
-  }
-  const kubelet = await startKubelet({
-    kubeconfig,
-    dataDir: join(dir, 'kubelet'),
-    extraNodes,
-    ipBase: opts.ipBase,
-    // The operator image's agent (restore steps in member Pods) is this checkout's agent/main.ts.
-    agentCommand: opts.agentCommand ?? [
-      process.execPath,
-      '--import',
-      import.meta.resolve('tsx'),
-      join(resolve(import.meta.dirname, '..', '..'), 'agent', 'main.ts'),
-    ],
-    backoff: opts.backoffMaxMs !== undefined ? { maxMs: opts.backoffMaxMs } : undefined,
-  }).catch(async (err: unknown) => {
-    await api.close();
+    await ensure(kc, '/apis/storage.k8s.io/v1/storageclasses', SANDBOX_DEFAULT_CLASS);
+    const nodes = Math.max(1, opts.nodes ?? 1);
+    if (nodes > 1) await ensure(kc, '/apis/storage.k8s.io/v1/storageclasses', LOCAL_PATH_CLASS);
+    await defaultServiceAccount(kc);
+    const extraNodes = Array.from({ length: nodes - 1 }, (_, i) => `sandbox-${i + 2}`);
+    const kubelet = await startKubelet({
+      kubeconfig: controlPlane.kubeconfig,
+      dataDir: join(dir, 'kubelet'),
+      extraNodes,
+      ipBase: opts.ipBase,
+      // The Job, disruption and Pod GC controllers are kube-controller-manager's now; the
+      // endpoints it cannot keep (loopback Pod IPs) are computed for DNS only.
+      controllers: { jobs: false, disruption: false, podGc: false, endpoints: 'dns-only' },
+      serving: { ...controlPlane.pki.kubeletServing, ca: controlPlane.pki.ca.cert },
+      // The operator image's agent (restore steps in member Pods) is this checkout's agent/main.ts.
+      agentCommand: opts.agentCommand ?? [
+        process.execPath,
+        '--import',
+        import.meta.resolve('tsx'),
+        join(resolve(import.meta.dirname, '..', '..'), 'agent', 'main.ts'),
+      ],
+      backoff: opts.backoffMaxMs !== undefined ? { maxMs: opts.backoffMaxMs } : undefined,
+    });
+    return {
+      dir,
+      controlPlane,
+      url: controlPlane.url,
+      kubelet,
+      kubeconfig: controlPlane.kubeconfig,
+      kc,
+      stop: async () => {
+        await kubelet.stop();
+        await controlPlane.stop();
+      },
+    };
+  } catch (err) {
+    await controlPlane.stop();
     throw err;
-  });
-  api.registerSubresource('pods/log', podLogHandler(kubelet));
-  return {
-    dir,
-    api,
-    kubelet,
-    kubeconfig,
-    stop: async () => {
-      await kubelet.stop();
-      await api.close();
-    },
-  };
+  }
 }

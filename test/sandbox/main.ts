@@ -19,7 +19,6 @@ import { startBridge, type Bridge } from '../../standalone/bridge/bridge.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { startCore, type SandboxCore } from './core.ts';
 import { startFunctions, type RunningFunctions } from './functions.ts';
-import { kubeConfigFor } from './kubeconfig.ts';
 import { ensurePrivateMountNamespace } from './namespace.ts';
 import {
   SANDBOX_BUCKET,
@@ -58,6 +57,7 @@ const program = new Command()
     '0',
   )
   .option('--persist', 'keep API objects across restarts of the sandbox')
+  .option('--crds <dir>', 'the CRDs to apply (default: crds/ of this checkout)')
   .option(
     '--nodes <n>',
     'nodes (sandbox, sandbox-2, …); with more than one, a scheduler spreads Pods over them and StorageClass local-path gives volumes tied to a node',
@@ -79,6 +79,7 @@ const o = program.opts<{
   chaosSeed?: string;
   readyJson?: boolean;
   persist?: boolean;
+  crds?: string;
   nodes: string;
   watchStdin?: boolean;
   crashDir?: string;
@@ -135,18 +136,18 @@ if (o.watchStdin) {
 }
 
 try {
-  say(`starting the API server and the kubelet (state in ${dir})…`);
+  say(`starting the control plane (etcd, kube-apiserver, kube-controller-manager) and the kubelet (state in ${dir})…`);
   core = await startCore({
     dir,
-    crdDir: join(repoRoot, 'crds'),
+    crdDir: o.crds ? resolve(o.crds) : join(repoRoot, 'crds'),
     port: Number(o.port),
     persist: o.persist ?? false,
     nodes: Number(o.nodes),
   });
-  say(`  API server  ${core.api.url}`);
+  say(`  API server  ${core.url} (Kubernetes ${core.controlPlane.version})`);
   if (core.kubelet.nodeNames.length > 1) say(`  nodes       ${core.kubelet.nodeNames.join(', ')}`);
   // cert-manager's part for the certManager TLS provider: signs Certificates into their Secrets.
-  stopCertManager = new SandboxCertManager(kubeConfigFor(core.api.url)).start();
+  stopCertManager = new SandboxCertManager(core.kc).start();
   if (o.s3) {
     objectStore = await startObjectStore(core, dir);
     say(
@@ -184,8 +185,8 @@ try {
     : undefined;
   const delivered: Record<string, Record<string, number>> = {};
   bridge = await startBridge({
-    kubeConfig: kubeConfigFor(core.api.url),
-    apiServerUrl: core.api.url,
+    kubeConfig: core.kc,
+    apiServerUrl: core.url,
     subscribers: functions.urls,
     tickSeconds: Number(o.tickSeconds),
     // Schedules' PingSources fire on the functions' clock (tests move it: test/sandbox/clock.ts).
@@ -211,7 +212,7 @@ try {
   if (o.readyJson) {
     const info = {
       ready: true,
-      url: core.api.url,
+      url: core.url,
       kubeconfig: core.kubeconfig,
       controlUrl: core.kubelet.controlUrl,
       functions: functions.urls,
@@ -227,7 +228,7 @@ try {
 }
 
 async function applyExample(sandbox: SandboxCore): Promise<void> {
-  const kube = new KubeObjects(kubeConfigFor(sandbox.api.url));
+  const kube = new KubeObjects(sandbox.kc);
   const text = readFileSync(join(repoRoot, 'examples', 'etcdcluster.yaml'), 'utf8');
   for (const doc of parseAllDocuments(text)) {
     const object = doc.toJS() as KubeObject;

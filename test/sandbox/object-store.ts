@@ -8,7 +8,6 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects } from '../../shared/k8s/objects.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import type { SandboxCore } from './core.ts';
-import { kubeConfigFor } from './kubeconfig.ts';
 
 export const SANDBOX_BUCKET = 'etcdfn';
 export const SANDBOX_S3_SECRET = 'sandbox-s3';
@@ -27,7 +26,7 @@ export async function startObjectStore(core: SandboxCore, dir: string): Promise<
   // 127.0.0.2: member Pods (a restore's fetch step) reach it too; 127.0.0.1 would mean the Pod itself.
   const s3: TestS3 = await startS3rver([SANDBOX_BUCKET], storeDir, '127.0.0.2');
   try {
-    const kube = new KubeObjects(kubeConfigFor(core.api.url));
+    const kube = new KubeObjects(core.kc);
     const created = await kube.create(s3rverSecret(SANDBOX_S3_SECRET, 'default'));
     if (created.kind === 'invalid')
       throw new Error(`the Secret ${SANDBOX_S3_SECRET} was refused: ${created.message}`);

@@ -10,12 +10,15 @@
 //      3.4 (end of life: kept only to test upgrading away from it).
 // The version is read from `etcd --version` at run time, never assumed from the folder name.
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export type EtcdMinor = '3.4' | '3.5' | '3.6' | '3.7';
+
+/** Every minor the sandbox's kubelet can run images of (3.4 only to upgrade away from it). */
+export const LOCAL_ETCD_MINORS: readonly EtcdMinor[] = ['3.4', '3.5', '3.6', '3.7'];
 
 /** Every minor version the project supports, oldest first: loop over it to run a suite per version. */
 export const ETCD_MINORS: readonly EtcdMinor[] = ['3.4', '3.5'];
@@ -100,4 +103,47 @@ function missing(minor: EtcdMinor, why: string): Error {
       `modules with scripts/build-go.sh and fetches 3.4 with scripts/install-etcd.sh), or set ` +
       `$${binEnvVar(minor)} to an etcd ${minor}.x binary.`,
   );
+}
+
+const releases = new Map<string, EtcdBinaries>();
+
+/**
+ * Every etcd release found locally, one per exact version, oldest first: the Go-built ones
+ * (scripts/build-go.sh makes a folder per module: etcd-3.6 is the newest 3.6, etcd-3.5.16 that
+ * patch exactly) and Debian's 3.4. The sandbox's kubelet runs an etcd image only with the binary of
+ * exactly its version.
+ */
+export function localEtcdReleases(): EtcdBinaries[] {
+  const candidates: string[] = [];
+  for (const minor of LOCAL_ETCD_MINORS) {
+    try {
+      candidates.push(etcdBinaries(minor).etcd);
+    } catch {
+      // not installed: the caller lists what there is
+    }
+  }
+  const cache = goCacheDir();
+  if (existsSync(cache)) {
+    for (const name of readdirSync(cache).sort()) {
+      if (/^etcd-\d+\.\d+\.\d+$/.test(name) && existsSync(join(cache, name, 'etcd')))
+        candidates.push(join(cache, name, 'etcd'));
+    }
+  }
+  for (const etcd of candidates) {
+    if ([...releases.values()].some(r => r.etcd === etcd)) continue;
+    const version = etcdVersion(etcd);
+    if (releases.has(version)) continue;
+    const dir = dirname(etcd);
+    const minor = version.split('.').slice(0, 2).join('.') as EtcdMinor;
+    const etcdutl = existsSync(join(dir, 'etcdutl')) ? join(dir, 'etcdutl') : undefined;
+    releases.set(version, { minor, version, etcd, etcdctl: join(dir, 'etcdctl'), etcdutl });
+  }
+  return [...releases.values()].sort((a, b) => compareReleases(a.version, b.version));
+}
+
+function compareReleases(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  return 0;
 }

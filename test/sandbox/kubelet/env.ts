@@ -11,6 +11,19 @@ import type { Pod } from './types.ts';
 export interface SourceReader {
   secret(namespace: string, name: string): Promise<Record<string, Buffer> | undefined>;
   configMap(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /**
+   * A service-account token bound to the Pod (TokenRequest), as a projected serviceAccountToken
+   * source gets it; optional: readers without an API (unit tests) leave the file empty.
+   */
+  token?(request: TokenRequest): Promise<string>;
+}
+
+export interface TokenRequest {
+  namespace: string;
+  serviceAccount: string;
+  pod: { name: string; uid: string };
+  audience?: string;
+  expirationSeconds?: number;
 }
 
 /** The error behind a CreateContainerConfigError waiting reason. */

@@ -24,7 +24,7 @@ export type ImageRuntime =
   | { kind: 'host'; image: string; imageID: string };
 
 export interface ImageConfig {
-  /** local etcd releases by minor version ('3.4' → 3.4.23 binaries) */
+  /** local etcd releases by exact version ('3.5.35' → its binaries) */
   etcd: Map<string, EtcdBinaries>;
   /** repositories (no tag) or glob patterns (`*`) of the operator's image */
   agentImages: string[];
@@ -116,12 +116,13 @@ function resolveEtcd(
       `Failed to pull image "${image}": the sandbox needs an etcd image tagged with its version (v3.X.Y or 3.X.Y)`,
     );
   }
-  const minor = `${m[1]}.${m[2]}`;
-  const bins = cfg.etcd.get(minor);
+  const version = `${m[1]}.${m[2]}.${m[3]}`;
+  const bins = cfg.etcd.get(version);
   if (!bins) {
+    // Only exactly that release may run: another patch would report another version to etcdfn.
     throw new ImagePullError(
-      `Failed to pull image "${image}": rpc error: code = NotFound desc = no local etcd ${minor}.x binary ` +
-        `for this image (the sandbox has etcd ${available(cfg)}; run scripts/install-etcd.sh or set ETCD_${minor.replace('.', '_')}_BIN)`,
+      `Failed to pull image "${image}": rpc error: code = NotFound desc = no local etcd ${version} ` +
+        `for this image (the sandbox has etcd ${available(cfg)}, built by scripts/build-go.sh from test/go/)`,
     );
   }
   return { kind: 'etcd', image, imageID: fakeImageID(repository, `etcd ${bins.version}`), bins };

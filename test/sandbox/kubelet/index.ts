@@ -16,7 +16,9 @@ import { DisruptionController, type Pdb } from './disruption.ts';
 import { PodGcController } from './pod-gc.ts';
 import { Dns } from './dns.ts';
 import { nameServerCandidates, startNameServer, type NameServer } from './dns-server.ts';
-import { EndpointsController } from './endpoints.ts';
+import { EndpointsController, desiredSubsets } from './endpoints.ts';
+import { NodeHeartbeat } from './heartbeat.ts';
+import { startKubeletServer } from './logs.ts';
 import type {
   DelayRequest,
   DiskFaultRequest,
@@ -54,7 +56,6 @@ export type { Faults, NodeState, PodState, KillRequest, WipeRequest, DelayReques
 export { FaultClient, controlUrlOf } from './control.ts';
 export { VOLUMES_ANNOTATION } from './pod-worker.ts';
 export { SANDBOX_PATHS_ENV, SANDBOX_POD_IP_ENV } from './container.ts';
-export { podLogHandler } from './logs.ts';
 
 export interface Kubelet {
   readonly nodeName: string;
@@ -126,6 +127,7 @@ class ProcessKubelet implements Kubelet, Faults {
   private dns: Dns | undefined;
   private controllers: { stop(): void }[] = [];
   private closeControl: (() => Promise<void>) | undefined;
+  private closeServing: (() => Promise<void>) | undefined;
   private frozen = false;
   private thaw: { promise: Promise<void>; resolve: () => void } | undefined;
   private stopped = false;
@@ -207,7 +209,7 @@ class ProcessKubelet implements Kubelet, Faults {
       this.controllers.push(
         new PvcResizeController(this.api, { pvcs: this.pvcs, pods: this.pods }, this.log),
       );
-    if (ctl.endpoints !== false) {
+    if (ctl.endpoints === true || ctl.endpoints === undefined) {
       this.controllers.push(
         new EndpointsController(this.api, this.services, this.endpoints, this.pods, this.log),
       );
@@ -245,6 +247,7 @@ class ProcessKubelet implements Kubelet, Faults {
     const refresh = { upsert: () => this.dns?.refresh(), deleted: () => this.dns?.refresh() };
     this.services.on(refresh);
     this.endpoints.on(refresh);
+    if (ctl.endpoints === 'dns-only') this.pods.on(refresh);
     // Classes first: a claim is judged against them.
     await this.storageClasses.start();
     await Promise.all([
@@ -256,7 +259,22 @@ class ProcessKubelet implements Kubelet, Faults {
       nodes.start(),
       volumes.start(),
     ]);
-    for (const name of this.nodeNames) await registerNode(this.api, name, this.node.hostIP, this.log);
+    let kubeletPort: number | undefined;
+    if (this.opts.serving) {
+      const server = await startKubeletServer(this, this.opts.serving);
+      kubeletPort = server.port;
+      this.closeServing = () => server.close();
+    }
+    for (const name of this.nodeNames)
+      await registerNode(this.api, name, this.node.hostIP, this.log, kubeletPort);
+    const heartbeat = new NodeHeartbeat(
+      this.api,
+      () => this.nodeNames.filter(n => !this.lostNodes.has(n)),
+      this.log,
+      () => this.frozen,
+    );
+    this.controllers.push(heartbeat);
+    await heartbeat.start();
     await this.pods.start();
     if (this.opts.controlPort !== false) {
       const logs = (ns: string, pod: string, c: string, prev: boolean): string => this.logs(ns, pod, c, prev);
@@ -279,7 +297,8 @@ class ProcessKubelet implements Kubelet, Faults {
       {
         pods: () =>
           [...this.workers.values()].map(w => ({ namespace: w.namespace, ip: w.podIP, ...w.dnsIdentity })),
-        endpoints: () => this.endpoints.list(),
+        endpoints: () =>
+          this.opts.controllers?.endpoints === 'dns-only' ? this.computedEndpoints() : this.endpoints.list(),
         service: (ns, name) => this.services.get(ns, name),
       },
       this.opts.clusterDomain,
@@ -399,6 +418,35 @@ class ProcessKubelet implements Kubelet, Faults {
     }
   }
 
+  /**
+   * Each Service's Endpoints as the endpoints controller would write them, for DNS only: the real
+   * API server refuses the sandbox's loopback Pod IPs in Endpoints. Services without a selector
+   * keep whatever Endpoints the user wrote.
+   */
+  private computedEndpoints(): Endpoints[] {
+    const pods = this.pods.list();
+    const computed = this.services
+      .list()
+      .filter(svc => svc.spec?.selector && Object.keys(svc.spec.selector).length > 0)
+      .map(
+        svc =>
+          ({
+            apiVersion: 'v1',
+            kind: 'Endpoints',
+            metadata: { name: svc.metadata.name, namespace: svc.metadata.namespace },
+            subsets: desiredSubsets(
+              svc,
+              pods.filter(p => p.metadata.namespace === svc.metadata.namespace),
+            ),
+          }) as Endpoints,
+      );
+    const selected = new Set(computed.map(e => `${e.metadata.namespace}/${e.metadata.name}`));
+    const written = this.endpoints
+      .list()
+      .filter(e => !selected.has(`${e.metadata.namespace}/${e.metadata.name}`));
+    return [...computed, ...written];
+  }
+
   logs(namespace: string, pod: string, container: string, previous = false): string {
     const worker = this.worker(namespace, pod);
     const runner = worker.containers().find(c => c.name === container);
@@ -419,6 +467,7 @@ class ProcessKubelet implements Kubelet, Faults {
     this.dns?.stop();
     this.thaw?.resolve();
     await this.closeControl?.();
+    await this.closeServing?.();
     const grace = this.opts.stopGraceMs ?? 2000;
     await Promise.all([...this.workers.values()].map(w => w.shutdown(grace)));
     this.workers.clear();

@@ -9,7 +9,14 @@ import type { Logger } from './types.ts';
 import { nowIso } from './types.ts';
 
 /** Creates (or refreshes) the Node object with a Ready condition; failures are only logged. */
-export async function registerNode(api: Api, nodeName: string, hostIP: string, log: Logger): Promise<void> {
+export async function registerNode(
+  api: Api,
+  nodeName: string,
+  hostIP: string,
+  log: Logger,
+  /** the port of the kubelet's HTTPS API (logs.ts), which the API server calls for pods/log */
+  kubeletPort?: number,
+): Promise<void> {
   const labels = {
     'kubernetes.io/hostname': nodeName,
     'kubernetes.io/os': 'linux',
@@ -33,6 +40,7 @@ export async function registerNode(api: Api, nodeName: string, hostIP: string, l
   const status = {
     capacity,
     allocatable: capacity,
+    ...(kubeletPort && { daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } } }),
     addresses: [
       { type: 'InternalIP', address: hostIP },
       { type: 'Hostname', address: nodeName },
@@ -48,7 +56,7 @@ export async function registerNode(api: Api, nodeName: string, hostIP: string, l
       },
     ],
     nodeInfo: {
-      kubeletVersion: 'v1.31.0-sandbox',
+      kubeletVersion: 'v1.37.2-sandbox',
       kubeProxyVersion: '',
       containerRuntimeVersion: 'sandbox://processes',
       operatingSystem: 'linux',
@@ -67,9 +75,38 @@ export async function registerNode(api: Api, nodeName: string, hostIP: string, l
   }
 }
 
-/** Reads Secrets and ConfigMaps through the API (a missing object is undefined, other errors ConfigError). */
+/**
+ * Reads Secrets and ConfigMaps through the API (a missing object is undefined, other errors
+ * ConfigError), and asks for service-account tokens bound to a Pod, keeping each until 80% of its
+ * life has passed, as the kubelet's token manager does.
+ */
 export function apiSourceReader(api: Api): SourceReader {
+  const tokens = new Map<string, { token: string; renewAt: number }>();
   return {
+    async token(req) {
+      const key = JSON.stringify([req.namespace, req.serviceAccount, req.pod.uid, req.audience ?? '', req.expirationSeconds ?? 0]);
+      const cached = tokens.get(key);
+      if (cached && Date.now() < cached.renewAt) return cached.token;
+      try {
+        const expirationSeconds = Math.max(600, req.expirationSeconds ?? 3607);
+        const issued = await api.core.createNamespacedServiceAccountToken({
+          name: req.serviceAccount,
+          namespace: req.namespace,
+          body: {
+            spec: {
+              audiences: req.audience ? [req.audience] : [],
+              expirationSeconds,
+              boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: req.pod.name, uid: req.pod.uid },
+            },
+          },
+        });
+        const token = issued.status?.token ?? '';
+        tokens.set(key, { token, renewAt: Date.now() + expirationSeconds * 800 });
+        return token;
+      } catch (err) {
+        throw new ConfigError(`cannot get a token for service account "${req.serviceAccount}": ${errorText(err)}`);
+      }
+    },
     async secret(namespace, name) {
       try {
         const secret = await api.core.readNamespacedSecret({ name, namespace });

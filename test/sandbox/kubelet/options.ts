@@ -3,7 +3,7 @@ import { KUBELET_BACKOFF } from './crash-backoff.ts';
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ETCD_MINORS, etcdBinaries } from '../../support/etcd-binaries.ts';
+import { localEtcdReleases } from '../../support/etcd-binaries.ts';
 import type { EtcdBinaries } from '../../support/etcd-binaries.ts';
 import type { BackoffConfig } from './container.ts';
 import type { Logger } from './types.ts';
@@ -24,7 +24,7 @@ export interface KubeletOptions {
   extraNodes?: string[];
   /** status.hostIP of every Pod (default 127.0.0.1) */
   hostIP?: string;
-  /** local etcd releases; default: every minor version test/support/etcd-binaries.ts finds */
+  /** local etcd releases; default: every release test/support/etcd-binaries.ts finds (one per exact version) */
   etcdBinaries?: EtcdBinaries[];
   /** argv that runs the operator's agent (the operator image's entry point) */
   agentCommand?: string[];
@@ -48,9 +48,13 @@ export interface KubeletOptions {
   backoff?: Partial<BackoffConfig>;
   /** control endpoint port on 127.0.0.1 (default 0 = any); false: none */
   controlPort?: number | false;
-  /** run the Endpoints / Job / PVC / disruption (PDB status) / pod GC controllers (default all true) */
+  /**
+   * run the Endpoints / Job / PVC provisioner / disruption (PDB status) / pod GC controllers (default
+   * all true); endpoints 'dns-only': each Service's addresses are computed for DNS and not written
+   * (the real API server refuses Endpoints with the sandbox's loopback Pod IPs)
+   */
   controllers?: {
-    endpoints?: boolean;
+    endpoints?: boolean | 'dns-only';
     jobs?: boolean;
     pvcs?: boolean;
     disruption?: boolean;
@@ -65,6 +69,11 @@ export interface KubeletOptions {
   volumeRefreshMs?: number;
   /** grace period given to container processes when the kubelet stops (default 2000 ms) */
   stopGraceMs?: number;
+  /**
+   * the kubelet's serving certificate: with one, it serves its API (containerLogs, for kubectl logs
+   * through the API server) over HTTPS on 127.0.0.1 and names the port in each Node's status
+   */
+  serving?: { cert: string; key: string; ca: string };
   /** log lines (default: appended to <dataDir>/kubelet.log, and stderr when $SANDBOX_VERBOSE is set) */
   log?: Logger;
 }
@@ -77,21 +86,11 @@ export function loadKubeConfig(opts: KubeletOptions): KubeConfig {
   return kc;
 }
 
-/** Every etcd minor version installed locally (missing ones are skipped with a log line). */
+/** Every etcd release installed locally, by exact version (none: logged, etcd images fail to pull). */
 export function discoverEtcd(given: EtcdBinaries[] | undefined, log: Logger): Map<string, EtcdBinaries> {
-  const map = new Map<string, EtcdBinaries>();
-  if (given) {
-    for (const b of given) map.set(b.minor, b);
-    return map;
-  }
-  for (const minor of ETCD_MINORS) {
-    try {
-      map.set(minor, etcdBinaries(minor));
-    } catch (err) {
-      log(`etcd ${minor}: ${(err as Error).message}`);
-    }
-  }
-  return map;
+  const list = given ?? localEtcdReleases();
+  if (!list.length) log('no local etcd release: run `npm run setup` (scripts/build-go.sh)');
+  return new Map(list.map(b => [b.version, b]));
 }
 
 /** The operator image repositories: $ETCDFN_IMAGE (without its tag) and the published one. */
@@ -115,7 +114,7 @@ export function backoffConfig(given: Partial<BackoffConfig> | undefined): Backof
   return { initialMs, maxMs, resetMs: given?.resetMs ?? 2 * maxMs };
 }
 
-/** Creates <dataDir>/bin/<minor>/{etcd,etcdctl,etcdutl} links for containers' PATH. */
+/** Creates <dataDir>/bin/<version>/{etcd,etcdctl,etcdutl} links for containers' PATH. */
 export function makeBinDirs(
   dataDir: string,
   etcd: Map<string, EtcdBinaries>,
@@ -123,12 +122,12 @@ export function makeBinDirs(
   const empty = join(dataDir, 'bin', 'none');
   mkdirSync(empty, { recursive: true });
   for (const bins of etcd.values()) {
-    const dir = join(dataDir, 'bin', bins.minor);
+    const dir = join(dataDir, 'bin', bins.version);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     symlinkSync(bins.etcd, join(dir, 'etcd'));
     symlinkSync(bins.etcdctl, join(dir, 'etcdctl'));
     if (bins.etcdutl) symlinkSync(bins.etcdutl, join(dir, 'etcdutl'));
   }
-  return b => (b ? join(dataDir, 'bin', b.minor) : empty);
+  return b => (b ? join(dataDir, 'bin', b.version) : empty);
 }

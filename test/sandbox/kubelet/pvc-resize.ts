@@ -1,6 +1,7 @@
-// Volume expansion after the API server let a bound claim grow (../apiserver/pvc-storage.ts), as
-// the external-resizer and the kubelet report it for a CSI driver that expands online:
-//   1. condition Resizing (the controller expands the volume);
+// Volume expansion after the API server let a bound claim grow (its PersistentVolumeClaimResize
+// admission: only a class with allowVolumeExpansion), as the external-resizer and the kubelet report
+// it for a CSI driver that expands online:
+//   1. condition Resizing (the controller expands the volume; the PersistentVolume's capacity grows);
 //   2. condition FileSystemResizePending ("Waiting for user to (re-)start a pod ..."): the volume
 //      is larger, the file system not yet; it stays so while no Pod uses the claim;
 //   3. once a running Pod uses the claim, the kubelet grows the file system online: the conditions
@@ -88,7 +89,10 @@ export class PvcResizeController {
           await this.patch(seen, { conditions: [condition('Resizing')] });
           await sleep(this.stepMs);
         }
+        // The controller half done: the volume itself is larger (the PersistentVolume says so).
+        await this.growVolume(seen);
         await this.patch(seen, {
+          allocatedResources: { storage: String(seen.spec?.resources?.requests?.storage) },
           conditions: [condition('FileSystemResizePending', FS_RESIZE_PENDING_MESSAGE)],
         });
         await sleep(this.stepMs);
@@ -103,6 +107,19 @@ export class PvcResizeController {
     // Whatever arrived while this one ran (a Pod starting, a larger request) gets its turn.
     const latest = this.pvcs.get(seen.metadata.namespace, seen.metadata.name);
     if (this.writes !== before && latest) void this.resize(latest);
+  }
+
+  private async growVolume(pvc: Pvc): Promise<void> {
+    const name = pvc.spec?.volumeName;
+    if (!name) return;
+    try {
+      await this.api.core.patchPersistentVolume(
+        { name, body: { spec: { capacity: { storage: String(pvc.spec?.resources?.requests?.storage) } } } },
+        mergePatch,
+      );
+    } catch (err) {
+      if (!isNotFound(err)) this.log(`pv ${name}: resize: ${errorText(err)}`);
+    }
   }
 
   private async patch(pvc: Pvc, status: Record<string, unknown>): Promise<void> {

@@ -1,22 +1,15 @@
-// PersistentVolumeClaims: a claim is bound at once (status.phase Bound, capacity = requested
-// storage) when it names no storageClassName, or '' (as if the cluster had a default class and
-// static volumes), or a StorageClass that exists; a claim naming a class that does not exist stays
-// Pending with a ProvisioningFailed Event, as with no provisioner, and binds when the class appears.
-// A claim of a class with volumeBindingMode WaitForFirstConsumer (a local volume) stays Pending,
-// with the controller's WaitForFirstConsumer Event, until the scheduler pins it to the node of its
-// first Pod (annotation volume.kubernetes.io/selected-node, scheduler.ts), then binds to a new
-// PersistentVolume pvc-<uid> with node affinity to that node (kubernetes.io/hostname), as
-// local-path-provisioner makes them; the volume is deleted with its claim (reclaimPolicy Delete).
-// A bound claim is backed by a directory <dataDir>/pvcs/<ns>/<name>-<uid> that outlives Pods. When
-// the claim is deleted (the API server's pvc-protection keeps it while a Pod uses it) the directory
-// is removed.
+// PersistentVolumeClaims, the node's side: the provisioner (provisioner.ts) makes a volume for a
+// claim kube-controller-manager hands to it, and a bound claim is backed by a directory
+// <dataDir>/pvcs/<ns>/<name>-<uid> that outlives Pods. When the claim is deleted (pvc-protection
+// keeps it while a Pod uses it) its PersistentVolume and the directory are removed.
 import { mkdirSync, rmSync } from 'node:fs';
 import type { Api } from './api.ts';
-import { errorText, isConflict, isNotFound, mergePatch } from './api.ts';
+import { errorText, isConflict } from './api.ts';
 import type { Informer } from './informer.ts';
 import type { KObj, Logger, Pod, Pvc } from './types.ts';
 import { pvcDir } from './volumes.ts';
 import { SELECTED_NODE_ANNOTATION, WAIT_FOR_FIRST_CONSUMER } from './placement.ts';
+import { persistentVolumeFor, volumeNameFor, type ClaimView } from './provisioner.ts';
 
 export class PvcController {
   private readonly pendingRemoval = new Map<string, Pvc>();
@@ -27,7 +20,6 @@ export class PvcController {
   private readonly log: Logger;
   private readonly pvcs: Informer<Pvc>;
   private readonly classes: Informer<KObj>;
-  private readonly reported = new Set<string>();
   constructor(
     api: Api,
     informers: { pvcs: Informer<Pvc>; pods: Informer<Pod>; classes: Informer<KObj> },
@@ -46,109 +38,26 @@ export class PvcController {
     classes.on({ upsert: () => this.pvcs.list().forEach(pvc => void this.bind(pvc)) });
   }
 
-  /** The class a claim waits for, when it names one that does not exist. */
-  private missingClass(pvc: Pvc): string | undefined {
-    const name = pvc.spec?.storageClassName;
-    if (!name) return undefined;
-    return this.classes.get(undefined, name) ? undefined : name;
-  }
-
   stop(): void {
     this.pendingRemoval.clear();
   }
 
-  private async bind(pvc: Pvc): Promise<void> {
-    if (pvc.metadata.deletionTimestamp || pvc.status?.phase === 'Bound') return;
-    const missing = this.missingClass(pvc);
-    if (missing) {
-      await this.reportPending(
-        pvc,
-        'ProvisioningFailed',
-        `storageclass.storage.k8s.io "${missing}" not found`,
-      );
-      return;
-    }
-    if (this.waitsForConsumer(pvc)) {
-      await this.reportPending(
-        pvc,
-        'WaitForFirstConsumer',
-        'waiting for first consumer to be created before binding',
-        'Normal',
-      );
-      return;
-    }
-    mkdirSync(pvcDir(this.dataDir, pvc), { recursive: true });
-    const storage = pvc.spec?.resources?.requests?.storage;
-    const node = pvc.metadata.annotations?.[SELECTED_NODE_ANNOTATION];
-    if (node && !(await this.provisionLocal(pvc, node))) return;
-    const status = {
-      phase: 'Bound',
-      accessModes: pvc.spec?.accessModes ?? ['ReadWriteOnce'],
-      capacity: storage !== undefined ? { storage: String(storage) } : {},
-    };
-    try {
-      await this.api.core.patchNamespacedPersistentVolumeClaimStatus(
-        { name: pvc.metadata.name, namespace: pvc.metadata.namespace!, body: { status } },
-        mergePatch,
-      );
-    } catch (err) {
-      if (!isNotFound(err))
-        this.log(`pvc ${pvc.metadata.namespace}/${pvc.metadata.name}: bind failed: ${errorText(err)}`);
-    }
-  }
-
   /**
-   * The node-local PersistentVolume of a claim pinned to `node`, and the claim's spec.volumeName;
-   * false when the claim cannot be bound now (logged).
+   * Provisions the claim's volume once kube-controller-manager's persistent-volume controller has
+   * handed it to a provisioner; the controller binds the claim to it (or reports why it cannot).
    */
-  private async provisionLocal(pvc: Pvc, node: string): Promise<boolean> {
-    const ns = pvc.metadata.namespace!;
-    const name = `pvc-${pvc.metadata.uid}`;
-    const body = {
-      apiVersion: 'v1',
-      kind: 'PersistentVolume',
-      metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': 'sandbox.etcdfn.io/local' } },
-      spec: {
-        capacity: { storage: String(pvc.spec?.resources?.requests?.storage ?? '1Gi') },
-        accessModes: pvc.spec?.accessModes ?? ['ReadWriteOnce'],
-        persistentVolumeReclaimPolicy: 'Delete',
-        storageClassName: pvc.spec?.storageClassName ?? '',
-        volumeMode: 'Filesystem',
-        claimRef: {
-          apiVersion: 'v1',
-          kind: 'PersistentVolumeClaim',
-          namespace: ns,
-          name: pvc.metadata.name,
-          uid: pvc.metadata.uid,
-        },
-        hostPath: { path: pvcDir(this.dataDir, pvc), type: 'DirectoryOrCreate' },
-        nodeAffinity: {
-          required: {
-            nodeSelectorTerms: [
-              { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
-            ],
-          },
-        },
-      },
-    };
+  private async bind(pvc: Pvc): Promise<void> {
+    if (pvc.metadata.deletionTimestamp || pvc.status?.phase === 'Bound' || pvc.spec?.volumeName) return;
+    if (this.waitsForConsumer(pvc)) return;
+    const node = pvc.metadata.annotations?.[SELECTED_NODE_ANNOTATION];
+    const volume = persistentVolumeFor(pvc as ClaimView, node);
+    if (!volume) return;
+    mkdirSync(pvcDir(this.dataDir, pvc), { recursive: true });
     try {
-      await this.api.core.createPersistentVolume({ body }).catch((err: unknown) => {
-        if (!isConflict(err)) throw err;
-      });
-      await this.api.core.patchPersistentVolumeStatus(
-        { name, body: { status: { phase: 'Bound' } } },
-        mergePatch,
-      );
-      if (pvc.spec?.volumeName !== name)
-        await this.api.core.patchNamespacedPersistentVolumeClaim(
-          { name: pvc.metadata.name, namespace: ns, body: { spec: { volumeName: name } } },
-          mergePatch,
-        );
-      return true;
+      await this.api.core.createPersistentVolume({ body: volume });
     } catch (err) {
-      if (!isNotFound(err))
-        this.log(`pvc ${ns}/${pvc.metadata.name}: provisioning failed: ${errorText(err)}`);
-      return false;
+      if (!isConflict(err))
+        this.log(`pvc ${pvc.metadata.namespace}/${pvc.metadata.name}: provisioning failed: ${errorText(err)}`);
     }
   }
 
@@ -160,46 +69,6 @@ export class PvcController {
       cls?.volumeBindingMode === WAIT_FOR_FIRST_CONSUMER &&
       !pvc.metadata.annotations?.[SELECTED_NODE_ANNOTATION]
     );
-  }
-
-  private async reportPending(
-    pvc: Pvc,
-    reason: string,
-    message: string,
-    type: 'Warning' | 'Normal' = 'Warning',
-  ): Promise<void> {
-    const key = `${pvc.metadata.uid}/${reason}`;
-    if (this.reported.has(key)) return;
-    this.reported.add(key);
-    const ns = pvc.metadata.namespace!;
-    try {
-      await this.api.core.patchNamespacedPersistentVolumeClaimStatus(
-        { name: pvc.metadata.name, namespace: ns, body: { status: { phase: 'Pending' } } },
-        mergePatch,
-      );
-      await this.api.core.createNamespacedEvent({
-        namespace: ns,
-        body: {
-          metadata: { generateName: `${pvc.metadata.name}.`, namespace: ns },
-          involvedObject: {
-            apiVersion: 'v1',
-            kind: 'PersistentVolumeClaim',
-            name: pvc.metadata.name,
-            namespace: ns,
-            uid: pvc.metadata.uid,
-          },
-          reason,
-          message,
-          type,
-          source: { component: 'persistentvolume-controller' },
-          count: 1,
-          firstTimestamp: new Date(),
-          lastTimestamp: new Date(),
-        },
-      });
-    } catch (err) {
-      if (!isNotFound(err)) this.log(`pvc ${ns}/${pvc.metadata.name}: ${errorText(err)}`);
-    }
   }
 
   private inUse(pvc: Pvc): boolean {
@@ -214,7 +83,8 @@ export class PvcController {
   }
 
   private remove(pvc: Pvc): void {
-    if (pvc.spec?.volumeName === `pvc-${pvc.metadata.uid}`)
+    // The external provisioner's part of reclaimPolicy Delete: the volume goes with its claim.
+    if (pvc.spec?.volumeName === volumeNameFor(pvc as ClaimView))
       this.api.core.deletePersistentVolume({ name: pvc.spec.volumeName }).catch(() => undefined);
     if (this.inUse(pvc)) {
       // Without pvc-protection a claim can vanish under a running Pod: keep the data until it stops.

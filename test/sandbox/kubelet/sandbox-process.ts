@@ -46,14 +46,13 @@ const core = await startCore({
   backoffMaxMs: o.backoffMaxMs ? Number(o.backoffMaxMs) : undefined,
   persist: o.persist ?? false,
 });
-const { api, kubelet, kubeconfig } = core;
+const { kubelet, kubeconfig } = core;
 
 let stopping = false;
 async function stop(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
-  await kubelet.stop();
-  await api.close();
+  await core.stop();
   if (o.removeDir) rmSync(core.dir, { recursive: true, force: true });
   process.exit(code);
 }
@@ -68,7 +67,7 @@ if (o.watchStdin) {
 
 const info = {
   ready: true,
-  url: api.url,
+  url: core.url,
   kubeconfig,
   controlUrl: kubelet.controlUrl,
   hostsFile: kubelet.hostsFile,

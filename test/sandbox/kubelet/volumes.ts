@@ -125,7 +125,17 @@ async function payloadOf(ctx: VolumeContext, volume: V1Volume): Promise<Payload 
       } else if (source.downwardAPI) {
         downwardData(ctx, payload, source.downwardAPI.items, mode);
       } else if (source.serviceAccountToken) {
-        addKeys(payload, { [source.serviceAccountToken.path]: Buffer.from('') }, undefined, mode);
+        const sat = source.serviceAccountToken;
+        const token = ctx.reader.token
+          ? await ctx.reader.token({
+              namespace: ctx.pod.metadata.namespace ?? 'default',
+              serviceAccount: ctx.pod.spec.serviceAccountName ?? 'default',
+              pod: { name: ctx.pod.metadata.name, uid: ctx.pod.metadata.uid },
+              audience: sat.audience,
+              expirationSeconds: sat.expirationSeconds,
+            })
+          : '';
+        addKeys(payload, { [sat.path]: Buffer.from(token) }, undefined, mode);
       }
     }
   } else {
