@@ -39,7 +39,11 @@ function filesOf(dir: string, first: string[] = []): string[] {
   return present.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map(f => join(dir, f));
 }
 
-const expand = (path: string): string[] => (statSync(path).isDirectory() ? filesOf(path) : [path]);
+/** A folder's files; a file; or `file.ts:first-last`, the mutants of those lines only. */
+const expand = (arg: string): string[] => {
+  const path = arg.replace(/:\d+-\d+$/, '');
+  return statSync(path).isDirectory() ? filesOf(path) : [arg];
+};
 
 /** The report's name: the file's own for shared/plan/ (as before), else its path in dashes. */
 const reportName = (file: string): string =>
@@ -100,16 +104,25 @@ function tally(report: MutantReport): string {
 const args = process.argv.slice(2);
 const survivorsOnly = args.includes('--survivors');
 const requested = args.filter(a => !a.startsWith('--'));
+// --tests=a.test.ts,b.test.ts: these test files instead of every one that reaches the file.
+const testsOverride = args
+  .find(a => a.startsWith('--tests='))
+  ?.slice('--tests='.length)
+  .split(',');
 if (args.includes('--areas')) requested.push(...AREAS);
 const files = requested.length > 0 ? requested.flatMap(expand) : filesOf(PLAN_DIR, FIRST);
 const summary: string[] = [];
 let failed = false;
-for (const file of files) {
-  const name = reportName(file);
+for (const arg of files) {
+  const lines = /:(\d+-\d+)$/.exec(arg)?.[1];
+  const file = arg.replace(/:\d+-\d+$/, '');
+  const name = reportName(file) + (lines ? `-L${lines}` : '');
   const base = `reports/mutation/${name}`;
-  const { tests, inChildProcess } = testsFor(file);
+  const reached = testsFor(file);
+  const tests = testsOverride ?? reached.tests;
+  const inChildProcess = testsOverride ? false : reached.inChildProcess;
   if (tests.length === 0) {
-    summary.push(`${file}: no unit or integration test file reaches it (not run)`);
+    summary.push(`${arg}: no unit or integration test file reaches it (not run)`);
     continue;
   }
   const full =
@@ -124,16 +137,17 @@ for (const file of files) {
     ...(inChildProcess && { MUTATE_COVERAGE: 'off' }),
   };
   if (full) env.MUTATE_RANGES = JSON.stringify(survivorRanges(file, full));
-  console.log(`\n=== mutation: ${file}${full ? ' (survivors of the last full run)' : ''} ===`);
+  else if (lines) env.MUTATE_RANGES = JSON.stringify([`${file}:${lines}`]);
+  console.log(`\n=== mutation: ${arg}${full ? ' (survivors of the last full run)' : ''} ===`);
   console.log(`tests${inChildProcess ? ' (some in a child process: coverage off)' : ''}: ${tests.join(' ')}`);
   const run = spawnSync('npx', ['stryker', 'run', CONFIG], { stdio: 'inherit', env });
   if (run.status !== 0) {
     failed = true;
-    summary.push(`${file}: stryker exited with ${run.status ?? run.signal}`);
+    summary.push(`${arg}: stryker exited with ${run.status ?? run.signal}`);
     continue;
   }
   const report = readReport(`${out}/report.json`);
-  summary.push(`${file}: ${tally(full ? merged(full, report) : report)}`);
+  summary.push(`${arg}: ${tally(full ? merged(full, report) : report)}`);
 }
 console.log(
   `\n=== mutation scores (killed incl. timeouts / all but compile errors) ===\n${summary.join('\n')}`,
