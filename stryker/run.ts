@@ -1,5 +1,5 @@
 // `npm run mutation [file-or-folder ...]`: StrykerJS, one source file per run so each run stays in
-// minutes, each against the test files that exercise it (stryker/tests-for.ts). No argument:
+// minutes, each against the test files whose imports reach it (stryker/tests-for.ts). No argument:
 // every file of shared/plan/ against the plan unit tests. A folder stands for its .ts files:
 // `npm run mutation -- shared/reconcile shared/runtime/body-limit.ts`. AREAS is the whole set the
 // act layer and the programs add (`npm run mutation -- --areas`); integration test files among a
@@ -118,9 +118,7 @@ for (const arg of files) {
   const file = arg.replace(/:\d+-\d+$/, '');
   const name = reportName(file) + (lines ? `-L${lines}` : '');
   const base = `reports/mutation/${name}`;
-  const reached = testsFor(file);
-  const tests = testsOverride ?? reached.tests;
-  const inChildProcess = testsOverride ? false : reached.inChildProcess;
+  const tests = testsOverride ?? testsFor(file);
   if (tests.length === 0) {
     summary.push(`${arg}: no unit or integration test file reaches it (not run)`);
     continue;
@@ -134,12 +132,11 @@ for (const arg of files) {
     MUTATE_NAME: name,
     MUTATE_OUT: out,
     MUTATE_TESTS: JSON.stringify(tests),
-    ...(inChildProcess && { MUTATE_COVERAGE: 'off' }),
   };
   if (full) env.MUTATE_RANGES = JSON.stringify(survivorRanges(file, full));
   else if (lines) env.MUTATE_RANGES = JSON.stringify([`${file}:${lines}`]);
   console.log(`\n=== mutation: ${arg}${full ? ' (survivors of the last full run)' : ''} ===`);
-  console.log(`tests${inChildProcess ? ' (some in a child process: coverage off)' : ''}: ${tests.join(' ')}`);
+  console.log(`tests: ${tests.join(' ')}`);
   const run = spawnSync('npx', ['stryker', 'run', CONFIG], { stdio: 'inherit', env });
   if (run.status !== 0) {
     failed = true;

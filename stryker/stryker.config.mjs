@@ -23,8 +23,7 @@ export default {
     forceBail: true,
   },
   mutate: ranges ?? [file],
-  // Off when a test runs the file in a child process (its coverage is not reported back).
-  coverageAnalysis: process.env.MUTATE_COVERAGE === 'off' ? 'off' : 'perTest',
+  coverageAnalysis: 'perTest',
   // Two shared cores on the build machine: one test process at a time unless MUTATION_CONCURRENCY says.
   concurrency: Number(process.env.MUTATION_CONCURRENCY ?? 1),
   timeoutMS: 20000,
