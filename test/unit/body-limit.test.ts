@@ -3,13 +3,14 @@
 // what is read and how it is parsed, and the limit's setting. The same limit through the real
 // program over HTTP, with memory measured, is test/integration/function-body-limit.test.ts.
 import assert from 'node:assert/strict';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import {
   DEFAULT_ETCDFN_MAX_EVENT_BYTES,
   maxEventBytesFromEnv,
   readLimitedBody,
+  refuse,
 } from '../../shared/runtime/body-limit.ts';
 
 /** A request whose body arrives in the given chunks; `read` counts the bytes the reader took. */
@@ -36,6 +37,7 @@ describe('readLimitedBody', () => {
       'application/json',
       'application/cloudevents+json',
       'Application/JSON; charset=utf-8',
+      'application/json ; charset=utf-8',
     ]) {
       const { req } = request(['{"a":', '1}'], { 'content-type': type });
       const result = await readLimitedBody(req, 1024);
@@ -130,6 +132,28 @@ describe('readLimitedBody', () => {
       kind: 'refused',
       status: 400,
       error: 'unreadable request body: socket hang up',
+    });
+  });
+});
+
+describe('refuse', () => {
+  it('answers with the status and a JSON body naming the error', () => {
+    const sent: { status?: number; headers?: Record<string, string>; body?: string } = {};
+    const res = {
+      writeHead(status: number, headers: Record<string, string>) {
+        Object.assign(sent, { status, headers });
+        return this;
+      },
+      end(body: string) {
+        sent.body = body;
+        return this;
+      },
+    } as unknown as ServerResponse;
+    refuse(res, 413, 'too large');
+    assert.deepEqual(sent, {
+      status: 413,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: '{"error":"too large"}',
     });
   });
 });
