@@ -49,13 +49,29 @@ describe('promote against real etcd 3.5', { timeout: 120_000 }, () => {
   const state = () =>
     stateWith([...names.map(n => memberObject(n, true)), memberObject(learner.name, false)]);
 
+  /** The mapped adapter, counting the promote calls it passes on. */
+  const counting = () => {
+    const inner = mappedAdapter(raw, slots);
+    const calls = { promote: 0 };
+    return {
+      calls,
+      etcd: {
+        ...inner,
+        promote: (e: readonly string[], id: string) => (calls.promote++, inner.promote(e, id)),
+      },
+    };
+  };
+
   it('a learner whose etcd has not caught up stays a learner, is not recorded as a voter, and the step is retried', async () => {
     const kube = new RecordingKube();
-    const ctx = contextWith(kube, mappedAdapter(raw, slots));
+    const { calls, etcd: adapter } = counting();
+    const ctx = contextWith(kube, adapter);
     const result = await act(ctx, state(), { kind: 'promote', member: learner.name, id: learnerId });
     assert.equal(result.ok, false, JSON.stringify(result));
     assert.match(JSON.stringify(result), /still catching up/);
     assert.deepEqual(kube.voterMarks, []);
+    // Asked as often as ETCDFN_PROMOTE_ATTEMPTS allows (3 here), no more.
+    assert.equal(calls.promote, 3);
     const entry = (await listed()).find(m => m.id === learnerId);
     assert.equal(entry?.isLearner, true, JSON.stringify(entry));
   });
@@ -81,6 +97,19 @@ describe('promote against real etcd 3.5', { timeout: 120_000 }, () => {
     const result = await act(ctx, state(), { kind: 'promote', member: learner.name, id: learnerId });
     assert.equal(result.ok, true, JSON.stringify(result));
     assert.deepEqual(kube.voterMarks, [learner.name]);
+    assert.deepEqual(await listed(), before);
+  });
+
+  it('a promote etcd refuses for another reason (no such member) is retried at once, recording nothing', async () => {
+    const before = await listed();
+    const kube = new RecordingKube();
+    const { calls, etcd: adapter } = counting();
+    const ctx = contextWith(kube, adapter);
+    const result = await act(ctx, state(), { kind: 'promote', member: 'demo-9', id: '00000000000000ff' });
+    assert.equal(result.ok, false, JSON.stringify(result));
+    assert.match(JSON.stringify(result), /promoting demo-9: .*member not found/);
+    assert.equal(calls.promote, 1);
+    assert.deepEqual(kube.voterMarks, []);
     assert.deepEqual(await listed(), before);
   });
 });
