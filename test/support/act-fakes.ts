@@ -30,16 +30,28 @@ export const memberObject = (name: string, voter: boolean): EtcdMember =>
     status: { isVoter: voter, role: voter ? 'voter' : 'learner' },
   }) as unknown as EtcdMember;
 
+export interface RecordedEvent {
+  type?: string;
+  reason?: string;
+  message?: string;
+  reportingInstance?: string;
+}
+
 /** The Kubernetes writes these steps make, recorded; nothing else is served. */
 export class RecordingKube {
   statusPatches: { name: string; patch: Record<string, unknown> }[] = [];
+  /** The reasons of the Events created, in order, and the Events themselves. */
   events: string[] = [];
+  eventObjects: RecordedEvent[] = [];
   mergePatchStatus(ref: ObjectRef, patch: Record<string, unknown>) {
     this.statusPatches.push({ name: ref.name, patch });
     return Promise.resolve({ kind: 'written' as const, object: {} });
   }
-  create(object: KubeObject & { reason?: string }) {
-    if (object.kind === 'Event') this.events.push(object.reason ?? '');
+  create(object: KubeObject & RecordedEvent) {
+    if (object.kind === 'Event') {
+      this.events.push(object.reason ?? '');
+      this.eventObjects.push(object);
+    }
     return Promise.resolve({ kind: 'created' as const, object });
   }
   get voterMarks(): string[] {
