@@ -84,8 +84,8 @@ describe('promote against real etcd 3.5', { timeout: 120_000 }, () => {
     const kube = new RecordingKube();
     const ctx = contextWith(kube, mappedAdapter(raw, slots), 200);
     const result = await act(ctx, state(), { kind: 'promote', member: learner.name, id: learnerId });
-    assert.equal(result.ok, true, JSON.stringify(result));
-    assert.deepEqual(kube.voterMarks, [learner.name]);
+    assert.deepEqual(result, { ok: true, summary: `promoted ${learner.name} to voter` });
+    assert.deepEqual(kube.statusPatches, [{ name: learner.name, patch: { isVoter: true, role: 'voter' } }]);
     const entry = (await listed()).find(m => m.id === learnerId);
     assert.equal(entry?.isLearner, false, JSON.stringify(entry));
   });
