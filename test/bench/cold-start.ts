@@ -1,6 +1,6 @@
 // Cold start and memory of each function from the built output (dist/, `npm run build`; built here
 // when missing): from process start to the first event answered (the PingSource tick, answered 200
-// against a sandbox API server), and the resident set size right after that answer. Measured in the
+// against a real API server), and the resident set size right after that answer. Measured in the
 // same run: `node -e "import('@kubernetes/client-node')"`, the floor any function that talks to
 // Kubernetes starts from. Runs are interleaved across programs so that load on the machine falls on
 // all of them alike. Aims (issue 15): cold start ≤ 0.6 s, RSS ≤ 1.3 × the baseline's.
@@ -10,8 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FUNCTION_NAMES } from '../../functions/registry.ts';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
-import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
+import { startApiServer } from '../support/api-server.ts';
 import { loadEventFixture, wireBody } from '../support/fixtures.ts';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -113,9 +112,9 @@ export async function benchColdStart(options: { runs?: number } = {}): Promise<C
     if (built.status !== 0) throw new Error('npm run build failed');
   }
   const dir = mkdtempSync(join(tmpdir(), 'etcdfn-cold-'));
-  const api = await startApiServer({ port: 0, crdDir: join(root, 'crds') });
+  const api = await startApiServer();
   const kubeconfig = join(dir, 'kubeconfig');
-  writeKubeconfig(kubeconfig, api.url);
+  api.writeKubeconfig(kubeconfig);
   const programs = ['baseline', ...FUNCTION_NAMES];
   const samples = new Map<string, Sample[]>(programs.map(p => [p, []]));
   try {

@@ -58,7 +58,12 @@ import {
   stopBaseline,
   type Baseline,
 } from './by-hand.ts';
-import { isWrite, startCountingProxy, type CountingProxy, type RequestKind } from './counting-proxy.ts';
+import {
+  isWrite,
+  startCountingProxy,
+  type CountingProxy,
+  type RequestKind,
+} from '../support/counting-proxy.ts';
 import { GrowthTimeline } from './growth-timeline.ts';
 import { fmt, toRows, type LifecycleRow, type NoopCount, type RoundResult } from './lifecycle-rows.ts';
 import {
@@ -217,8 +222,8 @@ async function startSandbox(dir: string, onStop: (stop: () => Promise<void>) => 
       onLog: (name, line) => fnLog.write(`${name} ${line}\n`),
     });
     bridge = await startBridge({
-      kubeConfig: kubeConfigFor(core.api.url),
-      apiServerUrl: core.api.url,
+      kubeConfig: core.kc,
+      apiServerUrl: core.url,
       subscribers: functions.urls,
       tickSeconds: TICK_SECONDS,
       replayInitialList: true,
@@ -230,7 +235,7 @@ async function startSandbox(dir: string, onStop: (stop: () => Promise<void>) => 
     await stop();
     throw err;
   }
-  return { dir, core, kube: new KubeObjects(kubeConfigFor(core.api.url)), stop };
+  return { dir, core, kube: new KubeObjects(core.kc), stop };
 }
 
 /**
@@ -378,7 +383,7 @@ async function settled(kube: KubeObjects, name: string): Promise<void> {
 
 async function noopReconcile(sandbox: Sandbox, name: string): Promise<{ cold: NoopCount; warm: NoopCount }> {
   await settled(sandbox.kube, name);
-  const proxy = await startCountingProxy(sandbox.core.api.url);
+  const proxy = await startCountingProxy(sandbox.core.kc);
   try {
     const base = createContext(kubeConfigFor(proxy.url));
     const calls: string[] = [];

@@ -22,7 +22,7 @@ import type { Context } from '../../shared/runtime/context.ts';
 import { clusterHandler } from '../../functions/reconcile-cluster/handler.ts';
 import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
 import { NS, ReconcileWorld } from '../support/reconcile-world.ts';
-import { isWrite, startCountingProxy } from './counting-proxy.ts';
+import { isWrite } from '../support/counting-proxy.ts';
 
 export interface TickRow {
   clusters: number;
@@ -82,12 +82,12 @@ async function copyClusters(world: ReconcileWorld, count: number): Promise<void>
     const status = (object as { status?: unknown }).status;
     if (status === undefined) return created.object;
     if (object.apiVersion !== API_VERSION) {
-      world.writeStatus({
+      await world.writeStatus({
         ...created.object,
         apiVersion: object.apiVersion,
         kind: object.kind,
         status,
-      } as KubeObject);
+      });
       return created.object;
     }
     const written = await kube.replaceStatus({ ...created.object, status } as KubeObject);
@@ -150,7 +150,7 @@ export async function benchResyncTick(opts: { runs?: number; clusters?: number }
   try {
     await world.grow(3);
     await copyClusters(world, count);
-    const proxy = await startCountingProxy(world.apiURL);
+    const proxy = await world.api.countingProxy();
     try {
       const calls = { n: 0 };
       const ctx: Context = {

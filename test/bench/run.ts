@@ -5,7 +5,7 @@
 // tests: nothing here fails on a figure; the exit code is 1 only when a benchmark could not run.
 //
 //   npm run bench                        all of them (at least 5 rounds per figure)
-//   npm run bench -- apiserver           only the ones named (cold-start, apiserver, resync-tick, lifecycle, snapshot, restore, member-loss)
+//   npm run bench -- cold-start          only the ones named (cold-start, resync-tick, lifecycle, snapshot, restore, member-loss)
 //   BENCH_TICK_CLUSTERS=200 npm run bench -- resync-tick   clusters in the resync tick (default 1,000)
 //   npm run bench -- --skip lifecycle    all but the ones named
 //   npm run bench -- --quick             2 rounds each, for checking; the table says so
@@ -27,15 +27,7 @@ const { execFileSync } = await import('node:child_process');
 const { mkdirSync, writeFileSync } = await import('node:fs');
 const { join } = await import('node:path');
 
-const BENCHMARKS = [
-  'cold-start',
-  'apiserver',
-  'resync-tick',
-  'lifecycle',
-  'snapshot',
-  'restore',
-  'member-loss',
-] as const;
+const BENCHMARKS = ['cold-start', 'resync-tick', 'lifecycle', 'snapshot', 'restore', 'member-loss'] as const;
 
 const program = new Command()
   .name('npm run bench --')
@@ -123,19 +115,7 @@ async function machine(): Promise<Record<string, string>> {
 }
 
 const figures: Figure[] = [];
-const one = (n: number): Stats => ({ median: n, min: n, max: n, runs: 1 });
 const detail = (title: string, rows: Row[]): void => console.error(`\n${title}\n${table(rows)}`);
-
-async function runApiServer(): Promise<void> {
-  const { benchApiServer } = await import('./apiserver.ts');
-  console.error('[apiserver] running…');
-  const rows = await benchApiServer();
-  detail('sandbox API server: 1,000 EtcdClusters stored, 16 requests in flight', rows as unknown as Row[]);
-  for (const r of rows)
-    figures.push(
-      figureOf({ section: 'apiserver', figure: r.benchmark, unit: 'req/s', stats: one(r['req/s']) }),
-    );
-}
 
 async function runResyncTick(): Promise<void> {
   const { benchResyncTick } = await import('./resync-tick.ts');
@@ -321,7 +301,6 @@ async function runMemberLoss(): Promise<void> {
 
 const RUNNERS: Record<(typeof BENCHMARKS)[number], () => Promise<void>> = {
   'cold-start': runColdStart,
-  apiserver: runApiServer,
   'resync-tick': runResyncTick,
   lifecycle: runLifecycle,
   snapshot: runSnapshot,

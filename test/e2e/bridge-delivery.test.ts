@@ -1,10 +1,9 @@
-// The event bridge end to end: the sandbox API server, the bridge reading knative/, and four echo
+// The event bridge end to end: a real API server, the bridge reading knative/, and four echo
 // functions named after the Trigger subscribers, each served through the real functions framework.
 // Checks what the functions receive against ApiServerSource's format in both modes, the routing of
 // knative/triggers.yaml, retries (503), dead letters (400), chaos duplicates and the tick.
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Request, Response } from 'express';
 import type { DeliveryRecord } from '../../standalone/bridge/delivery.ts';
@@ -17,12 +16,10 @@ const { functionServer, listen } = await import('../../shared/runtime/function-s
 const { eventFunction } = await import('../../shared/events/handler.ts');
 const { startBridge } = await import('../../standalone/bridge/bridge.ts');
 const { KubeObjects } = await import('../../shared/k8s/objects.ts');
-const { startApiServer } = await import('../sandbox/apiserver/index.ts');
-const { kubeConfigFor } = await import('../sandbox/kubeconfig.ts');
+const { startApiServer } = await import('../support/api-server.ts');
 type Bridge = Awaited<ReturnType<typeof startBridge>>;
 type BridgeOptions = Parameters<typeof startBridge>[0];
 
-const CRDS = join(import.meta.dirname, '..', '..', 'crds');
 const FUNCTIONS = ['reconcile-cluster', 'reconcile-member', 'finalize-member', 'run-snapshot'] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const ETCDFN = 'etcdfn.io/v1alpha1';
@@ -83,13 +80,13 @@ const verbOf = (r: Received) => r.headers['ce-type']?.split('.').at(-1);
 describe('event bridge → functions', () => {
   let api: Awaited<ReturnType<typeof startApiServer>>;
   let kube: InstanceType<typeof KubeObjects>;
-  let kubeConfig: ReturnType<typeof kubeConfigFor>;
+  let kubeConfig: typeof api.kc;
   const servers: Server[] = [];
   const urls: Record<string, string> = {};
 
   before(async () => {
-    api = await startApiServer({ port: 0, crdDir: CRDS });
-    kubeConfig = kubeConfigFor(api.url);
+    api = await startApiServer();
+    kubeConfig = api.kc;
     kube = new KubeObjects(kubeConfig);
     for (const fn of FUNCTIONS) {
       const server = functionServer(fn);

@@ -1,4 +1,4 @@
-// Two standalone processes with --leader-elect against the sandbox API server: exactly one holds the
+// Two standalone processes with --leader-elect against a real API server: exactly one holds the
 // Lease and delivers; when it dies (SIGKILL, no release) the other takes the Lease over once it
 // expires and delivers from then on; the one that never led delivered nothing before it took over.
 // Waits are on the Lease's holderIdentity and on deliveries, never on the clock.
@@ -12,8 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Lease as LeaseType } from '../../standalone/leader.ts';
 
 process.env.LOG_LEVEL ??= 'silent';
-const { startApiServer } = await import('../sandbox/apiserver/index.ts');
-const { kubeConfigFor, writeKubeconfig } = await import('../sandbox/kubeconfig.ts');
+const { startApiServer } = await import('../support/api-server.ts');
 const { KubeObjects } = await import('../../shared/k8s/objects.ts');
 type Lease = LeaseType;
 
@@ -39,8 +38,8 @@ describe('standalone leader election (two processes)', () => {
   const output: Record<string, string> = { a: '', b: '' };
 
   before(async () => {
-    api = await startApiServer({ port: 0, crdDir: join(ROOT, 'crds') });
-    writeKubeconfig(join(dir, 'kubeconfig'), api.url);
+    api = await startApiServer();
+    api.writeKubeconfig(join(dir, 'kubeconfig'));
     for (const id of ['a', 'b']) {
       sinks[id] = createServer((req, res) => {
         received[id].push(req.headers['ce-name'] as string);
@@ -87,7 +86,7 @@ describe('standalone leader election (two processes)', () => {
   };
 
   it('one leader delivers; after it dies the other takes the Lease and delivers', async () => {
-    const kube = new KubeObjects(kubeConfigFor(api.url));
+    const kube = new KubeObjects(api.kc);
     const holder = async () => {
       const read = await kube.get<Lease>({
         apiVersion: 'coordination.k8s.io/v1',
@@ -131,7 +130,7 @@ describe('standalone leader election (two processes)', () => {
   });
 
   it('a leader that stops on SIGTERM releases the Lease, exits 0, and a new replica takes it', async () => {
-    const kube = new KubeObjects(kubeConfigFor(api.url));
+    const kube = new KubeObjects(api.kc);
     const current = Object.entries(children).find(([, c]) => c.exitCode === null && c.signalCode === null);
     assert.ok(current, 'one process is still running');
     const [survivor] = current;

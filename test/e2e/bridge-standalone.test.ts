@@ -1,4 +1,4 @@
-// Standalone mode as a process: the CLI watches the sandbox API server through a kubeconfig file,
+// Standalone mode as a process: the CLI watches a real API server through a kubeconfig file,
 // delivers a Pod event to the --subscriber URL, and stops cleanly on SIGTERM.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 process.env.LOG_LEVEL ??= 'silent';
-const { startApiServer } = await import('../sandbox/apiserver/index.ts');
-const { kubeConfigFor, writeKubeconfig } = await import('../sandbox/kubeconfig.ts');
+const { startApiServer } = await import('../support/api-server.ts');
 const { KubeObjects } = await import('../../shared/k8s/objects.ts');
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -27,8 +26,8 @@ describe('standalone CLI', () => {
   });
 
   before(async () => {
-    api = await startApiServer({ port: 0, crdDir: join(ROOT, 'crds') });
-    writeKubeconfig(join(dir, 'kubeconfig'), api.url);
+    api = await startApiServer();
+    api.writeKubeconfig(join(dir, 'kubeconfig'));
     await new Promise<void>(resolve => sink.listen(0, '127.0.0.1', resolve));
   });
   after(async () => {
@@ -66,7 +65,7 @@ describe('standalone CLI', () => {
           throw new Error(`bridge did not start:\n${output}`);
         await new Promise(resolve => setTimeout(resolve, 50));
       }
-      const kube = new KubeObjects(kubeConfigFor(api.url));
+      const kube = new KubeObjects(api.kc);
       const pod = {
         apiVersion: 'v1',
         kind: 'Pod',

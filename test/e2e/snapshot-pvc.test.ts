@@ -1,7 +1,8 @@
 // Snapshots to a PVC on the sandbox: a real 1-member etcd 3.5.16 cluster, the real functions and
-// event bridge, the sandbox's Job controller and process kubelet running the operator image's agent
-// in a Job that mounts the claim (a directory that outlives Pods). The test reads the file from the
-// claim's directory itself: its SHA-256 must be the one the status records, and it must restore.
+// event bridge, kube-controller-manager's Job controller and our kubelet running the operator
+// image's agent in a Job that mounts the claim (a directory that outlives Pods). The test reads the
+// file from the claim's directory itself: its SHA-256 must be the one the status records, and it
+// must restore.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // Smoke test of the built image (scripts/build-image.sh runs it): each function, started from the
 // image with `buildah run --isolation chroot` on a loopback port, answers the PingSource tick fixture
-// 2xx against a sandbox API server (an empty cluster: the tick finds nothing to do, honestly) and a
+// 2xx against a real API server (an empty cluster: the tick finds nothing to do, honestly) and a
 // malformed CloudEvent 400 with a message. One function also runs with the image's root filesystem
 // mounted read-only, as the numeric non-root user, and answers. The CLI answers from the image too.
 //   ETCDFN_IMAGE=localhost/etcdfn:0.1.0 ETCDFN_BUILDAH_STORE=.cache/buildah \
@@ -13,8 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FUNCTION_NAMES } from '../../functions/registry.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
-import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 import { loadEventFixture, wireBody, type EventFixture } from '../support/fixtures.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..');
@@ -72,7 +71,7 @@ async function post(
 }
 
 describe(`image ${image}`, () => {
-  let api: ApiServer;
+  let api: TestApiServer;
   let dir: string;
   let container: string;
   const tick = loadEventFixture('tick.json');
@@ -80,9 +79,9 @@ describe(`image ${image}`, () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'etcdfn-image-'));
-    api = await startApiServer({ port: 0, crdDir: join(repoRoot, 'crds') });
+    api = await startApiServer();
     mkdirSync(join(dir, 'config'));
-    writeKubeconfig(join(dir, 'config', 'kubeconfig'), api.url);
+    api.writeKubeconfig(join(dir, 'config', 'kubeconfig'));
     container = buildah('from', '--quiet', image);
   });
   after(async () => {

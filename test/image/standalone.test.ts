@@ -1,6 +1,7 @@
 // The image in standalone mode, as the chart runs it: the four functions and the event bridge, each
 // a process started from the image (`buildah run --isolation chroot`, the host's loopback network),
-// drive a sandbox cluster (API server + process kubelet from this checkout, real etcd) to 3/3 Ready.
+// drive a sandbox cluster (the real control plane + our process kubelet from this checkout, real
+// etcd) to 3/3 Ready.
 // Nothing of the operator runs from the checkout. The image's processes run inside the sandbox's
 // mount namespace (nsenter), where /etc/resolv.conf names the kubelet's name server, so the
 // functions reach members by their Service DNS names as in a cluster. Also: the image's

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import request from 'supertest';
 import { loadFunction } from '../../functions/registry.ts';
@@ -14,22 +14,19 @@ import { loadKubeConfig } from '../../shared/k8s/client.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { functionServer } from '../../shared/runtime/function-server.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
-import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
-
-const repoRoot = resolve(import.meta.dirname, '..', '..');
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 
 describe('dead-letter function', () => {
-  let api: ApiServer;
+  let api: TestApiServer;
   let dir: string;
   let server: Server;
   let kube: KubeObjects;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'etcdfn-dead-letter-'));
-    api = await startApiServer({ port: 0, crdDir: join(repoRoot, 'crds') });
+    api = await startApiServer();
     const kubeconfig = join(dir, 'kubeconfig');
-    writeKubeconfig(kubeconfig, api.url);
+    api.writeKubeconfig(kubeconfig);
     process.env.KUBECONFIG = kubeconfig;
     process.env.LOG_LEVEL ??= 'silent';
     await loadFunction('dead-letter');

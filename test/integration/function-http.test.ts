@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FUNCTION_NAMES, loadFunction, type FunctionName } from '../../functions/registry.ts';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
@@ -14,11 +14,8 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import { loadKubeConfig } from '../../shared/k8s/client.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { functionServer, listen } from '../../shared/runtime/function-server.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
-import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 import { loadEventFixture, loadEventFixtures, wireBody, type EventFixture } from '../support/fixtures.ts';
-
-const repoRoot = resolve(import.meta.dirname, '..', '..');
 
 interface Answer {
   status: number;
@@ -44,7 +41,7 @@ const valid = loadEventFixtures().filter(f => f.expect.status < 400);
 const malformed = loadEventFixtures().filter(f => f.expect.status >= 400);
 
 describe('the HTTP contract of the four real functions', () => {
-  let api: ApiServer;
+  let api: TestApiServer;
   let dir: string;
   let kubeconfig: string;
   const servers = new Map<FunctionName, Server>();
@@ -52,9 +49,9 @@ describe('the HTTP contract of the four real functions', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'etcdfn-function-http-'));
-    api = await startApiServer({ port: 0, crdDir: join(repoRoot, 'crds') });
+    api = await startApiServer();
     kubeconfig = join(dir, 'kubeconfig');
-    writeKubeconfig(kubeconfig, api.url);
+    api.writeKubeconfig(kubeconfig);
     // The functions build their context on first use, from $KUBECONFIG.
     process.env.KUBECONFIG = kubeconfig;
     process.env.LOG_LEVEL = 'silent';

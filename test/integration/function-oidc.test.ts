@@ -6,18 +6,18 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { loadFunction } from '../../functions/registry.ts';
 import { functionServer, listen } from '../../shared/runtime/function-server.ts';
 import type { OidcConfig } from '../../shared/runtime/oidc-claims.ts';
 import { senderVerifier } from '../../shared/runtime/oidc-verifier.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
+import type { CountingProxy } from '../support/counting-proxy.ts';
 import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
 import { loadEventFixture, wireBody } from '../support/fixtures.ts';
 
-const repoRoot = resolve(import.meta.dirname, '..', '..');
 const AUDIENCE = 'etcdfn/reconcile-cluster';
 const SUBJECT = 'system:serviceaccount:etcdfn:reconcile-cluster-oidc-eventing.knative.dev-trigger';
 
@@ -59,18 +59,21 @@ class Issuer {
 }
 
 describe('sender authentication (Knative OIDC) at the function entry point', () => {
-  let api: ApiServer;
+  let api: TestApiServer;
   let dir: string;
   let issuer: Issuer;
   let keyA: SigningKey;
   let keyB: SigningKey;
-  let apiRequests = 0;
+  let proxy: CountingProxy;
+  const apiRequests = (): number => proxy.requests().length;
   const servers: Server[] = [];
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'etcdfn-function-oidc-'));
-    api = await startApiServer({ port: 0, crdDir: join(repoRoot, 'crds'), log: () => (apiRequests += 1) });
-    writeKubeconfig(join(dir, 'kubeconfig'), api.url);
+    api = await startApiServer();
+    // The function reaches the API server through a proxy that counts its requests.
+    proxy = await api.countingProxy();
+    writeKubeconfig(join(dir, 'kubeconfig'), proxy.url);
     process.env.KUBECONFIG = join(dir, 'kubeconfig');
     process.env.LOG_LEVEL = 'silent';
     issuer = new Issuer();
@@ -107,14 +110,14 @@ describe('sender authentication (Knative OIDC) at the function entry point', () 
   /** Sends a real CloudEvent; returns the answer and how many API requests the function made. */
   async function send(url: string, authorization?: string) {
     const fixture = loadEventFixture('cluster-ref-update.json');
-    const before = apiRequests;
+    const before = apiRequests();
     const res = await fetch(url, {
       method: 'POST',
       headers: { ...fixture.headers, ...(authorization && { authorization }) },
       body: wireBody(fixture),
     });
     const body = (await res.json()) as Record<string, unknown>;
-    return { status: res.status, body, apiRequests: apiRequests - before, headers: res.headers };
+    return { status: res.status, body, apiRequests: apiRequests() - before, headers: res.headers };
   }
 
   it('a valid token from the expected Trigger is accepted and the event is handled', async () => {

@@ -20,24 +20,23 @@ import { decodeEvent } from '../../shared/events/decode.ts';
 import { loadKubeConfig } from '../../shared/k8s/client.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { functionServer } from '../../shared/runtime/function-server.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
-import { writeKubeconfig } from '../sandbox/kubeconfig.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 import { loadEventFixtures, wireBody } from '../support/fixtures.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
 
 describe('functions answer every fixture', () => {
-  let api: ApiServer;
+  let api: TestApiServer;
   let dir: string;
   let kubeconfig: string;
   const servers = new Map<FunctionName, Server>();
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'etcdfn-fixtures-'));
-    api = await startApiServer({ port: 0, crdDir: join(repoRoot, 'crds') });
+    api = await startApiServer();
     kubeconfig = join(dir, 'kubeconfig');
-    writeKubeconfig(kubeconfig, api.url);
+    api.writeKubeconfig(kubeconfig);
     // The functions build their context on first use, from $KUBECONFIG.
     process.env.KUBECONFIG = kubeconfig;
     process.env.LOG_LEVEL = 'silent';

@@ -2,15 +2,13 @@
 // the outcomes a function branches on (found / not-found, written / conflict, created /
 // already-exists, invalid) must come back as values, never as exceptions to parse.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { KubeApiError } from '../../shared/k8s/errors.ts';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
+import { startApiServer } from '../support/api-server.ts';
 import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
 
-const CRDS = join(import.meta.dirname, '..', '..', 'crds');
 type Cluster = KubeObject & { spec: Record<string, unknown>; status?: Record<string, unknown> };
 
 describe('KubeObjects against the sandbox API server', () => {
@@ -19,8 +17,8 @@ describe('KubeObjects against the sandbox API server', () => {
   const ref = { apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: 'default', name: 'adapter' };
 
   before(async () => {
-    server = await startApiServer({ port: 0, crdDir: CRDS });
-    kube = new KubeObjects(kubeConfigFor(server.url));
+    server = await startApiServer();
+    kube = new KubeObjects(server.kc);
   });
   after(async () => server.close());
 

@@ -3,28 +3,25 @@
 // peers as `from` on the wire, puts it back when edited, and removes it when the cluster turns it
 // off. The rules themselves are tested in test/unit/builders-network-policy.test.ts.
 import assert from 'node:assert/strict';
-import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KubeObjects } from '../../shared/k8s/objects.ts';
 import { planCluster } from '../../shared/plan/cluster-plan.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { observeCluster } from '../../shared/reconcile/cluster-observe.ts';
 import { createContext, type Context } from '../../shared/runtime/context.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 
-const repoRoot = resolve(import.meta.dirname, '..', '..');
 const ref = { namespace: 'default', name: 'guarded' };
 const path = `/apis/networking.k8s.io/v1/namespaces/default/networkpolicies/${ref.name}`;
 
 describe('the cluster NetworkPolicy on the API server', () => {
-  let api: ApiServer;
+  let api: TestApiServer;
   let ctx: Context;
   let kube: KubeObjects;
 
   before(async () => {
-    api = await startApiServer({ port: 0, crdDir: join(repoRoot, 'crds') });
-    const kc = kubeConfigFor(api.url);
+    api = await startApiServer();
+    const kc = api.kc;
     // One step per call, so the test sees the order of the steps.
     ctx = createContext(kc, { ETCDFN_OPERATOR_NAMESPACE: 'ops', ETCDFN_CHAIN_STEPS: '1' });
     kube = new KubeObjects(kc);
@@ -36,10 +33,10 @@ describe('the cluster NetworkPolicy on the API server', () => {
 
   /** The policy as JSON on the wire, or undefined when there is none. */
   async function rawPolicy(): Promise<Json | undefined> {
-    const res = await fetch(api.url + path);
+    const res = await api.request('GET', path);
     if (res.status === 404) return undefined;
     assert.equal(res.status, 200);
-    return (await res.json()) as Json;
+    return JSON.parse(res.body) as Json;
   }
 
   /** Runs reconcile-cluster's step until `done` holds (a handful of steps at most). */
@@ -80,11 +77,12 @@ describe('the cluster NetworkPolicy on the API server', () => {
   });
 
   it('is put back when someone opens it up', async () => {
-    const patched = await fetch(api.url + path, {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/merge-patch+json' },
-      body: JSON.stringify({ spec: { ingress: [{}] } }),
-    });
+    const patched = await api.request(
+      'PATCH',
+      path,
+      { spec: { ingress: [{}] } },
+      'application/merge-patch+json',
+    );
     assert.equal(patched.status, 200);
     await reconcileUntil(
       'NetworkPolicy restored',

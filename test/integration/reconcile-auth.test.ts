@@ -3,7 +3,6 @@
 // would, so stopping after any step and starting again is what a crash does.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import type { V1Secret } from '@kubernetes/client-node';
 import { API_VERSION } from '../../shared/api/group.ts';
@@ -13,10 +12,8 @@ import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { reconcileAuth, type AuthWorld } from '../../shared/reconcile/cluster-auth.ts';
 import { ETCD_MINORS } from '../support/etcd-binaries.ts';
 import { EtcdTestCluster } from '../support/etcd-process.ts';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
+import { startApiServer } from '../support/api-server.ts';
 
-const CRDS = join(import.meta.dirname, '..', '..', 'crds');
 const secretRef = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', namespace: 'default', name });
 const passwordOf = (s: V1Secret | undefined) => Buffer.from(s?.data?.password ?? '', 'base64').toString();
 
@@ -43,8 +40,8 @@ for (const minor of ETCD_MINORS) {
     }
 
     before(async () => {
-      server = await startApiServer({ port: 0, crdDir: CRDS });
-      kube = new KubeObjects(kubeConfigFor(server.url));
+      server = await startApiServer();
+      kube = new KubeObjects(server.kc);
       // The API server refuses spec.auth for now: store the cluster without it (for its uid).
       const created = await kube.create({
         apiVersion: API_VERSION,

@@ -1,10 +1,9 @@
-// The certManager TLS provider against the sandbox API server and its stand-in cert-manager
+// The certManager TLS provider against the real API server and the sandbox's stand-in cert-manager
 // (test/sandbox/cert-manager.ts): the operator creates one Certificate per certificate with the
 // issuer the cluster names, puts a drifted spec back, and reads each signed Secret's expiry; the
 // stand-in signs them into Secrets with cert-manager's layout and renews at 2/3 under the same CA.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CustomObjectsApi, type V1Secret } from '@kubernetes/client-node';
 import { API_VERSION } from '../../shared/api/group.ts';
@@ -14,12 +13,10 @@ import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { ensureCertManagerCertificates } from '../../shared/reconcile/cert-manager.ts';
 import { keepCertificates } from '../../shared/reconcile/certificates.ts';
 import type { Context } from '../../shared/runtime/context.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 import { parseDuration, SandboxCertManager } from '../sandbox/cert-manager.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
 import { createCa } from '../../shared/tls/issue.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const NS = 'prod';
 const DAY = 24 * 3600 * 1000;
 const NAMES = ['cm-server-tls', 'cm-operator-client-tls', 'cm-peer-tls'];
@@ -27,7 +24,7 @@ type Certificate = CertManagerCertificate & KubeObject;
 type Secret = V1Secret & KubeObject;
 
 describe('certManager TLS with the sandbox stand-in for cert-manager', { timeout: 60_000 }, () => {
-  let api: ApiServer;
+  let api: TestApiServer;
   let kube: KubeObjects;
   let cluster: EtcdCluster & KubeObject;
   let clock = new Date();
@@ -41,15 +38,11 @@ describe('certManager TLS with the sandbox stand-in for cert-manager', { timeout
     Buffer.from(s?.data?.[key] ?? '', 'base64').toString();
 
   before(async () => {
-    api = await startApiServer({
-      port: 0,
-      crdDir: join(ROOT, 'crds'),
-      extraCrdDirs: [join(ROOT, 'test', 'sandbox', 'crds')],
-      namespaces: [NS],
-    });
-    kube = new KubeObjects(kubeConfigFor(api.url));
-    signer = new SandboxCertManager(kubeConfigFor(api.url), () => clock);
-    custom = kubeConfigFor(api.url).makeApiClient(CustomObjectsApi);
+    api = await startApiServer();
+    await api.createNamespace(NS);
+    kube = new KubeObjects(api.kc);
+    signer = new SandboxCertManager(api.kc, () => clock);
+    custom = api.kc.makeApiClient(CustomObjectsApi);
     const created = await kube.create<EtcdCluster & KubeObject>({
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',

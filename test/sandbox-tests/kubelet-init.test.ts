@@ -1,5 +1,5 @@
 // Init containers on the process kubelet, seen as a user sees them on a real cluster: through the
-// sandbox API server with the real kubectl (`get pods` STATUS column, `logs -c`). In order, each to
+// real API server with the real kubectl (`get pods` STATUS column, `logs -c`). In order, each to
 // completion; restarts by the Pod's restartPolicy; a failing one keeps the main container from
 // starting (Init:Error, Init:CrashLoopBackOff).
 import assert from 'node:assert/strict';
@@ -11,7 +11,6 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { kubectl } from '../support/kubectl.ts';
 import { startCore } from '../sandbox/core.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
 import type { SandboxCore } from '../sandbox/core.ts';
 import { VOLUMES_ANNOTATION } from '../sandbox/kubelet/index.ts';
 import { waitFor, waitForPod, waitForPodGone } from '../sandbox/kubelet/wait.ts';
@@ -76,7 +75,7 @@ describe('kubelet: init containers as kubectl shows them', () => {
     dir = mkdtempSync(join(tmpdir(), 'kubelet-init-'));
     sandbox = await startCore({ dir, backoffMaxMs: 1000 });
 
-    core = kubeConfigFor(sandbox.api.url).makeApiClient(CoreV1Api);
+    core = sandbox.kc.makeApiClient(CoreV1Api);
   });
 
   after(async () => {

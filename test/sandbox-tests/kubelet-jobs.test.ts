@@ -1,6 +1,8 @@
-// The sandbox's Job controller on its own (test/sandbox/kubelet/jobs.ts), with an in-process API
-// server and kubelet: a Pod per attempt, failures counted against backoffLimit, the terminal
-// conditions a real Job controller writes, ttlSecondsAfterFinished, and Pods going with their Job.
+// Jobs on our node: kube-controller-manager's Job controller makes the Pods, our kubelet runs them
+// and reports how each ended, and the Job's status follows — a Pod per attempt, failures counted
+// against backoffLimit (the real controller waits 10 s, 20 s... between attempts), the terminal
+// conditions, ttlSecondsAfterFinished (the TTL controller) and the Pods going with their Job (the
+// garbage collector; our kubelet stops them).
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,10 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BatchV1Api, CoreV1Api, Watch } from '@kubernetes/client-node';
 import type { V1Job } from '@kubernetes/client-node';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
-import type { ApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
-import { startKubelet } from '../sandbox/kubelet/index.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
+import { startNode } from '../support/node.ts';
 import type { Kubelet } from '../sandbox/kubelet/index.ts';
 import { waitFor } from '../sandbox/kubelet/wait.ts';
 
@@ -34,9 +34,9 @@ function job(name: string, script: string, spec: Partial<V1Job['spec']> = {}): V
   };
 }
 
-describe('sandbox: Job controller', () => {
+describe('Jobs run by our kubelet, kept by kube-controller-manager', () => {
   let dir: string;
-  let api: ApiServer;
+  let api: TestApiServer;
   let kubelet: Kubelet;
   let core: CoreV1Api;
   let batch: BatchV1Api;
@@ -45,10 +45,9 @@ describe('sandbox: Job controller', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kubelet-jobs-'));
-    api = await startApiServer({ port: 0, podGracefulDeletion: true });
-    const kc = kubeConfigFor(api.url);
-    kubelet = await startKubelet({
-      kc,
+    api = await startApiServer();
+    const kc = api.kc;
+    kubelet = await startNode(api, {
       dataDir: join(dir, 'kubelet'),
       backoff: { initialMs: 200, maxMs: 400 },
     });

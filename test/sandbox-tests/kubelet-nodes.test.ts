@@ -1,10 +1,11 @@
-// The sandbox with three nodes (one kubelet, extraNodes), with an in-process API server: the
+// The sandbox with three nodes (one kubelet, extraNodes), on a real control plane: the
 // scheduler spreads the Pods a Service selects over the nodes; claims of a WaitForFirstConsumer
 // class (local volumes) wait for their first Pod, are pinned to its node (annotation
-// volume.kubernetes.io/selected-node) and then bound to a PersistentVolume with node affinity to it. Deleting a Node object is a machine gone:
-// its Pods' processes die, the pod GC deletes the Pods after its quarantine, and a new Pod for a
-// claim pinned to that node stays Pending with kube-scheduler's words (PodScheduled False
-// Unschedulable, a FailedScheduling Warning Event); a Pod without such a claim goes to a node left.
+// volume.kubernetes.io/selected-node) and then bound to a PersistentVolume with node affinity to
+// it. Deleting a Node object is a machine gone: its Pods' processes die, kube-controller-manager's
+// pod GC deletes the Pods after its quarantine (40 s), and a new Pod for a claim pinned to that
+// node stays Pending with kube-scheduler's words (PodScheduled False Unschedulable, a
+// FailedScheduling Warning Event); a Pod without such a claim goes to a node left.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,10 +13,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
-import type { ApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
-import { startKubelet } from '../sandbox/kubelet/index.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
+import { startNode } from '../support/node.ts';
 import type { Kubelet } from '../sandbox/kubelet/index.ts';
 import { SELECTED_NODE_ANNOTATION } from '../sandbox/kubelet/placement.ts';
 import { isReady, readPod, waitFor, waitForPod } from '../sandbox/kubelet/wait.ts';
@@ -36,20 +35,18 @@ function alive(pid: number): boolean {
 
 describe('sandbox nodes: spreading, local volumes pinned to a node, a node gone', () => {
   let dir: string;
-  let api: ApiServer;
+  let api: TestApiServer;
   let kubelet: Kubelet;
   let core: CoreV1Api;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kubelet-nodes-'));
-    api = await startApiServer({ port: 0, podGracefulDeletion: true });
-    const kc = kubeConfigFor(api.url);
-    kubelet = await startKubelet({
-      kc,
+    api = await startApiServer();
+    const kc = api.kc;
+    kubelet = await startNode(api, {
       dataDir: join(dir, 'kubelet'),
       nodeName: NODES[0],
       extraNodes: NODES.slice(1),
-      podGcQuarantineMs: 1_500,
     });
     core = kc.makeApiClient(CoreV1Api);
     const storage = kc.makeApiClient(StorageV1Api);
@@ -139,7 +136,8 @@ describe('sandbox nodes: spreading, local volumes pinned to a node, a node gone'
 
     await core.deleteNode({ name: node });
     await waitFor('p-1’s processes to die with its machine', () => pids.every(p => !alive(p)), 10_000);
-    await waitFor('the pod GC to delete p-1', async () => !(await readPod(core, NS, 'p-1')), 30_000);
+    // kube-controller-manager's pod GC: a 40 s quarantine, checked every 20 s.
+    await waitFor('the pod GC to delete p-1', async () => !(await readPod(core, NS, 'p-1')), 120_000, 500);
 
     await core.createNamespacedPod({ namespace: NS, body: podWith('p-1', 'data-1') });
     const pending = await waitForPod(core, 'p-1', 'unschedulable', p =>

@@ -1,4 +1,4 @@
-// The process kubelet's Pod life cycle, with an in-process API server and kubelet (no DNS needed):
+// The process kubelet's Pod life cycle, on a real API server and kube-controller-manager (no DNS needed):
 // image pull errors, init containers, env and path mapping, probes and back-off, Jobs, graceful
 // deletion and the fault API of the kubelet handle.
 import assert from 'node:assert/strict';
@@ -8,10 +8,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BatchV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
-import type { ApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
-import { VOLUMES_ANNOTATION, startKubelet } from '../sandbox/kubelet/index.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
+import { startNode } from '../support/node.ts';
+import { VOLUMES_ANNOTATION } from '../sandbox/kubelet/index.ts';
 import type { Kubelet } from '../sandbox/kubelet/index.ts';
 import { isReady, readPod, waitFor, waitForPod, waitForPodGone } from '../sandbox/kubelet/wait.ts';
 
@@ -42,15 +41,15 @@ function emptyDirOf(pod: V1Pod, volume: string): string {
 
 describe('kubelet: Pod life cycle', () => {
   let dir: string;
-  let api: ApiServer;
+  let api: TestApiServer;
   let kubelet: Kubelet;
   let core: CoreV1Api;
   let batch: BatchV1Api;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kubelet-pods-'));
-    api = await startApiServer({ port: 0, podGracefulDeletion: true });
-    const kc = kubeConfigFor(api.url);
+    api = await startApiServer();
+    const kc = api.kc;
     // A stand-in for the operator's agent: reports its argv and environment as its termination message.
     const agent = join(dir, 'agent.mjs');
     writeFileSync(
@@ -61,8 +60,7 @@ const report = { args: process.argv.slice(2), kubeconfig: !!process.env.KUBECONF
 writeFileSync(paths['/dev/termination-log'], JSON.stringify(report));
 `,
     );
-    kubelet = await startKubelet({
-      kc,
+    kubelet = await startNode(api, {
       dataDir: join(dir, 'kubelet'),
       backoff: { initialMs: 300, maxMs: 1000 },
       agentCommand: [process.execPath, agent],
@@ -77,7 +75,7 @@ writeFileSync(paths['/dev/termination-log'], JSON.stringify(report));
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('reports ErrImagePull for an etcd image with no local binary of its minor version', async () => {
+  it('reports ErrImagePull for an etcd image with no local binary of exactly its version', async () => {
     await core.createNamespacedPod({
       namespace: NS,
       body: {
@@ -91,7 +89,7 @@ writeFileSync(paths['/dev/termination-log'], JSON.stringify(report));
       ),
     );
     const waiting = pod.status!.containerStatuses![0].state!.waiting!;
-    assert.match(waiting.message ?? '', /etcd 3\.6\.x/);
+    assert.match(waiting.message ?? '', /no local etcd 3\.6\.0 for this image/);
     assert.equal(pod.status?.phase, 'Pending');
     await waitForPod(
       core,

@@ -9,10 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
-import type { ApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
-import { startKubelet } from '../sandbox/kubelet/index.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
+import { startNode } from '../support/node.ts';
 import type { Kubelet } from '../sandbox/kubelet/index.ts';
 import { waitForPod } from '../sandbox/kubelet/wait.ts';
 
@@ -21,16 +19,15 @@ const ANNOTATION = 'example.com/join';
 
 describe('kubelet: env from an annotation follows the annotation at each in-place restart', () => {
   let dir: string;
-  let api: ApiServer;
+  let api: TestApiServer;
   let kubelet: Kubelet;
   let core: CoreV1Api;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kubelet-restart-env-'));
-    api = await startApiServer({ port: 0, podGracefulDeletion: true });
-    const kc = kubeConfigFor(api.url);
-    kubelet = await startKubelet({
-      kc,
+    api = await startApiServer();
+    const kc = api.kc;
+    kubelet = await startNode(api, {
       dataDir: join(dir, 'kubelet'),
       backoff: { initialMs: 200, maxMs: 500 },
     });

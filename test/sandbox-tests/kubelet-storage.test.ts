@@ -1,19 +1,20 @@
-// The sandbox's claims on their own (test/sandbox/kubelet/pvcs.ts, volumes.ts): a claim naming a
-// StorageClass that does not exist stays Pending with a ProvisioningFailed Event, as a cluster with
-// no provisioner for it does; a Pod using it is not scheduled (PodScheduled False, Unschedulable,
-// the scheduler's message, no container statuses); once the class is created the claim binds and
-// the Pod runs. Claims with no class, or '', bind at once as before. Disk faults on a claim: a
-// small disk (ENOSPC past its size, what it held kept), a read-only file system (EROFS), released.
+// The sandbox's claims on a real control plane: our provisioner (test/sandbox/kubelet/pvcs.ts,
+// provisioner.ts) makes the volumes kube-controller-manager's persistent-volume controller hands to
+// it, and the controller binds them. A claim with no class gets the default class and binds; one
+// with '' waits for a volume made by hand (no dynamic provisioning) and binds to it. A claim naming
+// a StorageClass that does not exist stays Pending with the controller's ProvisioningFailed Event;
+// a Pod using it is not scheduled (PodScheduled False, Unschedulable, the scheduler's message, no
+// container statuses); once the class is created the claim binds and the Pod runs. Disk faults on a
+// claim: a small disk (ENOSPC past its size, what it held kept), a read-only file system (EROFS),
+// released.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
-import type { ApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
-import { startKubelet } from '../sandbox/kubelet/index.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
+import { startNode } from '../support/node.ts';
 import type { Kubelet } from '../sandbox/kubelet/index.ts';
 import { DiskFaults } from '../sandbox/kubelet/disk-faults.ts';
 import { waitFor } from '../sandbox/kubelet/wait.ts';
@@ -23,16 +24,16 @@ const WAIT_MS = 60_000;
 
 describe('sandbox: claims and StorageClasses', () => {
   let dir: string;
-  let api: ApiServer;
+  let api: TestApiServer;
   let kubelet: Kubelet;
   let core: CoreV1Api;
   let storage: StorageV1Api;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kubelet-storage-'));
-    api = await startApiServer({ port: 0, podGracefulDeletion: true });
-    const kc = kubeConfigFor(api.url);
-    kubelet = await startKubelet({ kc, dataDir: join(dir, 'kubelet') });
+    api = await startApiServer();
+    const kc = api.kc;
+    kubelet = await startNode(api, { dataDir: join(dir, 'kubelet') });
     core = kc.makeApiClient(CoreV1Api);
     storage = kc.makeApiClient(StorageV1Api);
   });
@@ -57,14 +58,38 @@ describe('sandbox: claims and StorageClasses', () => {
   const phase = async (name: string) =>
     (await core.readNamespacedPersistentVolumeClaim({ name, namespace: NS })).status?.phase;
 
-  it('claims with no class or "" bind at once', async () => {
+  it('a claim with no class gets the default class and is provisioned; one with "" waits for a volume made by hand', async () => {
     await claim('plain');
     await claim('static', '');
-    await waitFor(
-      'both bound',
-      async () => (await phase('plain')) === 'Bound' && (await phase('static')) === 'Bound',
+    await waitFor('the default-class claim bound', async () => (await phase('plain')) === 'Bound', WAIT_MS);
+    const plain = await core.readNamespacedPersistentVolumeClaim({ name: 'plain', namespace: NS });
+    assert.equal(plain.spec?.storageClassName, 'standard', 'the DefaultStorageClass admission names it');
+    // "" asks for no dynamic provisioning: the persistent-volume controller says so and waits.
+    const event = await waitFor(
+      'a FailedBinding Event on the "" claim',
+      async () =>
+        (await core.listNamespacedEvent({ namespace: NS })).items.find(
+          e => e.involvedObject.name === 'static' && e.reason === 'FailedBinding',
+        ),
       WAIT_MS,
     );
+    assert.equal(event.message, 'no persistent volumes available for this claim and no storage class is set');
+    assert.equal(await phase('static'), 'Pending');
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name: 'by-hand' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: '',
+          persistentVolumeReclaimPolicy: 'Retain',
+          hostPath: { path: join(dir, 'by-hand') },
+        },
+      },
+    });
+    await waitFor('the "" claim bound to it', async () => (await phase('static')) === 'Bound', WAIT_MS);
+    const bound = await core.readNamespacedPersistentVolumeClaim({ name: 'static', namespace: NS });
+    assert.equal(bound.spec?.volumeName, 'by-hand');
   });
 
   it('a claim naming a missing class stays Pending, its Pod unscheduled; the class appearing binds it and the Pod runs', async () => {

@@ -35,8 +35,8 @@ const bins = (minor: '3.4' | '3.5', version: string): EtcdBinaries => ({
 
 const images: ImageConfig = {
   etcd: new Map([
-    ['3.4', bins('3.4', '3.4.23')],
-    ['3.5', bins('3.5', '3.5.16')],
+    ['3.4.23', bins('3.4', '3.4.23')],
+    ['3.5.16', bins('3.5', '3.5.16')],
   ]),
   agentImages: ['ghcr.io/etcdfn/etcdfn'],
   agentCommand: ['node', 'agent.ts'],
@@ -74,10 +74,10 @@ describe('kubelet units', () => {
     assert.equal(addr('etcd-0.localhost.example:1'), 'etcd-0.localhost.example:1');
   });
 
-  it('resolves images to local binaries by minor version', () => {
+  it('resolves images to the local binaries of exactly their version', () => {
     for (const [image, version] of [
       ['registry.k8s.io/etcd:3.5.16-0', '3.5.16'],
-      ['quay.io/coreos/etcd:v3.5.21', '3.5.16'],
+      ['quay.io/coreos/etcd:v3.5.16', '3.5.16'],
       ['gcr.io/etcd-development/etcd:v3.4.23', '3.4.23'],
     ] as const) {
       const r = resolveImage(image, images);
@@ -85,6 +85,8 @@ describe('kubelet units', () => {
       assert.equal(r.kind === 'etcd' && r.bins.version, version);
     }
     assert.throws(() => resolveImage('quay.io/coreos/etcd:v3.6.0', images), ImagePullError);
+    // Another patch of a minor the sandbox has would report another version to etcdfn.
+    assert.throws(() => resolveImage('quay.io/coreos/etcd:v3.5.21', images), /no local etcd 3\.5\.21/);
     assert.throws(() => resolveImage('nginx:1.25', images), /cannot run this image/);
     assert.equal(resolveImage('ghcr.io/etcdfn/etcdfn:dev', images).kind, 'agent');
     const etcd = resolveImage('registry.k8s.io/etcd:3.4.23-0', images);

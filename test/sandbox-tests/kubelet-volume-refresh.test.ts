@@ -8,10 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { startApiServer } from '../sandbox/apiserver/index.ts';
-import type { ApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
-import { VOLUMES_ANNOTATION, startKubelet } from '../sandbox/kubelet/index.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
+import { startNode } from '../support/node.ts';
+import { VOLUMES_ANNOTATION } from '../sandbox/kubelet/index.ts';
 import type { Kubelet } from '../sandbox/kubelet/index.ts';
 import { isReady, readPod, sleep, waitFor, waitForPod } from '../sandbox/kubelet/wait.ts';
 
@@ -56,16 +55,16 @@ interface Report {
 
 describe('kubelet: Secret volumes are refreshed while the Pod runs', () => {
   let dir: string;
-  let api: ApiServer;
+  let api: TestApiServer;
   let kubelet: Kubelet;
   let core: CoreV1Api;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kubelet-refresh-'));
     mkdirSync(join(dir, 'out'));
-    api = await startApiServer({ port: 0, podGracefulDeletion: true });
-    const kc = kubeConfigFor(api.url);
-    kubelet = await startKubelet({ kc, dataDir: join(dir, 'kubelet'), volumeRefreshMs: REFRESH_MS });
+    api = await startApiServer();
+    const kc = api.kc;
+    kubelet = await startNode(api, { dataDir: join(dir, 'kubelet'), volumeRefreshMs: REFRESH_MS });
     core = kc.makeApiClient(CoreV1Api);
   });
 

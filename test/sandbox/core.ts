@@ -2,7 +2,7 @@
 // control-plane/) and what a node provides, ours: the process kubelet (with its DNS and its storage
 // provisioner and resizer). Must run inside the private mount namespace (namespace.ts) for Pod and
 // Service names to resolve.
-import { mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { applyCrds, rawRequest } from './control-plane/apply.ts';
@@ -50,19 +50,35 @@ export interface SandboxCore {
 }
 
 /** Creates an object unless one by its name exists (what an installer leaves on a new cluster). */
-async function ensure(kc: KubeConfig, path: string, object: Record<string, unknown> & { metadata: { name: string } }): Promise<void> {
+async function ensure(
+  kc: KubeConfig,
+  path: string,
+  object: Record<string, unknown> & { metadata: { name: string } },
+): Promise<void> {
   const reply = await rawRequest(kc, 'POST', path, object);
   if (reply.status >= 300 && reply.status !== 409)
     throw new Error(`cannot create ${path}/${object.metadata.name}: ${reply.status} ${reply.body}`);
 }
 
-/** Waits for the ServiceAccount controller's `default` account: Pods are refused until it exists. */
-async function defaultServiceAccount(kc: KubeConfig, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await rawRequest(kc, 'GET', '/api/v1/namespaces/default/serviceaccounts/default')).status !== 200) {
-    if (Date.now() > deadline) throw new Error('the ServiceAccount controller made no default account in time');
-    await new Promise(r => setTimeout(r, 100));
-  }
+/**
+ * What the cluster's installer leaves for its nodes' storage: the CSIDriver of the kubelet's
+ * provisioner and the default StorageClass; with more than one node, LOCAL_PATH_CLASS too.
+ */
+export async function installNodeParts(kc: KubeConfig, multiNode: boolean): Promise<void> {
+  await ensure(kc, '/apis/storage.k8s.io/v1/csidrivers', {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'CSIDriver',
+    metadata: { name: CSI_DRIVER },
+    // No attacher runs: the volume is a local directory, mounted by the kubelet.
+    spec: { attachRequired: false, podInfoOnMount: false, volumeLifecycleModes: ['Persistent'] },
+  });
+  await ensure(kc, '/apis/storage.k8s.io/v1/storageclasses', SANDBOX_DEFAULT_CLASS);
+  if (multiNode) await ensure(kc, '/apis/storage.k8s.io/v1/storageclasses', LOCAL_PATH_CLASS);
+}
+
+/** The kubelet's serving certificate, signed by the control plane's CA (kubectl logs goes through it). */
+export function kubeletServing(controlPlane: ControlPlane): { cert: string; key: string; ca: string } {
+  return { ...controlPlane.pki.kubeletServing, ca: controlPlane.pki.ca.cert };
 }
 
 export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
@@ -81,27 +97,15 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
       // cert-manager's kinds (the sandbox's stand-in cert-manager signs them).
       join(import.meta.dirname, 'crds'),
     ]);
-    await ensure(kc, '/apis/storage.k8s.io/v1/csidrivers', {
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'CSIDriver',
-      metadata: { name: CSI_DRIVER },
-      // No attacher runs: the volume is a local directory, mounted by the kubelet.
-      spec: { attachRequired: false, podInfoOnMount: false, volumeLifecycleModes: ['Persistent'] },
-    });
-    await ensure(kc, '/apis/storage.k8s.io/v1/storageclasses', SANDBOX_DEFAULT_CLASS);
     const nodes = Math.max(1, opts.nodes ?? 1);
-    if (nodes > 1) await ensure(kc, '/apis/storage.k8s.io/v1/storageclasses', LOCAL_PATH_CLASS);
-    await defaultServiceAccount(kc);
     const extraNodes = Array.from({ length: nodes - 1 }, (_, i) => `sandbox-${i + 2}`);
+    await installNodeParts(kc, nodes > 1);
     const kubelet = await startKubelet({
       kubeconfig: controlPlane.kubeconfig,
       dataDir: join(dir, 'kubelet'),
       extraNodes,
       ipBase: opts.ipBase,
-      // The Job, disruption and Pod GC controllers are kube-controller-manager's now; the
-      // endpoints it cannot keep (loopback Pod IPs) are computed for DNS only.
-      controllers: { jobs: false, disruption: false, podGc: false, endpoints: 'dns-only' },
-      serving: { ...controlPlane.pki.kubeletServing, ca: controlPlane.pki.ca.cert },
+      serving: kubeletServing(controlPlane),
       // The operator image's agent (restore steps in member Pods) is this checkout's agent/main.ts.
       agentCommand: opts.agentCommand ?? [
         process.execPath,
@@ -111,12 +115,15 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
       ],
       backoff: opts.backoffMaxMs !== undefined ? { maxMs: opts.backoffMaxMs } : undefined,
     });
+    // Where the guide and docs say it is (<dir>/kubeconfig), whatever the control plane's layout.
+    const kubeconfig = join(dir, 'kubeconfig');
+    copyFileSync(controlPlane.kubeconfig, kubeconfig);
     return {
       dir,
       controlPlane,
       url: controlPlane.url,
       kubelet,
-      kubeconfig: controlPlane.kubeconfig,
+      kubeconfig,
       kc,
       stop: async () => {
         await kubelet.stop();

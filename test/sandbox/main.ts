@@ -28,6 +28,7 @@ import {
 } from './object-store.ts';
 import { watchProgress } from './progress.ts';
 import { sandboxClock } from './clock-offset.ts';
+import { etcdBinaries } from '../support/etcd-binaries.ts';
 
 await ensurePrivateMountNamespace();
 // The AWS SDK prints a notice that its releases from 2027 need Node 22, which would land in the
@@ -136,7 +137,9 @@ if (o.watchStdin) {
 }
 
 try {
-  say(`starting the control plane (etcd, kube-apiserver, kube-controller-manager) and the kubelet (state in ${dir})…`);
+  say(
+    `starting the control plane (etcd, kube-apiserver, kube-controller-manager) and the kubelet (state in ${dir})…`,
+  );
   core = await startCore({
     dir,
     crdDir: o.crds ? resolve(o.crds) : join(repoRoot, 'crds'),
@@ -246,7 +249,7 @@ function shown(path: string): string {
 
 function printGuide(sandbox: SandboxCore): void {
   const kubeconfig = shown(sandbox.kubeconfig);
-  const etcdctl = shown(join(repoRoot, '.cache', 'etcd', '3.5', 'usr', 'bin', 'etcdctl'));
+  const etcdctl = shown(etcdBinaries('3.6').etcdctl);
   say('');
   say('etcdfn is running. Try, in another terminal:');
   say(`  kubectl --kubeconfig ${kubeconfig} get etcdclusters,etcdmembers,pods,pvc`);

@@ -18,12 +18,10 @@ import { clusterLabels, memberHost } from '../../shared/names.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { settingsFromEnv, type Context } from '../../shared/runtime/context.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
+import { startApiServer, type TestApiServer } from './api-server.ts';
 import { etcdBinaries } from './etcd-binaries.ts';
 import { EtcdProcess, LoopbackAddresses, waitForLeader, type EtcdSlot } from './etcd-process.ts';
 
-const CRDS = join(import.meta.dirname, '..', '..', 'crds');
 export const NS = 'prod';
 
 export type Cluster = EtcdCluster & KubeObject;
@@ -47,7 +45,7 @@ export class ReconcileWorld {
   readonly kube: KubeObjects;
   /** The real etcd adapter, on loopback URLs (for checking etcd's state from the test). */
   readonly rawEtcd: EtcdAdapter;
-  private readonly server: ApiServer;
+  private readonly server: TestApiServer;
   private readonly addresses = new LoopbackAddresses();
   private readonly slots = new Map<string, EtcdSlot>();
   private readonly procs = new Map<string, EtcdProcess>();
@@ -56,10 +54,10 @@ export class ReconcileWorld {
 
   readonly clusterName: string;
 
-  private constructor(server: ApiServer, clusterName: string) {
+  private constructor(server: TestApiServer, clusterName: string) {
     this.server = server;
     this.clusterName = clusterName;
-    this.kube = new KubeObjects(kubeConfigFor(server.url));
+    this.kube = new KubeObjects(server.kc);
     this.rawEtcd = createEtcdAdapter({ timeoutMs: 3000 });
     this.ctx = {
       kube: this.kube,
@@ -72,12 +70,9 @@ export class ReconcileWorld {
 
   /** `members`: the names etcd may be told about, each given a loopback address up front. */
   static async start(clusterName = 'demo', members = 3): Promise<ReconcileWorld> {
-    const server = await startApiServer({
-      port: 0,
-      crdDir: CRDS,
-      namespaces: [NS],
-      podGracefulDeletion: false,
-    });
+    // A real API server and no node: Pods are never bound, so they go at once when deleted.
+    const server = await startApiServer();
+    await server.createNamespace(NS);
     const world = new ReconcileWorld(server, clusterName);
     for (let i = 0; i < members; i++) await world.slot(`${clusterName}-${i}`);
     return world;
@@ -191,14 +186,27 @@ export class ReconcileWorld {
     throw new Error(`EtcdCluster ${this.clusterName} did not reach ${replicas} members in ${maxSteps} steps`);
   }
 
-  /** The API server's URL (e.g. for a counting proxy in front of it). */
-  get apiURL(): string {
-    return this.server.url;
+  /** The API server (e.g. for a counting proxy in front of it). */
+  get api(): TestApiServer {
+    return this.server;
   }
 
-  /** Writes an object's status as the kubelet does (through the in-process store; Pods included). */
-  writeStatus(object: KubeObject): void {
-    this.server.store.updateStatus(object as never);
+  /** Writes an object's status as a controller or the kubelet does (a merge patch of /status). */
+  async writeStatus(object: KubeObject & { status?: unknown }): Promise<void> {
+    const [group, version] = object.apiVersion!.includes('/')
+      ? object.apiVersion!.split('/')
+      : ['', object.apiVersion!];
+    const plural = `${object.kind!.toLowerCase()}s`;
+    const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
+    const ns = object.metadata.namespace ? `/namespaces/${object.metadata.namespace}` : '';
+    const path = `${base}${ns}/${plural}/${object.metadata.name}/status`;
+    const reply = await this.server.request(
+      'PATCH',
+      path,
+      { status: object.status },
+      'application/merge-patch+json',
+    );
+    if (reply.status !== 200) throw new Error(`status of ${path}: ${reply.status} ${reply.body}`);
   }
 
   etcdProcess(member: string): EtcdProcess | undefined {
@@ -227,8 +235,8 @@ export class ReconcileWorld {
       pod = created.object;
     }
     const now = new Date().toISOString();
-    // The kubelet's write: through the in-process store, as the sandbox kubelet does.
-    this.server.store.updateStatus({
+    // The kubelet's write.
+    await this.writeStatus({
       ...(pod as unknown as Record<string, unknown>),
       apiVersion: 'v1',
       kind: 'Pod',

@@ -26,9 +26,18 @@ interface Reply {
 }
 
 /** One raw request with the kubeconfig's credentials. */
-export async function rawRequest(kc: KubeConfig, method: string, path: string, body?: unknown): Promise<Reply> {
+export async function rawRequest(
+  kc: KubeConfig,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<Reply> {
   const server = kc.getCurrentCluster()!.server;
-  const opts: RequestOptions = { method, headers: { 'content-type': 'application/json', accept: 'application/json' } };
+  const opts: RequestOptions = {
+    method,
+    headers: { 'content-type': contentType, accept: 'application/json' },
+  };
   await kc.applyToHTTPSOptions(opts);
   return new Promise((resolve, reject) => {
     const req = request(`${server}${path}`, opts, res => {
@@ -50,7 +59,10 @@ async function applyCrd(kc: KubeConfig, crd: KubernetesObject): Promise<void> {
   let reply = await rawRequest(kc, 'POST', CRDS, crd);
   if (reply.status === 409) {
     const existing = JSON.parse((await rawRequest(kc, 'GET', `${CRDS}/${name}`)).body) as KubernetesObject;
-    const body = { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } };
+    const body = {
+      ...crd,
+      metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion },
+    };
     reply = await rawRequest(kc, 'PUT', `${CRDS}/${name}`, body);
   }
   if (reply.status >= 300) {
@@ -59,7 +71,11 @@ async function applyCrd(kc: KubeConfig, crd: KubernetesObject): Promise<void> {
   }
 }
 
-/** Applies every CRD in the folders and waits until the API server serves each. */
+/**
+ * Applies every CRD in the folders and waits until the API server serves each: Established, and a
+ * list answers 200 (right after Established the watch cache is still filling and answers 429
+ * "storage is (re)initializing").
+ */
 export async function applyCrds(kc: KubeConfig, dirs: string[], timeoutMs = 60_000): Promise<void> {
   const crds = dirs.flatMap(readManifests).filter(o => o.kind === 'CustomResourceDefinition');
   for (const crd of crds) await applyCrd(kc, crd);
@@ -75,6 +91,18 @@ export async function applyCrds(kc: KubeConfig, dirs: string[], timeoutMs = 60_0
       if (refused) throw new Error(`CRD ${crd.metadata!.name}: ${refused.message}`);
       if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata!.name} not Established in time`);
       await new Promise(resolve => setTimeout(resolve, 100));
+    }
+    const spec = (
+      crd as unknown as {
+        spec: { group: string; names: { plural: string }; versions: { name: string; served: boolean }[] };
+      }
+    ).spec;
+    for (const version of spec.versions.filter(v => v.served)) {
+      const path = `/apis/${spec.group}/${version.name}/${spec.names.plural}?limit=1`;
+      while ((await rawRequest(kc, 'GET', path)).status !== 200) {
+        if (Date.now() > deadline) throw new Error(`${path} not served in time`);
+        await new Promise(resolve => setTimeout(resolve, 100));
+      }
     }
   }
 }

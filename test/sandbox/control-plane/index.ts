@@ -41,7 +41,12 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-const KCM_CONTROLLERS = ['*', '-endpoints-controller', '-endpointslice-controller', '-endpointslice-mirroring-controller'];
+const KCM_CONTROLLERS = [
+  '*',
+  '-endpoints-controller',
+  '-endpointslice-controller',
+  '-endpointslice-mirroring-controller',
+];
 
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
   const bins = controlPlaneBinaries();
@@ -151,6 +156,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         join(dir, 'kube-controller-manager.log'),
       ),
     );
+    await serviceAccountReady(url, pki, 'default', deadline);
     return { url, port, kubeconfig, pki, version, children, stop };
   } catch (err) {
     await stop();
@@ -159,8 +165,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 }
 
 /** Resolves with the server's version once /readyz answers ok; fails early when a child exits. */
-async function waitReady(url: string, pki: ControlPlanePki, children: Child[], deadline: number): Promise<string> {
-  let last = '';
+async function waitReady(
+  url: string,
+  pki: ControlPlanePki,
+  children: Child[],
+  deadline: number,
+): Promise<string> {
   for (;;) {
     for (const child of children) {
       const exit = child.exited();
@@ -175,15 +185,38 @@ async function waitReady(url: string, pki: ControlPlanePki, children: Child[], d
       const version = JSON.parse((await get(url, '/version', pki)).body) as { gitVersion: string };
       return version.gitVersion;
     }
-    last = `${ready.status} ${ready.body.slice(0, 500)}`;
+    const last = `${ready.status} ${ready.body.slice(0, 500)}`;
     if (Date.now() > deadline) {
-      throw new Error(`kube-apiserver at ${url} not ready in time (last /readyz: ${last}); log:\n${logTail(children[1]!)}`);
+      throw new Error(
+        `kube-apiserver at ${url} not ready in time (last /readyz: ${last}); log:\n${logTail(children[1])}`,
+      );
     }
     await new Promise(resolve => setTimeout(resolve, 200));
   }
 }
 
-export function get(url: string, path: string, pki: ControlPlanePki): Promise<{ status: number; body: string }> {
+/**
+ * Waits for the ServiceAccount controller's `default` account in a namespace: the ServiceAccount
+ * admission plugin refuses Pods there until it exists.
+ */
+export async function serviceAccountReady(
+  url: string,
+  pki: ControlPlanePki,
+  namespace: string,
+  deadline: number,
+): Promise<void> {
+  const path = `/api/v1/namespaces/${namespace}/serviceaccounts/default`;
+  while ((await get(url, path, pki).catch(() => ({ status: 0 }))).status !== 200) {
+    if (Date.now() > deadline) throw new Error(`no ServiceAccount default in namespace ${namespace} in time`);
+    await new Promise(resolve => setTimeout(resolve, 100));
+  }
+}
+
+export function get(
+  url: string,
+  path: string,
+  pki: ControlPlanePki,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${url}${path}`,

@@ -8,17 +8,19 @@ import { startControlPlane } from './index.ts';
 
 const args = process.argv.slice(2);
 const dirAt = args.indexOf('--dir');
-const dir = resolve(dirAt >= 0 ? args[dirAt + 1]! : '.control-plane');
+const dir = resolve(dirAt >= 0 ? args[dirAt + 1] : '.control-plane');
 const cp = await startControlPlane({ dir });
 const root = resolve(import.meta.dirname, '..', '..', '..');
 if (args.includes('--crds')) {
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfig);
-  await applyCrds(kc, [join(root, 'crds'), join(root, 'test', 'sandbox', 'crds')]).catch(async (err: Error) => {
-    process.stderr.write(`${err.message}\n`);
-    await cp.stop();
-    process.exit(1);
-  });
+  await applyCrds(kc, [join(root, 'crds'), join(root, 'test', 'sandbox', 'crds')]).catch(
+    async (err: Error) => {
+      process.stderr.write(`${err.message}\n`);
+      await cp.stop();
+      process.exit(1);
+    },
+  );
 }
 process.stdout.write(`kube-apiserver ${cp.version} at ${cp.url}\nexport KUBECONFIG=${cp.kubeconfig}\n`);
 const stop = (): void => void cp.stop().then(() => process.exit(0));

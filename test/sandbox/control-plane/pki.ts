@@ -31,7 +31,8 @@ function openssl(args: string[]): void {
 }
 
 function newKey(path: string): void {
-  if (!existsSync(path)) openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path]);
+  if (!existsSync(path))
+    openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path]);
 }
 
 function issue(dir: string, ca: Pair, name: string, subject: string, ext: string[]): Pair {
@@ -43,8 +44,22 @@ function issue(dir: string, ca: Pair, name: string, subject: string, ext: string
   writeFileSync(extFile, ext.join('\n') + '\n');
   openssl(['req', '-new', '-key', pair.key, '-subj', subject, '-out', csr]);
   openssl([
-    'x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial',
-    '-days', DAYS, '-sha256', '-extfile', extFile, '-out', pair.cert,
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.cert,
+    '-CAkey',
+    ca.key,
+    '-CAcreateserial',
+    '-days',
+    DAYS,
+    '-sha256',
+    '-extfile',
+    extFile,
+    '-out',
+    pair.cert,
   ]);
   return pair;
 }
@@ -56,13 +71,34 @@ export function ensurePki(dir: string, apiserverSans: string[]): ControlPlanePki
   if (!existsSync(ca.cert)) {
     newKey(ca.key);
     openssl([
-      'req', '-x509', '-new', '-key', ca.key, '-subj', '/CN=etcdfn-sandbox-ca', '-days', DAYS, '-sha256',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-      '-out', ca.cert,
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      ca.key,
+      '-subj',
+      '/CN=etcdfn-sandbox-ca',
+      '-days',
+      DAYS,
+      '-sha256',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+      '-out',
+      ca.cert,
     ]);
   }
-  const server = ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=serverAuth'];
-  const client = ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth'];
+  const server = [
+    'basicConstraints=CA:FALSE',
+    'keyUsage=critical,digitalSignature',
+    'extendedKeyUsage=serverAuth',
+  ];
+  const client = [
+    'basicConstraints=CA:FALSE',
+    'keyUsage=critical,digitalSignature',
+    'extendedKeyUsage=clientAuth',
+  ];
   const sa = { key: join(dir, 'sa.key'), pub: join(dir, 'sa.pub') };
   if (!existsSync(sa.pub)) {
     newKey(sa.key);
@@ -77,7 +113,13 @@ export function ensurePki(dir: string, apiserverSans: string[]): ControlPlanePki
     ]),
     admin: issue(dir, ca, 'admin', '/O=system:masters/CN=kubernetes-admin', client),
     controllerManager: issue(dir, ca, 'controller-manager', '/CN=system:kube-controller-manager', client),
-    kubeletClient: issue(dir, ca, 'apiserver-kubelet-client', '/O=kubeadm:cluster-admins/CN=kube-apiserver-kubelet-client', client),
+    kubeletClient: issue(
+      dir,
+      ca,
+      'apiserver-kubelet-client',
+      '/O=kubeadm:cluster-admins/CN=kube-apiserver-kubelet-client',
+      client,
+    ),
     kubeletServing: issue(dir, ca, 'kubelet-serving', '/O=system:nodes/CN=system:node:sandbox', [
       ...server,
       'subjectAltName=IP:127.0.0.1,DNS:localhost',
@@ -87,14 +129,25 @@ export function ensurePki(dir: string, apiserverSans: string[]): ControlPlanePki
 }
 
 /** A kubeconfig that authenticates with a client certificate, all data embedded. */
-export function clientKubeconfig(server: string, ca: string, user: Pair, userName: string, namespace = 'default'): string {
+export function clientKubeconfig(
+  server: string,
+  ca: string,
+  user: Pair,
+  userName: string,
+  namespace = 'default',
+): string {
   const b64 = (path: string): string => readFileSync(path).toString('base64');
   return JSON.stringify(
     {
       apiVersion: 'v1',
       kind: 'Config',
       clusters: [{ name: 'sandbox', cluster: { server, 'certificate-authority-data': b64(ca) } }],
-      users: [{ name: userName, user: { 'client-certificate-data': b64(user.cert), 'client-key-data': b64(user.key) } }],
+      users: [
+        {
+          name: userName,
+          user: { 'client-certificate-data': b64(user.cert), 'client-key-data': b64(user.key) },
+        },
+      ],
       contexts: [{ name: 'sandbox', context: { cluster: 'sandbox', user: userName, namespace } }],
       'current-context': 'sandbox',
       preferences: {},

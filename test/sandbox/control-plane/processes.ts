@@ -18,7 +18,13 @@ export interface Child {
  * the kernel kills it when this process dies, even by SIGKILL: no orphaned API server outlives a
  * test.
  */
-export function startChild(name: string, command: string, args: string[], log: string, env?: NodeJS.ProcessEnv): Child {
+export function startChild(
+  name: string,
+  command: string,
+  args: string[],
+  log: string,
+  env?: NodeJS.ProcessEnv,
+): Child {
   const fd = openSync(log, 'a');
   const proc = spawn('setpriv', ['--pdeathsig', 'KILL', '--', command, ...args], {
     stdio: ['ignore', fd, fd],

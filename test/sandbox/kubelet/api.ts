@@ -4,27 +4,16 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  BatchV1Api,
-  CoreV1Api,
-  PatchStrategy,
-  PolicyV1Api,
-  Watch,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, Watch, setHeaderOptions } from '@kubernetes/client-node';
 
 export class Api {
   readonly core: CoreV1Api;
-  readonly batch: BatchV1Api;
-  readonly policy: PolicyV1Api;
   private readonly watcher: Watch;
 
   readonly kc: KubeConfig;
   constructor(kc: KubeConfig) {
     this.kc = kc;
     this.core = kc.makeApiClient(CoreV1Api);
-    this.batch = kc.makeApiClient(BatchV1Api);
-    this.policy = kc.makeApiClient(PolicyV1Api);
     this.watcher = new Watch(kc);
   }
 
@@ -36,9 +25,25 @@ export class Api {
   }
 
   /** GET a path and parse the JSON answer; rejects with an error carrying `code` on non-2xx. */
-  async getJson<T>(path: string): Promise<T> {
+  getJson<T>(path: string): Promise<T> {
+    return this.sendJson<T>('GET', path);
+  }
+
+  /**
+   * A raw JSON request (the body sent as given, so strings such as a MicroTime's six fractional
+   * digits reach the API server untouched by the typed serializer); rejects with `code` on non-2xx.
+   */
+  async sendJson<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<T> {
     const url = new URL(this.server + path);
-    const opts: https.RequestOptions = { method: 'GET', headers: { accept: 'application/json' } };
+    const opts: https.RequestOptions = {
+      method,
+      headers: { accept: 'application/json', ...(body !== undefined && { 'content-type': contentType }) },
+    };
     await this.kc.applyToHTTPSOptions(opts);
     const lib = url.protocol === 'https:' ? https : http;
     return new Promise<T>((resolve, reject) => {
@@ -52,17 +57,19 @@ export class Api {
             try {
               resolve(JSON.parse(text) as T);
             } catch (err) {
-              reject(err instanceof Error ? err : new Error(`GET ${path}: invalid JSON`));
+              reject(err instanceof Error ? err : new Error(`${method} ${path}: invalid JSON`));
             }
             return;
           }
-          reject(Object.assign(new Error(`GET ${path}: HTTP ${code}: ${text.slice(0, 300)}`), { code }));
+          reject(
+            Object.assign(new Error(`${method} ${path}: HTTP ${code}: ${text.slice(0, 300)}`), { code }),
+          );
         });
         res.on('error', reject);
       });
-      req.setTimeout(30_000, () => req.destroy(new Error(`GET ${path}: timeout`)));
+      req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: timeout`)));
       req.on('error', reject);
-      req.end();
+      req.end(body === undefined ? undefined : JSON.stringify(body));
     });
   }
 
@@ -80,8 +87,6 @@ export class Api {
 
 /** Options for a JSON merge patch through the typed clients. */
 export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-/** Options for a JSON patch (RFC 6902) through the typed clients. */
-export const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 /** HTTP status of an API error (ApiException.code or our getJson's code), if any. */
 export function statusCode(err: unknown): number | undefined {

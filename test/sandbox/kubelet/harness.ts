@@ -1,8 +1,8 @@
-// For tests: the sandbox (API server + process kubelet) as a child process inside its own private
-// mount namespace, so that Pod and Service DNS names resolve for the etcd members it runs while
-// the test process itself stays an ordinary `node --test` child (it needs no DNS: it talks to the
-// API server through the kubeconfig, to members by status.podIP, and to the kubelet's fault API
-// over its loopback control endpoint).
+// For tests: the sandbox (the real control plane + our process kubelet) as a child process inside
+// its own private mount namespace, so that Pod and Service DNS names resolve for the etcd members it
+// runs while the test process itself stays an ordinary `node --test` child (it needs no DNS: it
+// talks to the API server through the kubeconfig, to members by status.podIP, and to the kubelet's
+// fault API over its loopback control endpoint).
 //
 //   const sandbox = await startSandbox();
 //   after(() => sandbox.stop());            // SIGTERM, wait, SIGKILL if need be; removes the temp dir

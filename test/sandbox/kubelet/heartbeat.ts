@@ -1,7 +1,6 @@
 // Node heartbeats, as the kubelet sends them: each node's Lease in kube-node-lease renewed every
 // 10 s (leaseDurationSeconds 40). Without them kube-controller-manager's node lifecycle controller
 // marks the node NotReady after its grace period, taints it and evicts its Pods.
-import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import type { Api } from './api.ts';
 import { errorText, isConflict, isNotFound } from './api.ts';
 import type { Logger } from './types.ts';
@@ -9,9 +8,15 @@ import type { Logger } from './types.ts';
 export const LEASE_NAMESPACE = 'kube-node-lease';
 export const LEASE_DURATION_SECONDS = 40;
 export const RENEW_INTERVAL_MS = 10_000;
+const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases`;
 
-/** The Lease a node's heartbeat writes (renewTime now). */
-export function nodeLease(node: string, uid: string | undefined, now: Date): V1Lease {
+/** A MicroTime as the API server requires it: RFC 3339 with six fractional digits. */
+export function microTime(at: Date): string {
+  return at.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/** The Lease a node's heartbeat creates (renewTime `now`). */
+export function nodeLease(node: string, uid: string | undefined, now: Date): Record<string, unknown> {
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
@@ -20,17 +25,12 @@ export function nodeLease(node: string, uid: string | undefined, now: Date): V1L
       namespace: LEASE_NAMESPACE,
       ...(uid && { ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid }] }),
     },
-    spec: {
-      holderIdentity: node,
-      leaseDurationSeconds: LEASE_DURATION_SECONDS,
-      renewTime: now,
-    },
+    spec: { holderIdentity: node, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: microTime(now) },
   };
 }
 
 export class NodeHeartbeat {
   private timer: NodeJS.Timeout | undefined;
-  private readonly leases: CoordinationV1Api;
   private readonly api: Api;
   /** the nodes to renew now (a lost node's Lease is left to expire) */
   private readonly nodes: () => string[];
@@ -43,7 +43,6 @@ export class NodeHeartbeat {
     this.nodes = nodes;
     this.log = log;
     this.paused = paused;
-    this.leases = api.kc.makeApiClient(CoordinationV1Api);
   }
 
   async start(): Promise<void> {
@@ -64,20 +63,26 @@ export class NodeHeartbeat {
   private async renew(node: string): Promise<void> {
     const now = new Date();
     try {
-      const current = await this.leases.readNamespacedLease({ name: node, namespace: LEASE_NAMESPACE });
-      current.spec = { ...current.spec, holderIdentity: node, leaseDurationSeconds: LEASE_DURATION_SECONDS };
-      current.spec.renewTime = now;
-      await this.leases.replaceNamespacedLease({ name: node, namespace: LEASE_NAMESPACE, body: current });
+      await this.api.sendJson(
+        'PATCH',
+        `${LEASES}/${node}`,
+        {
+          spec: {
+            holderIdentity: node,
+            leaseDurationSeconds: LEASE_DURATION_SECONDS,
+            renewTime: microTime(now),
+          },
+        },
+        'application/merge-patch+json',
+      );
     } catch (err) {
-      if (!isNotFound(err)) {
-        if (!isConflict(err)) this.log(`node ${node}: lease renewal failed: ${errorText(err)}`);
-        return;
-      }
+      if (!isNotFound(err)) return this.log(`node ${node}: lease renewal failed: ${errorText(err)}`);
       try {
         const uid = (await this.api.core.readNode({ name: node })).metadata?.uid;
-        await this.leases.createNamespacedLease({ namespace: LEASE_NAMESPACE, body: nodeLease(node, uid, now) });
+        await this.api.sendJson('POST', LEASES, nodeLease(node, uid, now));
       } catch (createErr) {
-        if (!isConflict(createErr)) this.log(`node ${node}: cannot create its lease: ${errorText(createErr)}`);
+        if (!isConflict(createErr))
+          this.log(`node ${node}: cannot create its lease: ${errorText(createErr)}`);
       }
     }
   }

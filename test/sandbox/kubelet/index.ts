@@ -12,11 +12,9 @@ import { bindHostsFile, insidePrivateMountNamespace, unbindFile } from '../names
 import { Api } from './api.ts';
 import type { RuntimeConfig } from './container.ts';
 import { startControlServer } from './control.ts';
-import { DisruptionController, type Pdb } from './disruption.ts';
-import { PodGcController } from './pod-gc.ts';
 import { Dns } from './dns.ts';
 import { nameServerCandidates, startNameServer, type NameServer } from './dns-server.ts';
-import { EndpointsController, desiredSubsets } from './endpoints.ts';
+import { desiredSubsets } from './endpoints.ts';
 import { NodeHeartbeat } from './heartbeat.ts';
 import { startKubeletServer } from './logs.ts';
 import type {
@@ -32,7 +30,6 @@ import { FaultError } from './faults.ts';
 import { Informer } from './informer.ts';
 import { DiskFaults } from './disk-faults.ts';
 import { PodIpAllocator, randomBase } from './ipam.ts';
-import { JobController } from './jobs.ts';
 import { apiSourceReader, registerNode } from './node.ts';
 import type { KubeletOptions } from './options.ts';
 import {
@@ -48,7 +45,7 @@ import type { NodeContext } from './pod-worker.ts';
 import { PvcController } from './pvcs.ts';
 import { PvcResizeController } from './pvc-resize.ts';
 import { Scheduler } from './scheduler.ts';
-import type { Endpoints, Job, KObj, Logger, Pod, Pvc, Service } from './types.ts';
+import type { Endpoints, KObj, Logger, Pod, Pvc, Service } from './types.ts';
 import { pvcDir } from './volumes.ts';
 
 export type { KubeletOptions } from './options.ts';
@@ -119,8 +116,6 @@ class ProcessKubelet implements Kubelet, Faults {
   private readonly services: Informer<Service>;
   private readonly endpoints: Informer<Endpoints>;
   private readonly pvcs: Informer<Pvc>;
-  private readonly jobs: Informer<Job>;
-  private readonly pdbs: Informer<Pdb>;
   private readonly storageClasses: Informer<KObj>;
   private readonly disks = new DiskFaults();
   private readonly node: NodeContext;
@@ -146,8 +141,6 @@ class ProcessKubelet implements Kubelet, Faults {
     this.services = new Informer<Service>(this.api, '/api/v1/services', this.log);
     this.endpoints = new Informer<Endpoints>(this.api, '/api/v1/endpoints', this.log);
     this.pvcs = new Informer<Pvc>(this.api, '/api/v1/persistentvolumeclaims', this.log);
-    this.jobs = new Informer<Job>(this.api, '/apis/batch/v1/jobs', this.log);
-    this.pdbs = new Informer<Pdb>(this.api, '/apis/policy/v1/poddisruptionbudgets', this.log);
     this.storageClasses = new Informer<KObj>(this.api, '/apis/storage.k8s.io/v1/storageclasses', this.log);
     this.node = this.nodeContext();
   }
@@ -209,25 +202,9 @@ class ProcessKubelet implements Kubelet, Faults {
       this.controllers.push(
         new PvcResizeController(this.api, { pvcs: this.pvcs, pods: this.pods }, this.log),
       );
-    if (ctl.endpoints === true || ctl.endpoints === undefined) {
-      this.controllers.push(
-        new EndpointsController(this.api, this.services, this.endpoints, this.pods, this.log),
-      );
-    }
-    if (ctl.jobs !== false) {
-      this.controllers.push(
-        new JobController(this.api, this.jobs, this.pods, this.node.cfg.backoff, this.log),
-      );
-    }
-    const disruption = ctl.disruption !== false;
-    if (disruption) this.controllers.push(new DisruptionController(this.api, this.pdbs, this.pods, this.log));
     const nodes = new Informer<KObj>(this.api, '/api/v1/nodes', this.log);
     this.controllers.push(nodes);
     nodes.on({ deleted: node => void this.nodeGone(node.metadata.name) });
-    if (ctl.podGc !== false) {
-      const quarantineMs = this.opts.podGcQuarantineMs;
-      this.controllers.push(new PodGcController(this.api, nodes, this.pods, this.log, { quarantineMs }));
-    }
     const volumes = new Informer<KObj>(this.api, '/api/v1/persistentvolumes', this.log);
     this.controllers.push(volumes);
     const informers = {
@@ -240,22 +217,18 @@ class ProcessKubelet implements Kubelet, Faults {
     };
     this.scheduler = new Scheduler(this.api, informers, this.nodeNames, this.log);
     this.controllers.push(this.scheduler);
-    this.controllers.push(
-      ...[this.pods, this.services, this.endpoints, this.pvcs, this.jobs, this.pdbs, this.storageClasses],
-    );
+    this.controllers.push(...[this.pods, this.services, this.endpoints, this.pvcs, this.storageClasses]);
     this.pods.on({ upsert: pod => this.onPod(pod), deleted: pod => this.onPodDeleted(pod) });
     const refresh = { upsert: () => this.dns?.refresh(), deleted: () => this.dns?.refresh() };
     this.services.on(refresh);
     this.endpoints.on(refresh);
-    if (ctl.endpoints === 'dns-only') this.pods.on(refresh);
+    this.pods.on(refresh);
     // Classes first: a claim is judged against them.
     await this.storageClasses.start();
     await Promise.all([
       this.pvcs.start(),
       this.services.start(),
       this.endpoints.start(),
-      this.jobs.start(),
-      disruption ? this.pdbs.start() : undefined,
       nodes.start(),
       volumes.start(),
     ]);
@@ -297,8 +270,7 @@ class ProcessKubelet implements Kubelet, Faults {
       {
         pods: () =>
           [...this.workers.values()].map(w => ({ namespace: w.namespace, ip: w.podIP, ...w.dnsIdentity })),
-        endpoints: () =>
-          this.opts.controllers?.endpoints === 'dns-only' ? this.computedEndpoints() : this.endpoints.list(),
+        endpoints: () => this.computedEndpoints(),
         service: (ns, name) => this.services.get(ns, name),
       },
       this.opts.clusterDomain,
@@ -371,8 +343,8 @@ class ProcessKubelet implements Kubelet, Faults {
 
   /**
    * A hosted node's Node object is gone: the machine is gone. Its Pods' processes die at once and
-   * nothing reports on them any more; their API objects stay as they were until the pod GC deletes
-   * them (their workers clean up then).
+   * nothing reports on them any more; their API objects stay as they were until
+   * kube-controller-manager's pod GC deletes them (their workers clean up then).
    */
   private async nodeGone(name: string): Promise<void> {
     if (!this.nodeNames.includes(name) || this.lostNodes.has(name)) return;
@@ -419,9 +391,9 @@ class ProcessKubelet implements Kubelet, Faults {
   }
 
   /**
-   * Each Service's Endpoints as the endpoints controller would write them, for DNS only: the real
-   * API server refuses the sandbox's loopback Pod IPs in Endpoints. Services without a selector
-   * keep whatever Endpoints the user wrote.
+   * Each Service's Endpoints as the endpoints controller would write them, for DNS only (nothing
+   * writes them: the real API server refuses the sandbox's loopback Pod IPs in Endpoints). Services
+   * without a selector keep whatever Endpoints the user wrote.
    */
   private computedEndpoints(): Endpoints[] {
     const pods = this.pods.list();

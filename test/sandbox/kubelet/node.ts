@@ -84,7 +84,13 @@ export function apiSourceReader(api: Api): SourceReader {
   const tokens = new Map<string, { token: string; renewAt: number }>();
   return {
     async token(req) {
-      const key = JSON.stringify([req.namespace, req.serviceAccount, req.pod.uid, req.audience ?? '', req.expirationSeconds ?? 0]);
+      const key = JSON.stringify([
+        req.namespace,
+        req.serviceAccount,
+        req.pod.uid,
+        req.audience ?? '',
+        req.expirationSeconds ?? 0,
+      ]);
       const cached = tokens.get(key);
       if (cached && Date.now() < cached.renewAt) return cached.token;
       try {
@@ -104,7 +110,9 @@ export function apiSourceReader(api: Api): SourceReader {
         tokens.set(key, { token, renewAt: Date.now() + expirationSeconds * 800 });
         return token;
       } catch (err) {
-        throw new ConfigError(`cannot get a token for service account "${req.serviceAccount}": ${errorText(err)}`);
+        throw new ConfigError(
+          `cannot get a token for service account "${req.serviceAccount}": ${errorText(err)}`,
+        );
       }
     },
     async secret(namespace, name) {

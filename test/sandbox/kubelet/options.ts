@@ -49,19 +49,10 @@ export interface KubeletOptions {
   /** control endpoint port on 127.0.0.1 (default 0 = any); false: none */
   controlPort?: number | false;
   /**
-   * run the Endpoints / Job / PVC provisioner / disruption (PDB status) / pod GC controllers (default
-   * all true); endpoints 'dns-only': each Service's addresses are computed for DNS and not written
-   * (the real API server refuses Endpoints with the sandbox's loopback Pod IPs)
+   * run the storage provisioner and resizer (default true). Jobs, PDB status, Pod GC and Endpoints
+   * are kube-controller-manager's, not a node's; Services' addresses are computed for DNS only.
    */
-  controllers?: {
-    endpoints?: boolean | 'dns-only';
-    jobs?: boolean;
-    pvcs?: boolean;
-    disruption?: boolean;
-    podGc?: boolean;
-  };
-  /** how long a node must be missing before the pod GC deletes its Pods (default 40 s, as upstream) */
-  podGcQuarantineMs?: number;
+  controllers?: { pvcs?: boolean };
   /**
    * how often a running Pod's secret / configMap / downwardAPI / projected volumes are re-projected
    * from their sources (default 2000 ms; the real kubelet: about a minute); 0: written once only

@@ -28,7 +28,12 @@ export const SANDBOX_DEFAULT_CLASS = {
 
 export interface ClaimView {
   metadata: { name: string; namespace?: string; uid: string; annotations?: Record<string, string> };
-  spec?: { storageClassName?: string; accessModes?: string[]; resources?: { requests?: Record<string, unknown> }; volumeMode?: string };
+  spec?: {
+    storageClassName?: string;
+    accessModes?: string[];
+    resources?: { requests?: Record<string, string | number> };
+    volumeMode?: string;
+  };
 }
 
 /** The name of the volume provisioned for a claim. */
@@ -38,7 +43,10 @@ export const volumeNameFor = (claim: ClaimView): string => `pvc-${claim.metadata
  * The PersistentVolume for a claim handed to a provisioner, or undefined while it must wait (no
  * provisioner annotation yet: the controller has not judged it, or the class does not exist).
  */
-export function persistentVolumeFor(claim: ClaimView, node: string | undefined): Record<string, unknown> | undefined {
+export function persistentVolumeFor(
+  claim: ClaimView,
+  node: string | undefined,
+): Record<string, unknown> | undefined {
   const provisioner = claim.metadata.annotations?.[PROVISIONER_ANNOTATION];
   if (!provisioner) return undefined;
   return {
@@ -46,7 +54,7 @@ export function persistentVolumeFor(claim: ClaimView, node: string | undefined):
     kind: 'PersistentVolume',
     metadata: { name: volumeNameFor(claim), annotations: { [PROVISIONED_BY]: provisioner } },
     spec: {
-      capacity: { storage: String(claim.spec?.resources?.requests?.storage ?? '1Gi') },
+      capacity: { storage: claim.spec?.resources?.requests?.storage ?? '1Gi' },
       accessModes: claim.spec?.accessModes ?? ['ReadWriteOnce'],
       persistentVolumeReclaimPolicy: 'Delete',
       storageClassName: claim.spec?.storageClassName ?? '',
@@ -62,7 +70,9 @@ export function persistentVolumeFor(claim: ClaimView, node: string | undefined):
       ...(node && {
         nodeAffinity: {
           required: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }],
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
+            ],
           },
         },
       }),

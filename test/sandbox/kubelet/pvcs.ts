@@ -9,7 +9,7 @@ import type { Informer } from './informer.ts';
 import type { KObj, Logger, Pod, Pvc } from './types.ts';
 import { pvcDir } from './volumes.ts';
 import { SELECTED_NODE_ANNOTATION, WAIT_FOR_FIRST_CONSUMER } from './placement.ts';
-import { persistentVolumeFor, volumeNameFor, type ClaimView } from './provisioner.ts';
+import { persistentVolumeFor, volumeNameFor } from './provisioner.ts';
 
 export class PvcController {
   private readonly pendingRemoval = new Map<string, Pvc>();
@@ -50,14 +50,16 @@ export class PvcController {
     if (pvc.metadata.deletionTimestamp || pvc.status?.phase === 'Bound' || pvc.spec?.volumeName) return;
     if (this.waitsForConsumer(pvc)) return;
     const node = pvc.metadata.annotations?.[SELECTED_NODE_ANNOTATION];
-    const volume = persistentVolumeFor(pvc as ClaimView, node);
+    const volume = persistentVolumeFor(pvc, node);
     if (!volume) return;
     mkdirSync(pvcDir(this.dataDir, pvc), { recursive: true });
     try {
       await this.api.core.createPersistentVolume({ body: volume });
     } catch (err) {
       if (!isConflict(err))
-        this.log(`pvc ${pvc.metadata.namespace}/${pvc.metadata.name}: provisioning failed: ${errorText(err)}`);
+        this.log(
+          `pvc ${pvc.metadata.namespace}/${pvc.metadata.name}: provisioning failed: ${errorText(err)}`,
+        );
     }
   }
 
@@ -84,7 +86,7 @@ export class PvcController {
 
   private remove(pvc: Pvc): void {
     // The external provisioner's part of reclaimPolicy Delete: the volume goes with its claim.
-    if (pvc.spec?.volumeName === volumeNameFor(pvc as ClaimView))
+    if (pvc.spec?.volumeName === volumeNameFor(pvc))
       this.api.core.deletePersistentVolume({ name: pvc.spec.volumeName }).catch(() => undefined);
     if (this.inUse(pvc)) {
       // Without pvc-protection a claim can vanish under a running Pod: keep the data until it stops.

@@ -1,4 +1,4 @@
-// The sandbox's API server and process kubelet in one process, inside the private mount namespace
+// The sandbox's control plane (the real one, ../control-plane) and process kubelet in one process, inside the private mount namespace
 // that gives its processes the sandbox's /etc/hosts. Started by harness.ts for tests, or by hand:
 //
 //   node --import tsx test/sandbox/kubelet/sandbox-process.ts --dir .sandbox/k [--crds crds]
@@ -15,13 +15,13 @@ await ensurePrivateMountNamespace();
 
 const program = new Command()
   .name('sandbox-process')
-  .requiredOption('--dir <dir>', 'state directory (kubeconfig, kubelet/, apiserver/)')
+  .requiredOption('--dir <dir>', 'state directory (control-plane/, kubelet/)')
   .option('--crds <dir>', 'CustomResourceDefinition YAML files to apply')
   .option('--port <port>', 'API server port on 127.0.0.1 (0 = any)', '0')
   .option('--ip-base <ip>', 'Pod IPs are counted up from this 127.x.y.z address')
   .option('--agent-command <json>', 'argv of the operator agent, as a JSON array')
   .option('--backoff-max-ms <ms>', 'cap of the restart back-off')
-  .option('--persist', 'persist API objects under <dir>/apiserver')
+  .option('--persist', "keep the control plane's etcd data (<dir>/control-plane/etcd) across restarts")
   .option('--watch-stdin', 'stop when stdin closes')
   .option('--remove-dir', 'remove --dir when stopping');
 program.parse();

@@ -1,7 +1,6 @@
 // Object shapes the kubelet reads and writes, as plain JSON (times are RFC 3339 strings).
 // Specs reuse @kubernetes/client-node's model types, which have no Date fields in those parts.
 import type {
-  V1JobSpec,
   V1PersistentVolumeClaimSpec,
   V1PodSpec,
   V1ServiceSpec,
@@ -107,30 +106,6 @@ export interface Pvc extends KObj {
     capacity?: Record<string, string>;
     accessModes?: string[];
     conditions?: { type: string; status: string; message?: string; lastTransitionTime?: string }[];
-  };
-}
-
-export interface JobConditionJson {
-  type: string;
-  status: 'True' | 'False';
-  reason?: string;
-  message?: string;
-  lastProbeTime?: string;
-  lastTransitionTime?: string;
-}
-
-export interface Job extends KObj {
-  spec: V1JobSpec;
-  status?: {
-    active?: number;
-    succeeded?: number;
-    failed?: number;
-    ready?: number;
-    startTime?: string;
-    completionTime?: string;
-    conditions?: JobConditionJson[];
-    terminating?: number;
-    uncountedTerminatedPods?: Record<string, unknown>;
   };
 }
 

@@ -1,8 +1,11 @@
 // A small HTTP proxy in front of an API server that records every request passing through it, so a
-// benchmark can say how many reads and writes one piece of code makes. Plain HTTP on loopback,
-// as the sandbox API server speaks; bodies are streamed through untouched.
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+// benchmark or a test can say how many reads and writes one piece of code makes. It serves plain
+// HTTP on loopback and calls the API server over HTTPS with the kubeconfig's credentials, as
+// `kubectl proxy` does; bodies are streamed through untouched.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request, type RequestOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { KubeConfig } from '@kubernetes/client-node';
 
 /** What a request was, as the API server would count it. */
 export type RequestKind =
@@ -58,19 +61,23 @@ export function classify(method: string, rawPath: string): RequestKind {
   }
 }
 
-export async function startCountingProxy(target: string): Promise<CountingProxy> {
-  const upstream = new URL(target);
+/** A proxy to the API server of `kc` (its current cluster and user). */
+export async function startCountingProxy(kc: KubeConfig): Promise<CountingProxy> {
+  const upstream = new URL(kc.getCurrentCluster()!.server);
+  const tls: RequestOptions = {};
+  await kc.applyToHTTPSOptions(tls);
   let log: ProxiedRequest[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const method = req.method ?? 'GET';
     const path = req.url ?? '/';
     const forward = request(
       {
+        ...tls,
         host: upstream.hostname,
         port: upstream.port,
         method,
         path,
-        headers: { ...req.headers, host: upstream.host },
+        headers: { ...req.headers, ...tls.headers, host: upstream.host },
       },
       answer => {
         const status = answer.statusCode ?? 502;

@@ -1,11 +1,13 @@
 // Valid and invalid values for every x-kubernetes-validations rule in crds/. A rule is found by
 // (kind, schema path, a piece of its message); crd-rules.test.ts fails when a rule in crds/ has no
-// entry here, or an entry matches no rule. Values are what the API server would hand the rule
-// after defaulting: `self` is the value at the rule's path, `oldSelf` the old one on update.
+// entry here, or an entry matches no rule. `self` is the value at the rule's path, `oldSelf` the
+// old one on update; crd-rules.test.ts puts them into whole objects and asks the real API server.
 
 export interface Case {
   self: unknown;
   oldSelf?: unknown;
+  /** today's rules refuse oldSelf on create: it exists only as stored under older, looser rules */
+  oldStoredUnderOlderRules?: boolean;
 }
 
 export interface RuleCases {
@@ -28,6 +30,8 @@ const memory = (extra: Record<string, unknown> = {}) =>
 const inPlace = (requestID: string, snapshot: string) => ({ requestID, snapshotRef: { name: snapshot } });
 const same = (self: unknown): Case => ({ self, oldSelf: self });
 const update = (oldSelf: unknown, self: unknown): Case => ({ self, oldSelf });
+/** An update from an old value that today's rules refuse (stored while older rules allowed it). */
+const olderRules = (c: Case): Case => ({ ...c, oldStoredUnderOlderRules: true });
 
 const ref = (name: string) => ({ name });
 const s3 = (extra: Record<string, unknown> = {}) => ({
@@ -263,9 +267,9 @@ const versionRules: Omit<RuleCases, 'kind' | 'path'>[] = [
       update('3.5.16', '3.5.10'),
       update('3.4.23', '3.5.0'),
       update('3.5.16', '3.6.1'),
-      update('3.2.0', '3.6.1'),
+      olderRules(update('3.2.0', '3.6.1')),
     ],
-    invalid: [update('3.4.23', '3.6.0'), update('3.5.0', '3.4.23'), update('3.6.1', '3.5.16')],
+    invalid: [update('3.4.23', '3.6.0'), update('3.5.0', '3.4.23'), olderRules(update('3.6.1', '3.5.16'))],
   },
 ];
 
@@ -385,11 +389,17 @@ function locationRules(kind: string, path: string): RuleCases[] {
 const pvcRetainRule: Omit<RuleCases, 'kind' | 'path'> = {
   match: 'deletionPolicy Delete is supported for destination.s3 only',
   valid: [
-    { self: { destination: { pvc: pvc() } } },
-    { self: { destination: { pvc: pvc({ subPath: 'etcd' }) }, deletionPolicy: 'Retain' } },
-    { self: { destination: { s3: s3() }, deletionPolicy: 'Delete' } },
+    { self: { clusterRef: ref('main'), destination: { pvc: pvc() } } },
+    {
+      self: {
+        clusterRef: ref('main'),
+        destination: { pvc: pvc({ subPath: 'etcd' }) },
+        deletionPolicy: 'Retain',
+      },
+    },
+    { self: { clusterRef: ref('main'), destination: { s3: s3() }, deletionPolicy: 'Delete' } },
   ],
-  invalid: [{ self: { destination: { pvc: pvc() }, deletionPolicy: 'Delete' } }],
+  invalid: [{ self: { clusterRef: ref('main'), destination: { pvc: pvc() }, deletionPolicy: 'Delete' } }],
 };
 
 function at(kind: string, path: string, rules: Omit<RuleCases, 'kind' | 'path'>[]): RuleCases[] {

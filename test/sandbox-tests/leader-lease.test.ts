@@ -1,26 +1,22 @@
-// coordination.k8s.io/v1 Leases on the sandbox API server, as leader election uses them: create,
-// read back every field (MicroTimes with six fractional digits), replace with the current
-// resourceVersion, refuse a replace with a stale one (409), and two writers racing on the same
-// version: exactly one wins.
+// coordination.k8s.io/v1 Leases on the real API server, as the standalone leader election
+// (standalone/leader.ts) uses them through KubeObjects: create, read back every field (MicroTimes
+// with six fractional digits), replace with the current resourceVersion, refuse a replace with a
+// stale one (409), and two writers racing on the same version: exactly one wins.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KubeObjects } from '../../shared/k8s/objects.ts';
 import type { Lease } from '../../standalone/leader.ts';
 import { microTime } from '../../standalone/leader.ts';
-import { startApiServer, type ApiServer } from '../sandbox/apiserver/index.ts';
-import { kubeConfigFor } from '../sandbox/kubeconfig.ts';
+import { startApiServer, type TestApiServer } from '../support/api-server.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-
-describe('sandbox API server: Leases', () => {
-  let api: ApiServer;
+describe('Leases for the standalone leader election', () => {
+  let api: TestApiServer;
   let kube: KubeObjects;
   const ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'default', name: 'l' };
 
   before(async () => {
-    api = await startApiServer({ port: 0, crdDir: join(ROOT, 'crds') });
-    kube = new KubeObjects(kubeConfigFor(api.url));
+    api = await startApiServer({ crdDirs: [] });
+    kube = new KubeObjects(api.kc);
   });
   after(async () => {
     await api.close();
