@@ -1,25 +1,58 @@
-// `npm run mutation [file ...]`: StrykerJS over shared/plan/, one file per run so each run stays in
-// minutes. The files are listed at run time, so splitting a plan file needs no config change.
-// Reports go to reports/mutation/<file>/ (git-ignored); a summary line per file is printed at the end.
+// `npm run mutation [file-or-folder ...]`: StrykerJS, one source file per run so each run stays in
+// minutes, each against the test files whose imports reach it (stryker/tests-for.ts). No argument:
+// every file of shared/plan/ against the plan unit tests. A folder stands for its .ts files:
+// `npm run mutation -- shared/reconcile shared/runtime/body-limit.ts`. AREAS is the whole set the
+// act layer and the programs add (`npm run mutation -- --areas`); integration test files among a
+// file's tests start real etcd or s3rver, so those runs take longer.
+// Reports go to reports/mutation/<name>/ (git-ignored; <name> is the file's name for shared/plan/,
+// else its path without shared/ and with dashes); a summary line per file is printed at the end.
 //
 // `npm run mutation -- --survivors [file ...]` re-tests only the mutants that survived (or had no
-// coverage) in the last full run of each file, writing reports/mutation/<file>/survivors/, and scores
+// coverage) in the last full run of each file, writing reports/mutation/<name>/survivors/, and scores
 // the file as the full run's killed plus the survivors killed now. Tests are only ever added, so a
 // mutant killed in the full run stays killed; on a loaded machine this takes a third of the time.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { testsFor } from './tests-for.ts';
 
 const PLAN_DIR = 'shared/plan';
 const CONFIG = 'stryker/stryker.config.mjs';
 // The files with the safety branches first; the rest in name order.
 const FIRST = ['cluster-plan.ts', 'member-plan.ts', 'finalize-plan.ts'];
 
-function planFiles(): string[] {
-  const present = readdirSync(PLAN_DIR).filter(f => f.endsWith('.ts') && !f.endsWith('.d.ts'));
-  const rank = (f: string) => (FIRST.includes(f) ? FIRST.indexOf(f) : FIRST.length);
-  return present.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map(f => join(PLAN_DIR, f));
+/** Beyond shared/plan/: the act layer, the builders, the runtime, TLS, restore, S3 and the agent. */
+const AREAS = [
+  'shared/reconcile',
+  'shared/restore',
+  'shared/s3',
+  'shared/runtime',
+  'shared/tls',
+  'shared/builders/etcd-flags.ts',
+  'shared/builders/pdb.ts',
+  'agent',
+];
+
+function filesOf(dir: string, first: string[] = []): string[] {
+  const present = readdirSync(dir).filter(f => f.endsWith('.ts') && !f.endsWith('.d.ts'));
+  const rank = (f: string) => (first.includes(f) ? first.indexOf(f) : first.length);
+  return present.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map(f => join(dir, f));
 }
+
+/** A folder's files; a file; or `file.ts:first-last`, the mutants of those lines only. */
+const expand = (arg: string): string[] => {
+  const path = arg.replace(/:\d+-\d+$/, '');
+  return statSync(path).isDirectory() ? filesOf(path) : [arg];
+};
+
+/** The report's name: the file's own for shared/plan/ (as before), else its path in dashes. */
+const reportName = (file: string): string =>
+  file.startsWith(`${PLAN_DIR}/`)
+    ? basename(file, '.ts')
+    : file
+        .replace(/^shared\//, '')
+        .replace(/\.ts$/, '')
+        .replaceAll('/', '-');
 
 interface Mutant {
   status: string;
@@ -70,27 +103,48 @@ function tally(report: MutantReport): string {
 
 const args = process.argv.slice(2);
 const survivorsOnly = args.includes('--survivors');
-const requested = args.filter(a => a !== '--survivors');
-const files = requested.length > 0 ? requested : planFiles();
+const requested = args.filter(a => !a.startsWith('--'));
+// --tests=a.test.ts,b.test.ts: these test files instead of every one that reaches the file.
+const testsOverride = args
+  .find(a => a.startsWith('--tests='))
+  ?.slice('--tests='.length)
+  .split(',');
+if (args.includes('--areas')) requested.push(...AREAS);
+const files = requested.length > 0 ? requested.flatMap(expand) : filesOf(PLAN_DIR, FIRST);
 const summary: string[] = [];
 let failed = false;
-for (const file of files) {
-  const name = basename(file, '.ts');
+for (const arg of files) {
+  const lines = /:(\d+-\d+)$/.exec(arg)?.[1];
+  const file = arg.replace(/:\d+-\d+$/, '');
+  const name = reportName(file) + (lines ? `-L${lines}` : '');
   const base = `reports/mutation/${name}`;
+  const tests = testsOverride ?? testsFor(file);
+  if (tests.length === 0) {
+    summary.push(`${arg}: no unit or integration test file reaches it (not run)`);
+    continue;
+  }
   const full =
     survivorsOnly && existsSync(`${base}/report.json`) ? readReport(`${base}/report.json`) : undefined;
   const out = full ? `${base}/survivors` : base;
-  const env: NodeJS.ProcessEnv = { ...process.env, MUTATE: file, MUTATE_OUT: out };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    MUTATE: file,
+    MUTATE_NAME: name,
+    MUTATE_OUT: out,
+    MUTATE_TESTS: JSON.stringify(tests),
+  };
   if (full) env.MUTATE_RANGES = JSON.stringify(survivorRanges(file, full));
-  console.log(`\n=== mutation: ${file}${full ? ' (survivors of the last full run)' : ''} ===`);
+  else if (lines) env.MUTATE_RANGES = JSON.stringify([`${file}:${lines}`]);
+  console.log(`\n=== mutation: ${arg}${full ? ' (survivors of the last full run)' : ''} ===`);
+  console.log(`tests: ${tests.join(' ')}`);
   const run = spawnSync('npx', ['stryker', 'run', CONFIG], { stdio: 'inherit', env });
   if (run.status !== 0) {
     failed = true;
-    summary.push(`${file}: stryker exited with ${run.status ?? run.signal}`);
+    summary.push(`${arg}: stryker exited with ${run.status ?? run.signal}`);
     continue;
   }
   const report = readReport(`${out}/report.json`);
-  summary.push(`${file}: ${tally(full ? merged(full, report) : report)}`);
+  summary.push(`${arg}: ${tally(full ? merged(full, report) : report)}`);
 }
 console.log(
   `\n=== mutation scores (killed incl. timeouts / all but compile errors) ===\n${summary.join('\n')}`,

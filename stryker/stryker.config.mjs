@@ -1,9 +1,14 @@
-// StrykerJS over shared/plan/ against the plan unit tests. Run it through `npm run mutation`
-// (stryker/run.ts), which sets MUTATE to one plan file per run so each run stays in minutes.
+// StrykerJS over one source file per run, against the test files that exercise it. Run it through
+// `npm run mutation` (stryker/run.ts), which sets MUTATE to the file, MUTATE_NAME to its report name
+// and MUTATE_TESTS to its test files (stryker/tests-for.ts: the plan unit tests for shared/plan/,
+// else every unit and integration test file whose imports reach the file).
 import process from 'node:process';
 
 const file = process.env.MUTATE ?? 'shared/plan/cluster-plan.ts';
-const name = file.replace(/^.*\//, '').replace(/\.ts$/, '');
+const name = process.env.MUTATE_NAME ?? file.replace(/^.*\//, '').replace(/\.ts$/, '');
+const testFiles = process.env.MUTATE_TESTS
+  ? JSON.parse(process.env.MUTATE_TESTS)
+  : ['test/unit/plan-*.test.ts'];
 const out = process.env.MUTATE_OUT ?? `reports/mutation/${name}`;
 // Set by run.ts --survivors: only the ranges of the mutants that survived the last full run.
 const ranges = process.env.MUTATE_RANGES ? JSON.parse(process.env.MUTATE_RANGES) : undefined;
@@ -12,7 +17,7 @@ const ranges = process.env.MUTATE_RANGES ? JSON.parse(process.env.MUTATE_RANGES)
 export default {
   testRunner: 'tap',
   tap: {
-    testFiles: ['test/unit/plan-*.test.ts'],
+    testFiles,
     // Each test file runs in its own node, without --test, reporting TAP; tsx loads the TypeScript.
     nodeArgs: ['--import', 'tsx', '--test-reporter=tap', '-r', '{{hookFile}}', '{{testFile}}'],
     forceBail: true,
@@ -38,7 +43,7 @@ export default {
   htmlReporter: { fileName: `${out}/index.html` },
   jsonReporter: { fileName: `${out}/report.json` },
   thresholds: { high: 95, low: 90, break: null },
-  // One sandbox folder per plan file, so two runs never share one.
+  // One sandbox folder per file, so two runs never share one.
   tempDirName: `.stryker-tmp-${name}`,
   cleanTempDir: 'always',
 };

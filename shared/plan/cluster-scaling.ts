@@ -162,13 +162,9 @@ function planScaleDown(state: ClusterState, running: EtcdMember[], desired: numb
       events: [{ type: 'Normal', reason: 'Pausing', message: why }],
     };
   }
-  const successor =
-    victim &&
-    leaderSuccessor(
-      state,
-      victim,
-      running.filter(m => m !== victim && isMemberReady(state, m)),
-    );
+  // Every member that stays is ready (scaleDownRisk), and leaderSuccessor never picks the leader
+  // itself, so every running member is a candidate.
+  const successor = victim && leaderSuccessor(state, victim, running);
   if (successor) {
     const why = `moving leadership off ${name} before removing it`;
     return {

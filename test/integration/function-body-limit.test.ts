@@ -2,6 +2,8 @@
 // HTTP: a body over the limit (64 KiB by default, ETCDFN_MAX_EVENT_BYTES to change it) is answered 413
 // whether its length is declared or it comes chunked, a compressed body 415, and the server's
 // resident memory stays flat while 50 MB bodies are thrown at it; afterwards it still answers.
+// Every server a case starts is stopped in an `after` hook, even one a failed case left running (a
+// server that should have refused to start but did), so a regression fails instead of hanging.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,6 +20,10 @@ interface Served {
   url: string;
 }
 
+/** Every server process started by this file and not yet exited. */
+const children = new Set<ChildProcess>();
+const STOP_GRACE_MS = 5_000;
+
 function serve(env: Record<string, string> = {}): Promise<Served> {
   const child = spawn(
     process.execPath,
@@ -29,6 +35,8 @@ function serve(env: Record<string, string> = {}): Promise<Served> {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
+  children.add(child);
+  child.once('exit', () => children.delete(child));
   return new Promise((done, fail) => {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -40,13 +48,28 @@ function serve(env: Record<string, string> = {}): Promise<Served> {
   });
 }
 
-function stop(served: Served | undefined): Promise<void> {
-  if (!served || served.child.exitCode !== null) return Promise.resolve();
+/** SIGTERM, then SIGKILL if the process is still there after a grace period; resolves once it exited. */
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise(done => {
-    served.child.once('exit', () => done());
-    served.child.kill('SIGTERM');
+    const kill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      done();
+    });
+    child.kill('SIGTERM');
   });
 }
+
+const stop = (served: Served | undefined): Promise<void> =>
+  served ? stopChild(served.child) : Promise.resolve();
+
+// Whatever a case left running (top level: runs after every describe block of the file).
+after(() => Promise.all([...children].map(stopChild)));
+// And if this process dies before its hooks run, no server outlives it.
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
 
 function rssBytes(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -122,7 +145,7 @@ function paddedEvent(bytes: number): string {
   return JSON.stringify(event);
 }
 
-describe('function endpoints refuse large bodies', () => {
+describe('function endpoints refuse large bodies', { timeout: 180_000 }, () => {
   let served: Served | undefined;
   before(async () => {
     served = await serve();
@@ -190,7 +213,7 @@ describe('function endpoints refuse large bodies', () => {
   });
 });
 
-describe('ETCDFN_MAX_EVENT_BYTES sets the limit', () => {
+describe('ETCDFN_MAX_EVENT_BYTES sets the limit', { timeout: 60_000 }, () => {
   let served: Served | undefined;
   before(async () => {
     served = await serve({ ETCDFN_MAX_EVENT_BYTES: '2048' });

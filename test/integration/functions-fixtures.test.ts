@@ -231,7 +231,7 @@ describe('functions answer every fixture', () => {
         '--kubeconfig',
         kubeconfig,
       ],
-      { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: 'info' } },
+      { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: 'info' }, timeout: 120_000 },
     );
     assert.match(stdout, /reconcile-cluster answered 200/);
     assert.match(stdout, /"result": "done"/);

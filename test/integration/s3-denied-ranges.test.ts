@@ -20,7 +20,8 @@ function run(env: Record<string, string>, endpoint: string): Record<string, unkn
   const out = execFileSync(
     process.execPath,
     ['--import', 'tsx', '--input-type=module', '-e', script, endpoint],
-    { cwd: repo, env: { ...process.env, ...env }, encoding: 'utf8' },
+    // A hung child would block this process (a synchronous call): killed after a minute instead.
+    { cwd: repo, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 },
   );
   return JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
 }

@@ -28,6 +28,8 @@ describe('checkClaims', () => {
     { name: 'audience among several', claims: { ...good, aud: ['other', config.audience] } },
     { name: 'no nbf', claims: { ...good, nbf: undefined } },
     { name: 'expired within the clock skew', claims: { ...good, exp: NOW - 30 } },
+    { name: 'expired exactly the clock skew ago', claims: { ...good, exp: NOW - 60 }, reason: /expired/ },
+    { name: 'valid from exactly the clock skew ahead', claims: { ...good, nbf: NOW + 60 } },
     { name: 'other issuer', claims: { ...good, iss: 'https://evil.example' }, reason: /issuer/ },
     { name: 'no issuer', claims: { ...good, iss: undefined }, reason: /issuer/ },
     { name: 'other audience', claims: { ...good, aud: 'etcdfn/dead-letter' }, reason: /audience/ },
@@ -72,6 +74,8 @@ describe('bearerToken', () => {
     ['Basic dXNlcg==', undefined],
     ['Bearer', undefined],
     ['Bearer a b', undefined],
+    ['xBearer abc', undefined],
+    ['Token Bearer abc', undefined],
   ];
   for (const [header, token] of cases)
     it(`${JSON.stringify(header)} → ${JSON.stringify(token)}`, () =>
@@ -94,9 +98,33 @@ describe('oidcConfigFromEnv', () => {
   for (const missing of Object.keys(full))
     it(`${missing} missing → an error naming it (half configured is not off)`, () =>
       assert.throws(() => oidcConfigFromEnv({ ...full, [missing]: '' }), new RegExp(`set ${missing}`)));
-  it('a subject that is not a service account → an error', () =>
-    assert.throws(
-      () => oidcConfigFromEnv({ ...full, ETCDFN_OIDC_SUBJECTS: 'alice' }),
-      /system:serviceaccount/,
+  it('values are trimmed', () =>
+    assert.deepEqual(
+      oidcConfigFromEnv({
+        ETCDFN_OIDC_ISSUER: ` ${config.issuer} `,
+        ETCDFN_OIDC_AUDIENCE: ` ${config.audience}\n`,
+        ETCDFN_OIDC_SUBJECTS: ` ${config.subjects.join(' ')} `,
+        ETCDFN_OIDC_JWKS_URL: ' https://k/jwks ',
+      }),
+      { ...config, jwksUrl: 'https://k/jwks' },
     ));
+  for (const [only, value] of Object.entries(full))
+    it(`only ${only} set → an error naming the other two (half configured is not off)`, () => {
+      const others = Object.keys(full).filter(k => k !== only);
+      assert.throws(
+        () => oidcConfigFromEnv({ [only]: value }),
+        new RegExp(`set ${others.join(' and ')} too`),
+      );
+    });
+  for (const subject of [
+    'alice',
+    'user-system:serviceaccount:etcdfn:oidc-trigger-a',
+    'system:serviceaccount:etcdfn:oidc-trigger-a:extra',
+    'system:serviceaccount:etcdfn',
+  ])
+    it(`subject ${subject} is not a service account → an error`, () =>
+      assert.throws(
+        () => oidcConfigFromEnv({ ...full, ETCDFN_OIDC_SUBJECTS: subject }),
+        /is not system:serviceaccount:<namespace>:<name>/,
+      ));
 });

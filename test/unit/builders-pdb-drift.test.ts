@@ -1,0 +1,42 @@
+// The PodDisruptionBudget's identity and drift (shared/builders/pdb.ts) in the cases the mutation run
+// found untested: its kind, and an existing PDB whose selector someone changed or removed.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import { buildPdb, pdbDrift } from '../../shared/builders/index.ts';
+
+const cluster: EtcdCluster = {
+  apiVersion: 'etcdfn.io/v1alpha1',
+  kind: 'EtcdCluster',
+  metadata: { name: 'demo', namespace: 'prod', uid: 'cluster-uid' },
+  spec: { version: '3.5.16', replicas: 3 },
+};
+const desired = buildPdb(cluster, { voters: 3 })!;
+const voters = { 'etcdfn.io/cluster': 'demo', 'etcdfn.io/role': 'voter' };
+
+describe('PodDisruptionBudget', () => {
+  it('is a policy/v1 PodDisruptionBudget selecting the cluster’s voters', () => {
+    assert.equal(desired.apiVersion, 'policy/v1');
+    assert.equal(desired.kind, 'PodDisruptionBudget');
+    assert.deepEqual(desired.spec?.selector, { matchLabels: voters });
+  });
+
+  it('an extra match expression someone added is removed, even with the labels right', () => {
+    const existing: V1PodDisruptionBudget = structuredClone(desired);
+    existing.spec!.selector!.matchExpressions = [{ key: 'tier', operator: 'In', values: ['x'] }];
+    assert.deepEqual(pdbDrift(existing, desired), {
+      spec: { selector: { matchLabels: {}, matchExpressions: null } },
+    });
+  });
+
+  it('a PDB whose selector was removed gets the voters’ selector back', () => {
+    const existing: V1PodDisruptionBudget = structuredClone(desired);
+    delete existing.spec!.selector;
+    assert.deepEqual(pdbDrift(existing, desired), { spec: { selector: { matchLabels: voters } } });
+  });
+
+  it('an unchanged PDB has no drift', () => {
+    assert.equal(pdbDrift(structuredClone(desired), desired), undefined);
+  });
+});
