@@ -13,7 +13,7 @@ import { isMemoryMedium } from '../builders/storage.ts';
 import { MEMBER_FINALIZER, pvcName } from '../names.ts';
 import { isBeingDeleted } from './member-pod.ts';
 import { findInEtcd, ownUrls } from './member-status.ts';
-import { isResumeSeed } from './members.ts';
+import { isResumeSeed, ownMembers } from './members.ts';
 
 /** etcd's membership as another member answered it. */
 export interface FinalizeView {
@@ -71,7 +71,8 @@ export type FinalizeAction =
 
 /** Whether planFinalize will want etcd's view: the adapter asks etcd only then. */
 export function needsEtcd(state: Pick<FinalizeState, 'member' | 'cluster' | 'others'>): boolean {
-  const { member, cluster } = state;
+  const { member } = state;
+  const cluster = clusterOf(state.cluster, member);
   return (
     isBeingDeleted(member) &&
     hasFinalizer(member) &&
@@ -103,16 +104,28 @@ export function peerEndpoints(others: readonly EtcdMember[]): string[] {
     .map(m => ownUrls(m).client);
 }
 
+/**
+ * The member's own EtcdCluster: the one read by its name, unless that is a newer cluster of the same
+ * name (another UID than the member's owner), created after the member's own was deleted.
+ */
+function clusterOf(cluster: EtcdCluster | undefined, member: EtcdMember): EtcdCluster | undefined {
+  return cluster && ownMembers(cluster, [member]).length === 1 ? cluster : undefined;
+}
+
 export function planFinalize(state: FinalizeState): FinalizeAction {
-  const { member, cluster } = state;
+  const { member } = state;
+  const cluster = clusterOf(state.cluster, member);
   const name = member.metadata.name ?? '';
   if (!isBeingDeleted(member)) return { kind: 'none', reason: `${name} is not being deleted` };
   if (!hasFinalizer(member))
     return { kind: 'none', reason: `${name} has no ${MEMBER_FINALIZER} finalizer left` };
   if (!cluster) {
+    const newer = state.cluster !== undefined;
     return {
       kind: 'remove-finalizer',
-      reason: `EtcdCluster ${member.spec.clusterName} is gone: ${name} goes without an etcd removal`,
+      reason: newer
+        ? `the EtcdCluster ${member.spec.clusterName} ${name} belonged to is gone (the one of that name now is a newer cluster): ${name} goes without an etcd removal`
+        : `EtcdCluster ${member.spec.clusterName} is gone: ${name} goes without an etcd removal`,
     };
   }
   if (isBeingDeleted(cluster)) {

@@ -117,6 +117,43 @@ describe('planFinalize: when etcd goes with the cluster', () => {
     assert.match((a as { reason: string }).reason, /EtcdCluster demo is gone/);
   });
 
+  it('a newer cluster of the same name (another UID than the member’s owner) → its own is gone: remove the finalizer, no etcd call', () => {
+    const old = member('demo-2');
+    old.metadata.ownerReferences = [
+      {
+        apiVersion: 'etcdfn.io/v1alpha1',
+        kind: 'EtcdCluster',
+        name: 'demo',
+        uid: 'an-older-uid',
+        controller: true,
+      },
+    ];
+    const state = scaleDown({ member: old });
+    assert.equal(needsEtcd(state), false);
+    const a = planFinalize(state);
+    assert.equal(a.kind, 'remove-finalizer');
+    assert.match(
+      (a as { reason: string }).reason,
+      /demo-2 belonged to is gone \(the one of that name now is a newer cluster\)/,
+    );
+  });
+
+  it('the member’s own cluster (same UID as its owner) is planned as before', () => {
+    const own = member('demo-2');
+    own.metadata.ownerReferences = [
+      {
+        apiVersion: 'etcdfn.io/v1alpha1',
+        kind: 'EtcdCluster',
+        name: 'demo',
+        uid: 'cluster-uid',
+        controller: true,
+      },
+    ];
+    const state = scaleDown({ member: own });
+    assert.equal(needsEtcd(state), true);
+    assert.notEqual(planFinalize(state).kind, 'remove-finalizer');
+  });
+
   it('cluster being deleted → remove the finalizer, even with etcd unreachable', () => {
     const a = planFinalize(
       scaleDown({ cluster: cluster(true), etcd: undefined, etcdError: 'connection refused' }),
