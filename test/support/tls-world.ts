@@ -48,7 +48,7 @@ export interface TlsWorld {
   converged(
     name: string,
     replicas: number,
-    client: MemberClient,
+    client: MemberClient | undefined,
     opts?: { since?: Mark; timeoutMs?: number },
   ): Promise<Cluster>;
   stop(): Promise<void>;
