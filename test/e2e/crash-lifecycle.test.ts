@@ -405,8 +405,8 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
     { point: 'member:pod-deleted', name: 'upg-b' },
   ];
   for (const { point, name } of upgradeSteps) {
-    it(`upgrade 3.4.23 → 3.5.16 of 3 members: crash after ${point}`, async () => {
-      await create(name, 3, '', '3.4.23');
+    it(`upgrade 3.5.16 → 3.5.17 of 3 members: crash after ${point}`, async () => {
+      await create(name, 3, '', '3.5.16');
       const ids = new Map(
         (await converged(name, 3, beforeCreation())).status?.members?.map(m => [m.name, m.id]),
       );
@@ -422,13 +422,13 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
             NS,
             '--type=merge',
             '-p',
-            '{"spec":{"version":"3.5.16"}}',
+            '{"spec":{"version":"3.5.17"}}',
           ).then(() => undefined),
         name,
       );
-      const c = await converged(name, 3, since, '3.5.16');
+      const c = await converged(name, 3, since, '3.5.17');
       assert.deepEqual(new Map(c.status?.members?.map(m => [m.name, m.id])), ids, 'same members, same IDs');
-      for (const m of await members(name)) assert.equal(m.spec.version, '3.5.16');
+      for (const m of await members(name)) assert.equal(m.spec.version, '3.5.17');
       assert.equal((await kube.delete(clusterRef(name))).kind, 'deleted');
     });
   }

@@ -1,4 +1,4 @@
-// The order of a rolling upgrade (3.4.23 → 3.5.16, 3 members) and of a scale-down (5 → 3), seen
+// The order of a rolling upgrade (3.5.16 → 3.5.17, 3 members) and of a scale-down (5 → 3), seen
 // from etcd itself, not from the operator's status: every member's own endpoint is asked in a tight
 // loop for its ID, its leader, its version and its member list (test/support/etcd-order.ts), and
 // every change is recorded with a sequence number. Asserted on that record: followers are touched
@@ -68,12 +68,12 @@ describe('order seen from etcd: rolling upgrade and scale-down (chaos on)', { ti
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
       metadata: { name: NAME, namespace: NS },
-      spec: { replicas: 3, version: '3.4.23', storage: { size: '1Gi' } },
+      spec: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' } },
     });
     assert.equal(created.kind, 'created');
-    await reached(3, beforeCreation(), '3.4.23');
+    await reached(3, beforeCreation(), '3.5.16');
     sampler = await sampleMembers(sandbox.kc, NS, NAME);
-    await settled(names(3), s => s.version === '3.4.23');
+    await settled(names(3), s => s.version === '3.5.16');
 
     const from = sampler.next();
     const since = await mark(probe());
@@ -86,13 +86,13 @@ describe('order seen from etcd: rolling upgrade and scale-down (chaos on)', { ti
       NS,
       '--type=merge',
       '-p',
-      '{"spec":{"version":"3.5.16"}}',
+      '{"spec":{"version":"3.5.17"}}',
     );
-    await reached(3, since, '3.5.16');
-    await settled(names(3), s => s.version === '3.5.16');
+    await reached(3, since, '3.5.17');
+    await settled(names(3), s => s.version === '3.5.17');
 
     const log = sampler.log();
-    const seen = replay(log, from, '3.4.23');
+    const seen = replay(log, from, '3.5.16');
     const record = `\n${show(log, from)}`;
     t.diagnostic(
       `${log.length - from} changes seen from etcd; touched in order: ${seen.touches.map(x => x.member).join(', ')}`,
@@ -121,7 +121,7 @@ describe('order seen from etcd: rolling upgrade and scale-down (chaos on)', { ti
     assert.ok(sampler, 'the sampler runs (first test)');
     let since = await mark(probe());
     await kubectl(sandbox.kubeconfig, 'scale', 'etcdcluster', NAME, '--replicas=5', '-n', NS);
-    await reached(5, since, '3.5.16');
+    await reached(5, since, '3.5.17');
     // Leadership onto the newest member, the first the scale-down removes, so it must be moved.
     const five = await settled(names(5));
     const newest = five[4];
@@ -140,7 +140,7 @@ describe('order seen from etcd: rolling upgrade and scale-down (chaos on)', { ti
     const from = sampler.next();
     since = await mark(probe());
     await kubectl(sandbox.kubeconfig, 'scale', 'etcdcluster', NAME, '--replicas=3', '-n', NS);
-    await reached(3, since, '3.5.16');
+    await reached(3, since, '3.5.17');
     await settled(names(3));
 
     const log = sampler.log();

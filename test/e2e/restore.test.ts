@@ -1,4 +1,4 @@
-// Restore at first bootstrap on the sandbox, with real etcd (3.5.16 and 3.4.23), the real
+// Restore at first bootstrap on the sandbox, with real etcd (3.5.16 and 3.6.16), the real
 // functions, the event bridge and s3rver on loopback: a cluster with many keys is snapshotted to S3
 // through an EtcdSnapshot and deleted; new 3-member clusters restore it from the S3 key, from a file
 // on a PVC and through snapshotRef (from S3 every initial member restores, from a PVC the seed). Every
@@ -127,7 +127,7 @@ describe('restore at first bootstrap (sandbox, real etcd, s3rver)', { timeout: 1
     writeFileSync(join(dir, path), bytes);
   }
 
-  for (const version of ['3.5.16', '3.4.23']) {
+  for (const version of ['3.5.16', '3.6.16']) {
     const tag = version.split('.').slice(0, 2).join('');
     const source = `src${tag}`;
     let snapshot: Snapshot;

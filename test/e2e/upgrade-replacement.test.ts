@@ -1,5 +1,5 @@
 // One writer through two changes in a row, on the sandbox with chaos on: a rolling upgrade of a
-// 3-member cluster from etcd 3.4.23 to 3.5.16, then the replacement of a member whose PVC is deleted
+// 3-member cluster from etcd 3.5.16 to 3.5.17, then the replacement of a member whose PVC is deleted
 // with its Pod. The writer puts a key every 10 ms from before the upgrade until the cluster is back
 // at full size, following the ready members as Pods come and go (acked-writer.ts), and records
 // every acknowledged put: afterwards every one of them is readable, as is every key written before.
@@ -16,7 +16,7 @@ import { waitFor } from '../support/wait.ts';
 const NAME = 'upr';
 
 describe(
-  'a rolling upgrade 3.4.23 → 3.5.16, then a replacement, under one writer (chaos on)',
+  'a rolling upgrade 3.5.16 → 3.5.17, then a replacement, under one writer (chaos on)',
   { timeout: 900_000 },
   () => {
     const world = healingSandbox(31);
@@ -46,19 +46,19 @@ describe(
     }
 
     it('loses no acknowledged write', async t => {
-      await world.create(NAME, 3, { version: '3.4.23' });
+      await world.create(NAME, 3, { version: '3.5.16' });
       await converged(ref(), { replicas: 3, since: beforeCreation(), timeoutMs: STEP_TIMEOUT, describe });
       await world.writeKeys(NAME, 'before/', 200);
       const start = await etcdView();
       assert.deepEqual(
         [...start.members.values()].map(([, v]) => v),
-        ['3.4.23', '3.4.23', '3.4.23'],
+        ['3.5.16', '3.5.16', '3.5.16'],
       );
 
       const writer = startWriter(await endpoints(NAME), 'during/', () => endpoints(NAME));
       try {
         await writer.acked(50);
-        // 1. The rolling upgrade: same members, same IDs, etcd itself on 3.5.16 everywhere.
+        // 1. The rolling upgrade: same members, same IDs, etcd itself on 3.5.17 everywhere.
         const upgrading = await mark(ref());
         await kubectl(
           world.running().kubeconfig,
@@ -69,12 +69,12 @@ describe(
           NS,
           '--type=merge',
           '-p',
-          '{"spec":{"version":"3.5.16"}}',
+          '{"spec":{"version":"3.5.17"}}',
         );
         await converged(ref(), {
           replicas: 3,
           since: upgrading,
-          version: '3.5.16',
+          version: '3.5.17',
           timeoutMs: 300_000,
           describe,
         });
@@ -86,7 +86,7 @@ describe(
         );
         assert.deepEqual(
           [...upgraded.members.values()].map(([, v]) => v),
-          ['3.5.16', '3.5.16', '3.5.16'],
+          ['3.5.17', '3.5.17', '3.5.17'],
         );
         const afterUpgrade = writer.acknowledged.length;
 
@@ -115,7 +115,7 @@ describe(
         const done = await converged(ref(), {
           replicas: 3,
           since: replacing,
-          version: '3.5.16',
+          version: '3.5.17',
           timeoutMs: STEP_TIMEOUT,
           describe,
         });

@@ -1,4 +1,4 @@
-// Rolling upgrade on the sandbox: a 3-member etcd 3.4.23 cluster moved to 3.5.16 by editing
+// Rolling upgrade on the sandbox: a 3-member etcd 3.5.16 cluster moved to 3.5.17 by editing
 // spec.version. One member at a time gets a Pod of the new release on its own volume: etcd itself
 // reports the new version on every member afterwards, the member IDs and the data are the same,
 // and at least two members stay ready throughout (quorum never lost).
@@ -26,7 +26,7 @@ interface EventLike extends KubeObject {
   message?: string;
 }
 
-describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, () => {
+describe('rolling upgrade 3.5.16 → 3.5.17 (chaos on)', { timeout: 600_000 }, () => {
   let sandbox: FullSandbox;
   let kube: KubeObjects;
   const ref = { apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name: NAME };
@@ -92,17 +92,17 @@ describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, (
 
   let ids = new Map<string, string | undefined>();
 
-  it('runs 3 members of etcd 3.4.23 with data', async () => {
+  it('runs 3 members of etcd 3.5.16 with data', async () => {
     const created = await kube.create({
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',
       metadata: { name: NAME, namespace: NS },
-      spec: { replicas: 3, version: '3.4.23', storage: { size: '1Gi' } },
+      spec: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' } },
     });
     assert.equal(created.kind, 'created');
-    const c = await reached('3.4.23', beforeCreation());
+    const c = await reached('3.5.16', beforeCreation());
     ids = new Map(c.status?.members?.map(m => [m.name, m.id]));
-    assert.deepEqual([...(await etcdVersions()).values()], ['3.4.23', '3.4.23', '3.4.23']);
+    assert.deepEqual([...(await etcdVersions()).values()], ['3.5.16', '3.5.16', '3.5.16']);
     await withEtcd(client =>
       Promise.all(
         Array.from({ length: KEYS }, (_, i) =>
@@ -115,7 +115,7 @@ describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, (
     );
   });
 
-  it('moves to 3.5.16 one member at a time, same member IDs, data intact', async () => {
+  it('moves to 3.5.17 one member at a time, same member IDs, data intact', async () => {
     const since = await mark(probe());
     const readiness = await watchReadiness(sandbox.kc, NS, `etcdfn.io/cluster=${NAME}`);
     try {
@@ -128,9 +128,9 @@ describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, (
         NS,
         '--type=merge',
         '-p',
-        '{"spec":{"version":"3.5.16"}}',
+        '{"spec":{"version":"3.5.17"}}',
       );
-      const c = await reached('3.5.16', since);
+      const c = await reached('3.5.17', since);
       assert.deepEqual(new Map(c.status?.members?.map(m => [m.name, m.id])), ids, 'same members, same IDs');
     } finally {
       readiness.stop();
@@ -143,11 +143,11 @@ describe('rolling upgrade 3.4.23 → 3.5.16 (chaos on)', { timeout: 600_000 }, (
     const versions = await etcdVersions();
     assert.deepEqual(
       [...versions.values()],
-      ['3.5.16', '3.5.16', '3.5.16'],
-      'etcd itself reports 3.5.16 everywhere',
+      ['3.5.17', '3.5.17', '3.5.17'],
+      'etcd itself reports 3.5.17 everywhere',
     );
     const count = await withEtcd(client => client.getAll().prefix('up/').count());
-    assert.equal(count, KEYS, 'every key written on 3.4 is readable on 3.5');
+    assert.equal(count, KEYS, 'every key written on 3.5.16 is readable on 3.5.17');
     const events = await kube.list<EventLike>('v1', 'Event', NS);
     const upgrading = events.filter(e => e.reason === 'UpgradingMember').map(e => e.involvedObject?.name);
     for (const name of ids.keys())
