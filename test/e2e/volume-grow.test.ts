@@ -51,7 +51,10 @@ describe('volumes grow (etcd 3.5.16)', { timeout: 900_000 }, () => {
             c =>
               c.spec?.resources?.requests?.storage === '2Gi' &&
               c.status?.capacity?.storage === '2Gi' &&
-              (c.status.conditions ?? []).length === 0,
+              // No resize condition left; kube-controller-manager's own Unused condition may stay.
+              !(c.status.conditions ?? []).some(x =>
+                ['Resizing', 'FileSystemResizePending'].includes(x.type),
+              ),
           )
         );
       },
