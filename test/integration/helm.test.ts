@@ -206,7 +206,7 @@ for (const major of HELM_MAJORS) {
     });
 
     it('etcd.imageDigests reaches every function as ETCD_IMAGE_DIGESTS; a digest that is not sha256 is refused', () => {
-      const objects = helmTemplate(major, VALUE_SETS['knative, pinned digest and overrides']);
+      const objects = helmTemplate(major, VALUE_SETS['knative, etcd releases pinned by digest']);
       for (const w of workloads(objects))
         for (const c of containersOf(w).filter(c => envOf(c).FUNCTION_TARGET))
           assert.equal(envOf(c).ETCD_IMAGE_DIGESTS, `3.5.16=${DIGEST}`, key(w));
