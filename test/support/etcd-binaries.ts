@@ -141,6 +141,13 @@ export function localEtcdReleases(): EtcdBinaries[] {
   return [...releases.values()].sort((a, b) => compareReleases(a.version, b.version));
 }
 
+/** The local binaries of exactly `version`; throws, saying how to get them, when there are none. */
+export function etcdRelease(version: string): EtcdBinaries {
+  const found = localEtcdReleases().find(r => r.version === version);
+  if (!found) throw new Error(`no local etcd ${version}: run \`npm run setup\` (scripts/build-go.sh)`);
+  return found;
+}
+
 function compareReleases(a: string, b: string): number {
   const pa = a.split('.').map(Number);
   const pb = b.split('.').map(Number);

@@ -19,7 +19,7 @@ import { findCondition } from '../../shared/conditions.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { settingsFromEnv, type Context } from '../../shared/runtime/context.ts';
 import { startApiServer, type TestApiServer } from './api-server.ts';
-import { localEtcdReleases } from './etcd-binaries.ts';
+import { etcdRelease } from './etcd-binaries.ts';
 import { EtcdProcess, LoopbackAddresses, waitForLeader, type EtcdSlot } from './etcd-process.ts';
 
 export const NS = 'prod';
@@ -39,12 +39,6 @@ export const memberRef = (name: string): ObjectRef => ({
   namespace: NS,
   name,
 });
-
-function exactRelease(version: string) {
-  const found = localEtcdReleases().find(r => r.version === version);
-  if (!found) throw new Error(`no local etcd ${version}: run npm run setup (scripts/build-go.sh)`);
-  return found;
-}
 
 export class ReconcileWorld {
   readonly ctx: Context;
@@ -155,7 +149,7 @@ export class ReconcileWorld {
       for (const pair of member.spec.initialCluster.split(',')) await this.slot(pair.split('=')[0] ?? '');
       const proc = new EtcdProcess({
         // Exactly the release the world's EtcdCluster asks for (3.5.16), as the sandbox's kubelet runs.
-        binaries: exactRelease('3.5.16'),
+        binaries: etcdRelease('3.5.16'),
         slot: await this.slot(name),
         dataDir: join(this.dataRoot, name),
         initialCluster: this.toLoopback(member.spec.initialCluster),

@@ -1,6 +1,7 @@
 // Node heartbeats, as the kubelet sends them: each node's Lease in kube-node-lease renewed every
 // 10 s (leaseDurationSeconds 40). Without them kube-controller-manager's node lifecycle controller
 // marks the node NotReady after its grace period, taints it and evicts its Pods.
+import { microTime } from '../../../standalone/leader.ts';
 import type { Api } from './api.ts';
 import { errorText, isConflict, isNotFound } from './api.ts';
 import type { Logger } from './types.ts';
@@ -9,11 +10,6 @@ export const LEASE_NAMESPACE = 'kube-node-lease';
 export const LEASE_DURATION_SECONDS = 40;
 export const RENEW_INTERVAL_MS = 10_000;
 const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases`;
-
-/** A MicroTime as the API server requires it: RFC 3339 with six fractional digits. */
-export function microTime(at: Date): string {
-  return at.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 /** The Lease a node's heartbeat creates (renewTime `now`). */
 export function nodeLease(node: string, uid: string | undefined, now: Date): Record<string, unknown> {
