@@ -176,7 +176,7 @@ blockOwnerDeletion (needed where the OwnerReferencesPermissionEnforcement admiss
   verbs: [get, create, update]
 - apiGroups: ['']
   resources: [events]
-  verbs: [create]
+  verbs: [create, patch]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, create, patch, delete]
