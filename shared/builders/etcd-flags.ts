@@ -3,13 +3,12 @@
 // facts only the caller can read: whether the cluster has formed and the member's etcd ID.
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { SUPPORTED_ETCD_MINORS } from '../api/defaults.ts';
-import { clientUrl, peerUrl } from '../names.ts';
+import { clientUrl, DATA_DIR, peerUrl } from '../names.ts';
 import { certPinFlags, listenFlags } from './etcd-listen.ts';
 import { storageBytes } from './storage.ts';
 
 export type EtcdMinor = (typeof SUPPORTED_ETCD_MINORS)[number];
 
-export const DATA_DIR = '/var/lib/etcd';
 export const CLIENT_TLS_DIR = '/etc/etcd/tls/client';
 export const PEER_TLS_DIR = '/etc/etcd/tls/peer';
 

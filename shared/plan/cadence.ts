@@ -2,6 +2,7 @@
 // by everything in etcdfn that runs on a schedule. Pure: the caller passes the time.
 import { Cron } from 'croner';
 import { scheduleProblem } from './cron-grammar.ts';
+import { DEFAULT_TIME_ZONE } from '../api/defaults.ts';
 
 /** A parsed schedule: the most recent run at or before a time, and the next one after it. */
 export interface Cadence {
@@ -12,7 +13,7 @@ export interface Cadence {
 const EVERY = /^@every (?:(\d+)h)?(?:(\d+)m)?$/;
 
 /** Parses spec.schedule in the time zone; a string saying what is wrong when it cannot be used. */
-export function parseCadence(schedule: string, timeZone = 'UTC'): Cadence | string {
+export function parseCadence(schedule: string, timeZone = DEFAULT_TIME_ZONE): Cadence | string {
   // Only what Knative's PingSource runs alike (the CRDs refuse the rest; this says why in status).
   const problem = scheduleProblem(schedule.trim());
   if (problem) return `schedule "${schedule}" cannot be used: ${problem}`;

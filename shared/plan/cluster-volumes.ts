@@ -69,12 +69,6 @@ export function planVolumeGrowth(state: ClusterState): MembershipStep | undefine
 
 const nameOf = (m: EtcdMember): string => m.metadata.name ?? '';
 
-/** The figures etcd reported for one member in this observation (bytes). */
-export interface DbSizes {
-  dbSize: number;
-  dbSizeInUse: number;
-}
-
 const MIB = 1024 * 1024;
 
 /** The recorded figure, unless the fresh one moved by at least 1 MiB and 5 % of the recorded one. */

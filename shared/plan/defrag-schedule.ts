@@ -7,6 +7,7 @@
 import type { EtcdCluster, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import type { DefragScheduleStatus } from '../api/maintenance.ts';
 import { parseCadence } from './cadence.ts';
+import { DEFAULT_TIME_ZONE } from '../api/defaults.ts';
 
 export type ScheduledRun =
   /** No schedule. */
@@ -22,7 +23,7 @@ export type ScheduledRun =
 export function scheduleKey(cluster: EtcdCluster): string | undefined {
   const policy = cluster.spec.maintenance?.defrag;
   if (!policy?.schedule) return undefined;
-  return `${policy.schedule} ${policy.timeZone ?? 'UTC'}`;
+  return `${policy.schedule} ${policy.timeZone ?? DEFAULT_TIME_ZONE}`;
 }
 
 /**
@@ -34,7 +35,7 @@ export function scheduledRun(cluster: EtcdCluster, order: string[], now: Date): 
   const key = scheduleKey(cluster);
   if (!key) return { step: 'off' };
   const policy = cluster.spec.maintenance!.defrag!;
-  const cadence = parseCadence(policy.schedule!, policy.timeZone ?? 'UTC');
+  const cadence = parseCadence(policy.schedule!, policy.timeZone ?? DEFAULT_TIME_ZONE);
   const current = cluster.status?.defragSchedule ?? {};
   if (typeof cadence === 'string')
     return { step: 'invalid', why: cadence, record: { ...current, schedule: key, waiting: cadence } };

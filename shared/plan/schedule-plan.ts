@@ -35,6 +35,7 @@ import { pvcUri, snapshotFilePath } from '../snapshot-file/result.ts';
 import { isFinished, SNAPSHOT_VERIFIED } from './snapshot-plan.ts';
 import { parseCadence } from './cadence.ts';
 import { runSnapshot, runSnapshotName, scheduledTimeOf } from './schedule-run.ts';
+import { DEFAULT_TIME_ZONE } from '../api/defaults.ts';
 
 export const SCHEDULE_READY = 'Ready';
 /** Present once the schedule has been suspended; its lastTransitionTime to False is when it resumed. */
@@ -127,7 +128,7 @@ export function planSchedule(state: ScheduleState): SchedulePlan {
   const spec = schedule.spec;
   const keepLast = spec.retention?.keepLast ?? DEFAULT_KEEP_LAST;
   const suspended = spec.suspend === true;
-  const zone = spec.timeZone || 'UTC';
+  const zone = spec.timeZone || DEFAULT_TIME_ZONE;
   const cadence = name.length > MAX_SCHEDULE_NAME ? nameTooLong(name) : parseCadence(spec.schedule, zone);
 
   // Suspension: remembered in a condition, so runs that fell due while suspended are not caught up.
@@ -161,7 +162,7 @@ export function planSchedule(state: ScheduleState): SchedulePlan {
   let nextScheduleTime: number | undefined;
   const clusterName = spec.clusterRef.name;
   const { cluster } = state;
-  const every = `"${spec.schedule}"${zone === 'UTC' ? ' (UTC)' : ` in ${zone}`}`;
+  const every = `"${spec.schedule}"${zone === DEFAULT_TIME_ZONE ? ` (${DEFAULT_TIME_ZONE})` : ` in ${zone}`}`;
 
   if (typeof cadence === 'string') {
     setReady('False', 'InvalidSchedule', `${cadence}; no snapshots are taken until it is fixed`);

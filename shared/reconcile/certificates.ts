@@ -2,7 +2,7 @@
 // before the first member Pod mounts them), then read every certificate Secret's expiry for status.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import { tlsSecretNames } from '../builders/tls.ts';
+import { tlsSecretNames } from '../tls/secret-names.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { secretValues } from '../k8s/secrets.ts';
 import { autoTlsTimingsFromEnv } from '../plan/auto-tls-plan.ts';

@@ -5,18 +5,17 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import {
-  appliedRootSecretName,
   buildAppliedRootSecret,
   buildGeneratedRootSecret,
   generatePassword,
   readRootCredentials,
-  ROOT_USER,
   type RootCredentials,
 } from '../builders/root-credentials.ts';
 import { changeRootPassword, enableAuth, probeAuth, type AuthProbeResult } from '../etcd/auth.ts';
 import type { EtcdConnectionOptions } from '../etcd/connection.ts';
 import type { KubeObjects } from '../k8s/objects.ts';
 import { planAuth, type AuthFacts, type AuthStep, type LoginAnswer } from '../plan/cluster-auth.ts';
+import { appliedRootSecretName, ROOT_USER } from '../names.ts';
 
 export interface AuthWorld {
   kube: KubeObjects;

@@ -3,7 +3,7 @@
 import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
-import { tlsSecretNames } from '../builders/tls.ts';
+import { tlsSecretNames } from '../tls/secret-names.ts';
 import { snapshotJob, snapshotJobName } from '../builders/snapshot-job.ts';
 import { rootAuthSecretName } from '../etcd/root-access.ts';
 import type { KubeObject } from '../k8s/objects.ts';

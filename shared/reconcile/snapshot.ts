@@ -32,7 +32,7 @@ import { endpointVerdict } from '../s3/client.ts';
 import { deleteOwnedObject } from '../s3/delete.ts';
 import { ACCESS_KEY_ID, credentialsIn, SECRET_ACCESS_KEY } from '../s3/location.ts';
 import { uploadStream } from '../s3/upload.ts';
-import { readBack } from '../s3/verify.ts';
+import { readBack } from '../snapshot-file/verify.ts';
 import { emitEvents } from './member-events.ts';
 import { claimExists, deleteAttemptJob, observeAttemptJob, startAttemptJob } from './snapshot-job.ts';
 import { noteLogContext } from '../log-context.ts';

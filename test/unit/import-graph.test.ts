@@ -27,10 +27,12 @@ const LAYERS: readonly (readonly [layer: string, prefixes: readonly string[]])[]
   ],
   // the CRD types and their defaults
   ['api', ['shared/api/']],
+  // which certificates a cluster's TLS needs, in which Secrets, and how they are issued and read
+  ['tls', ['shared/tls/']],
   // clients of the systems we talk to
   ['clients', ['shared/k8s/', 'shared/etcd/', 'shared/s3/']],
-  // what we do with those clients: snapshot files, certificates, the restore layout on a volume
-  ['files', ['shared/snapshot-file/', 'shared/tls/', 'shared/restore/']],
+  // what we do with those clients: snapshot files (save, scan, verify), the restore layout on a volume
+  ['files', ['shared/snapshot-file/', 'shared/restore/']],
   // the Kubernetes objects we want (pure)
   ['builders', ['shared/builders/']],
   // the decisions: observed state -> one step (pure)
@@ -51,13 +53,6 @@ const PROGRAMS = ['functions/', 'cli/', 'standalone/', 'agent/', 'test/', 'scrip
 const KNOWN: readonly string[] = [
   'file circle: shared/plan/cluster-defrag.ts -> shared/plan/cluster-state.ts -> shared/plan/cluster-defrag.ts (with shared/plan/cluster-recovery-force-status.ts, shared/plan/cluster-recovery-loss.ts, shared/plan/cluster-replacement.ts, shared/plan/cluster-status.ts, shared/plan/cluster-step.ts, shared/plan/cluster-volumes.ts, shared/plan/in-place-restore-status.ts, shared/plan/members.ts, shared/plan/recovery-snapshot.ts, shared/plan/schedule-plan.ts, shared/plan/snapshot-job-plan.ts, shared/plan/snapshot-outcome.ts, shared/plan/snapshot-plan.ts)',
   'file circle: shared/plan/member-node-loss.ts -> shared/plan/member-step.ts -> shared/plan/member-node-loss.ts',
-  'folder circle: shared/builders -> shared/tls -> shared/builders (with shared/etcd, shared/restore, shared/s3, shared/snapshot-file)',
-  'upward: shared/etcd/access.ts (clients) -> shared/builders/tls.ts (builders)',
-  'upward: shared/etcd/root-access.ts (clients) -> shared/builders/root-credentials.ts (builders)',
-  'upward: shared/restore/layout.ts (files) -> shared/builders/etcd-flags.ts (builders)',
-  'upward: shared/s3/verify.ts (clients) -> shared/snapshot-file/bbolt-scan.ts (files)',
-  'upward: shared/tls/auto-certificates.ts (files) -> shared/builders/etcd-listen.ts (builders)',
-  'upward: shared/tls/auto-certificates.ts (files) -> shared/builders/tls.ts (builders)',
 ];
 
 type Graph = Map<string, string[]>;

@@ -3,7 +3,7 @@
 // never has to look at the cluster's TLS spec again.
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdMemberTLS } from '../api/etcd-member.ts';
-import { clientPinHostname, peerPinHostname } from './etcd-listen.ts';
+import { clientPinHostname, peerPinHostname } from '../names.ts';
 
 export interface TlsSecretNames {
   /** The client-facing server certificate (tls.crt, tls.key, ca.crt); unset: plaintext clients. */

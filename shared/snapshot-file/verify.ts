@@ -5,11 +5,11 @@
 // `etcdutl snapshot restore` refuses a file whose trailer does not match; this is the same check.
 import { createHash, type Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { BboltScan, type ScanResult } from '../snapshot-file/bbolt-scan.ts';
-import { createS3Client, endpointVerdict, loadS3Sdk } from './client.ts';
-import type { AllowedEndpoint } from './endpoint-policy.ts';
-import { classifyS3Error, type UploadResult } from './upload.ts';
-import type { S3Credentials, S3Target } from './location.ts';
+import { BboltScan, type ScanResult } from './bbolt-scan.ts';
+import { createS3Client, endpointVerdict, loadS3Sdk } from '../s3/client.ts';
+import type { AllowedEndpoint } from '../s3/endpoint-policy.ts';
+import { classifyS3Error, type UploadResult } from '../s3/upload.ts';
+import type { S3Credentials, S3Target } from '../s3/location.ts';
 
 export const TRAILER_BYTES = 32;
 const SECTOR = 512;
