@@ -1,4 +1,5 @@
-// Names, labels, finalizers and URLs of everything etcdfn creates, in one place, so that the
+// Names, labels, finalizers and URLs of everything etcdfn creates, and the few constants every layer
+// shares, in one place at the bottom of the library (test/unit/import-graph.test.ts), so that the
 // functions, the sandbox and the tests can never disagree about them.
 
 export const LABEL_PREFIX = 'etcdfn.io/';
@@ -102,3 +103,25 @@ export function initialCluster(members: { name: string; peerUrl: string }[]): st
     .map(m => `${m.name}=${m.peerUrl}`)
     .join(',');
 }
+
+/**
+ * The name a peer certificate of this cluster must be valid for: any name under the headless
+ * Service, which the peer certificate covers with its wildcard (Go's VerifyHostname takes a
+ * concrete name and matches it against the wildcard).
+ */
+export function peerPinHostname(cluster: string, namespace: string): string {
+  return `member.${headlessServiceName(cluster)}.${namespace}.svc`;
+}
+
+/** The name a client certificate of this cluster must carry: its client Service's. */
+export function clientPinHostname(cluster: string, namespace: string): string {
+  return `${clientServiceName(cluster)}.${namespace}.svc`;
+}
+
+/** The etcd user the operator acts as when auth is on. */
+export const ROOT_USER = 'root';
+/** The operator's own Secret: the root password etcd had at the last change it saw succeed. */
+export const appliedRootSecretName = (cluster: string): string => `${cluster}-etcd-root-applied`;
+
+/** Where a member's etcd keeps its data, inside the member's volume. */
+export const DATA_DIR = '/var/lib/etcd';

@@ -3,13 +3,12 @@
 // facts only the caller can read: whether the cluster has formed and the member's etcd ID.
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { SUPPORTED_ETCD_MINORS } from '../api/defaults.ts';
-import { clientUrl, peerUrl } from '../names.ts';
+import { clientUrl, DATA_DIR, peerUrl } from '../names.ts';
 import { certPinFlags, listenFlags } from './etcd-listen.ts';
 import { storageBytes } from './storage.ts';
 
 export type EtcdMinor = (typeof SUPPORTED_ETCD_MINORS)[number];
 
-export const DATA_DIR = '/var/lib/etcd';
 export const CLIENT_TLS_DIR = '/etc/etcd/tls/client';
 export const PEER_TLS_DIR = '/etc/etcd/tls/peer';
 
@@ -67,7 +66,7 @@ export function defaultQuotaBackendBytes(member: EtcdMember): bigint {
  * (isCompatibleWithCluster, an HTTP call with no timeout), so two late initial members started
  * together each wait for the other forever (seen on the sandbox: 3 of 5 ready, 2 hung in etcd
  * 3.5.16's getVersion). With `new` and no WAL, etcd itself refuses to start a member the cluster
- * has seen running ("member … has already been bootstrapped", member-failure.ts: data lost).
+ * has seen running ("member … has already been bootstrapped", plan/member/failure.ts: data lost).
  * Once it has run (status.hasData), the empty-data guard (hasDataGuard) replaces both settings.
  */
 export function initialClusterState(member: EtcdMember, opts: EtcdFlagOptions): 'new' | 'existing' {
@@ -148,7 +147,7 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
     `--initial-cluster-token=${member.spec.clusterToken}`,
     `--initial-cluster-state=${guard?.state ?? initialClusterState(member, opts)}`,
     ...optionFlags(member, minor),
-    // Quorum-loss recovery only, for one start (shared/plan/member-force.ts replaces the Pod after it).
+    // Quorum-loss recovery only, for one start (shared/plan/member/force-new-cluster.ts replaces the Pod after it).
     ...(member.spec.forceNewCluster === true ? [FORCE_NEW_CLUSTER_FLAG] : []),
     ...(clientTls ? clientTlsFlags(member.spec.tls?.clientMTLS === true) : []),
     ...(peerTls ? peerTlsFlags() : []),

@@ -14,7 +14,7 @@
 // (cert-manager), etcd accepts only certificates that name this cluster in this namespace, so a
 // certificate the same issuer signed for another cluster is refused on both planes.
 import type { EtcdMemberTLS } from '../api/etcd-member.ts';
-import { CLIENT_PORT, clientServiceName, headlessServiceName, METRICS_PORT, PEER_PORT } from '../names.ts';
+import { CLIENT_PORT, METRICS_PORT, PEER_PORT } from '../names.ts';
 
 /** The etcd container's variable holding the Pod IP (fieldRef status.podIP). */
 export const POD_IP_ENV = 'POD_IP';
@@ -32,20 +32,6 @@ export function listenFlags(tls: EtcdMemberTLS | undefined): string[] {
     `--listen-client-urls=${scheme(tls?.clientServerSecretRef !== undefined)}://${POD_IP}:${CLIENT_PORT}`,
     `--listen-metrics-urls=${metricsScheme(tls)}://${POD_IP}:${METRICS_PORT}`,
   ];
-}
-
-/**
- * The name a peer certificate of this cluster must be valid for: any name under the headless
- * Service, which the peer certificate covers with its wildcard (Go's VerifyHostname takes a
- * concrete name and matches it against the wildcard).
- */
-export function peerPinHostname(cluster: string, namespace: string): string {
-  return `member.${headlessServiceName(cluster)}.${namespace}.svc`;
-}
-
-/** The name a client certificate of this cluster must carry: its client Service's. */
-export function clientPinHostname(cluster: string, namespace: string): string {
-  return `${clientServiceName(cluster)}.${namespace}.svc`;
 }
 
 /** The pins a member's spec carries, as etcd flags; none where it carries none. */

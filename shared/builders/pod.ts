@@ -25,11 +25,11 @@ import {
   PEER_PORT,
   pvcName,
   type MemberRole,
+  DATA_DIR,
 } from '../names.ts';
 import { parseQuantity, quantityCeil, type Quantity } from '../quantity.ts';
 import {
   CLIENT_TLS_DIR,
-  DATA_DIR,
   etcdFlags,
   INITIAL_CLUSTER_ANNOTATION,
   INITIAL_CLUSTER_ENV,

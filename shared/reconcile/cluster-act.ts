@@ -12,21 +12,21 @@ import { pdbDrift } from '../builders/pdb.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
 import { networkPolicyName, podDisruptionBudgetName } from '../names.ts';
-import type { RestoreResolution } from '../plan/restore-source.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
 import {
   desiredNetworkPolicy,
   desiredPdb,
   type AddMemberOperation,
   type ClusterAction,
-} from '../plan/cluster-plan.ts';
-import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/members.ts';
+} from '../plan/cluster/plan.ts';
+import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { recoverSpace } from './cluster-space.ts';
 import { growVolumes } from './cluster-volumes.ts';
 import { defragmentMember } from './cluster-defrag.ts';
 import { setDormant } from './cluster-dormant.ts';
+import type { RestoreResolution } from '../plan/restore/types.ts';
 
 type Cluster = EtcdCluster & KubeObject;
 export type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };

@@ -1,4 +1,4 @@
-// The defragmentation policy's I/O (shared/plan/cluster-defrag.ts decides): each running member's
+// The defragmentation policy's I/O (shared/plan/space/defrag.ts decides): each running member's
 // database size for the plan, and one claimed member's defragmentation. The claim was written to
 // status.operation before this runs; it is dropped here once the member serves again, and that
 // status write is the event that plans the next member.
@@ -6,14 +6,15 @@ import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { untilServing } from '../etcd/maintenance.ts';
-import { defragOperation, size as mib, type MemberSpace } from '../plan/cluster-defrag.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
-import { statusWithoutClaim } from '../plan/defrag-schedule.ts';
-import type { ClusterAction } from '../plan/cluster-step.ts';
-import { memberUrls, runningMembers } from '../plan/members.ts';
+import { defragOperation, size as mib } from '../plan/space/defrag.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
+import { statusWithoutClaim } from '../plan/space/defrag-schedule.ts';
+import type { ClusterAction } from '../plan/cluster/step.ts';
+import { memberUrls, runningMembers } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { recordEvent } from './record-event.ts';
+import type { MemberSpace } from '../plan/space/types.ts';
 
 type Cluster = EtcdCluster & KubeObject;
 type Defragment = Extract<ClusterAction, { kind: 'defragment' }>;

@@ -1,9 +1,9 @@
 // Pausing and resuming one member: spec.dormant (reconcile-member then deletes or starts its Pod),
-// and the mark of a resume's seed (a held member run again; see shared/plan/cluster-resume.ts).
+// and the mark of a resume's seed (a held member run again; see shared/plan/membership/resume.ts).
 import { API_VERSION, ETCD_MEMBER } from '../api/group.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
-import { RESUME_SEED_ANNOTATION } from '../plan/members.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
+import { RESUME_SEED_ANNOTATION } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 

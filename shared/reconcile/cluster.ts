@@ -8,11 +8,11 @@ import type { EtcdCluster, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import { setCondition } from '../conditions.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { claimEvent } from '../plan/claim-event.ts';
-import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
-import { recoveryWaits } from '../plan/cluster-recovery-loss.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
-import { freshFigures } from '../plan/cluster-volumes.ts';
+import { claimEvent } from '../plan/cluster/claim-event.ts';
+import { planCluster, type ClusterPlan } from '../plan/cluster/plan.ts';
+import { recoveryWaits } from '../plan/recovery/quorum-loss.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
+import { freshFigures } from '../plan/space/volume-growth.ts';
 import {
   clusterWakeName,
   defragWakeName,
@@ -20,16 +20,16 @@ import {
   desiredDefragWake,
   mayHaveWake,
   restoreWaits,
-} from '../plan/cluster-wake.ts';
+} from '../plan/wake/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { withSecretCache } from '../k8s/secret-cache.ts';
 import { crashPoint } from '../runtime/crash.ts';
-import { withCertificates } from '../plan/certificate-status.ts';
+import { withCertificates } from '../plan/tls/certificate-status.ts';
 import { keepCertificates } from './certificates.ts';
 import { act } from './cluster-act.ts';
 import { runAuth } from './cluster-auth-run.ts';
-import { etcdEndpoints } from '../plan/members.ts';
+import { etcdEndpoints } from '../plan/cluster/members.ts';
 import { observeCluster, type ClusterRef } from './cluster-observe.ts';
 import { recordEvent } from './record-event.ts';
 import { ensureWake } from './wake.ts';

@@ -10,15 +10,16 @@ import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
 import { countEtcdCalls, countKubeRequests } from './metrics.ts';
-import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule-plan.ts';
-import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
-import type { PingSink } from '../plan/ping-source.ts';
+import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule/plan.ts';
+import { snapshotTimingsFromEnv } from '../plan/snapshot/plan.ts';
+import type { PingSink } from '../builders/ping-source.ts';
 import {
   ALLOWED_ENDPOINTS_ENV,
   DENIED_RANGES_ENV,
   parseAllowList,
   type AllowedEndpoint,
 } from '../s3/endpoint-policy.ts';
+import type { SnapshotTimings } from '../plan/snapshot/types.ts';
 
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
@@ -38,9 +39,9 @@ export interface OperatorSettings {
    * event that change causes (1: one step per invocation).
    */
   chainSteps: number;
-  /** run-snapshot's clock: attempt timeout, retry delay and give-up deadline (shared/plan/snapshot-plan.ts). */
+  /** run-snapshot's clock: attempt timeout, retry delay and give-up deadline (shared/plan/snapshot/plan.ts). */
   snapshot: SnapshotTimings;
-  /** EtcdSnapshotSchedule: how late a run may start (shared/plan/schedule-plan.ts). */
+  /** EtcdSnapshotSchedule: how late a run may start (shared/plan/schedule/plan.ts). */
   schedule: ScheduleTimings;
   /** How long a tick may spend reconciling every object (shared/reconcile/resync-each.ts). */
   resyncBudgetMs?: number;

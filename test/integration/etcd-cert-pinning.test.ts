@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMemberTLS } from '../../shared/api/etcd-member.ts';
 import { certPinFlags, listenFlags } from '../../shared/builders/etcd-listen.ts';
-import { memberTls } from '../../shared/builders/tls.ts';
+import { memberTls } from '../../shared/tls/secret-names.ts';
 import { certificateShape, type AutoCertificateRole } from '../../shared/tls/auto-certificates.ts';
 import { etcdBinaries, type EtcdMinor } from '../support/etcd-binaries.ts';
 import { CLIENT_PORT, EtcdProcess, LoopbackAddresses, PEER_PORT, sleep } from '../support/etcd-process.ts';

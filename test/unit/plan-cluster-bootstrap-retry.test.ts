@@ -7,9 +7,9 @@ import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import type { ClusterState } from '../../shared/plan/cluster-state.ts';
-import { needsEtcd, planFinalize } from '../../shared/plan/finalize-plan.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState } from '../../shared/plan/cluster/types.ts';
+import { needsEtcd, planFinalize } from '../../shared/plan/member/finalize.ts';
 import { LATER, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const NAMES = ['demo-0', 'demo-1', 'demo-2'];

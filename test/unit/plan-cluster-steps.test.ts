@@ -9,8 +9,8 @@ import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { isComplete, planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
+import { isComplete, planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, state } from './cluster-world.ts';
 
 const OLD = '3.4.23';

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, state } from './cluster-world.ts';
 
 describe('planCluster', () => {
