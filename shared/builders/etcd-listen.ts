@@ -8,9 +8,9 @@
 // IPv6 Pod IP goes into a URL in brackets (`https://[fd00::5]:2379`): etcd parses each listen URL
 // with Go's net/url and binds its host:port, so a bare IPv6 address fails ("URL address does not
 // have the form host:port") and so does a bracketed IPv4 one (net/url refuses it from Go 1.24.8 on,
-// which current etcd releases are built with). The kubelet's $(VAR)
-// expansion only substitutes, so the brackets are in the flag and the operator must know the
-// family of its Pods' IPs (podIPFamily: the operator's setting, see shared/runtime/pod-ip-family.ts).
+// which current etcd releases are built with). The kubelet's $(VAR) expansion only substitutes, so
+// the brackets are in the flag and the operator must know the family of its Pods' IPs
+// (podIPFamily: the operator's setting, see shared/runtime/pod-ip-family.ts).
 //
 // Metrics (`--listen-metrics-urls`): etcd serves /metrics and /health on every metrics URL, an
 // https one with the whole client TLS configuration (embed.createMetricsListener: ClientTLSInfo,
@@ -24,7 +24,10 @@
 //   second, plain listener on PROBE_PORT, which the NetworkPolicy admits no Pod to (traffic from
 //   the node, where the kubelet probes from, is always allowed). That listener also answers
 //   /metrics (etcd has no /health-only listener): without an enforcing NetworkPolicy, anyone who
-//   reaches the Pod IP can read it. See docs/security.md.
+//   reaches the Pod IP can read it. Unlike the client port, etcd's metrics listener also matches a
+//   client certificate's SANs to the caller's address (client/pkg transport checkCertSAN): a
+//   scraper's certificate carries no SANs, or scrapes /metrics on the client port. See
+//   docs/security.md.
 //
 // Pinning: where the operator asks a possibly shared issuer for a cluster's certificates
 // (cert-manager), etcd accepts only certificates that name this cluster in this namespace, so a
