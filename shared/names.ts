@@ -23,6 +23,11 @@ export type MemberRole = 'voter' | 'learner';
 export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
 export const METRICS_PORT = 2381;
+/**
+ * With client mutual TLS only: a second, plain-HTTP metrics listener that the readiness probe reads
+ * /health from (the kubelet cannot present a client certificate). The NetworkPolicy admits no Pod to it.
+ */
+export const PROBE_PORT = 2382;
 
 /** Labels carried by every object that belongs to a cluster (selector of `kubectl get -l`). */
 export function clusterLabels(cluster: string): Record<string, string> {

@@ -4,7 +4,7 @@
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { SUPPORTED_ETCD_MINORS } from '../api/defaults.ts';
 import { clientUrl, DATA_DIR, peerUrl } from '../names.ts';
-import { certPinFlags, listenFlags } from './etcd-listen.ts';
+import { certPinFlags, listenFlags, type PodIPFamily } from './etcd-listen.ts';
 import { storageBytes } from './storage.ts';
 
 export type EtcdMinor = (typeof SUPPORTED_ETCD_MINORS)[number];
@@ -24,6 +24,8 @@ export interface EtcdFlagOptions {
   clusterFormed: boolean;
   /** The member's etcd ID, once recorded; falls back to member.status.memberID. */
   memberID?: string;
+  /** The family of the Pod's IP, which etcd listens on (IPv6 goes in brackets); IPv4 when unset. */
+  podIPFamily?: PodIPFamily;
 }
 
 /** "3.6.16" → "3.6"; throws for a release the operator does not know how to run. */
@@ -140,7 +142,7 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
   return [
     `--name=${name}`,
     `--data-dir=${DATA_DIR}`,
-    ...listenFlags(member.spec.tls),
+    ...listenFlags(member.spec.tls, opts.podIPFamily),
     `--advertise-client-urls=${clientUrl({ ...where, tls: clientTls })}`,
     `--initial-advertise-peer-urls=${peerUrl({ ...where, tls: peerTls })}`,
     `--initial-cluster=${guard?.initialCluster ?? member.spec.initialCluster}`,

@@ -80,6 +80,7 @@ export async function observeMember(ctx: Context, ref: MemberRef): Promise<Membe
     etcdImageRepository: ctx.settings.etcdImageRepository,
     etcdImageDigests: ctx.settings.etcdImageDigests,
     operatorImage: ctx.settings.operatorImage,
+    ...(ctx.settings.podIPFamily && { podIPFamily: ctx.settings.podIPFamily }),
     ...(ctx.settings.s3AllowedEndpoints && { s3AllowedEndpoints: ctx.settings.s3AllowedEndpoints }),
     ...(ctx.settings.s3DeniedRanges && { s3DeniedRanges: ctx.settings.s3DeniedRanges }),
   };

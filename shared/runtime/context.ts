@@ -4,6 +4,8 @@
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseEtcdImageDigests } from '../builders/pod.ts';
+import type { PodIPFamily } from '../builders/etcd-listen.ts';
+import { podIPFamily, POD_IP_FAMILY_ENV } from './pod-ip-family.ts';
 import { DEFAULT_OPERATOR_IMAGE } from '../builders/restore-pod.ts';
 import type { EtcdAccess } from '../etcd/access.ts';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
@@ -28,6 +30,8 @@ export interface OperatorSettings {
   etcdImageDigests: Record<string, string>;
   /** The operator's own image ($ETCDFN_IMAGE): runs the restore steps in member Pods. */
   operatorImage: string;
+  /** The family of Pod IPs, which members listen on ($ETCDFN_POD_IP_FAMILY, else detected). */
+  podIPFamily: PodIPFamily;
   /** How long a member may take to catch up before promotion is retried by a later event. */
   promoteAttempts: number;
   promoteIntervalMs: number;
@@ -80,6 +84,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     etcdImageRepository: env.ETCD_IMAGE_REPOSITORY || 'quay.io/coreos/etcd',
     etcdImageDigests: parseEtcdImageDigests(env.ETCD_IMAGE_DIGESTS),
     operatorImage: env.ETCDFN_IMAGE || DEFAULT_OPERATOR_IMAGE,
+    podIPFamily: podIPFamily(env[POD_IP_FAMILY_ENV]),
     // 100 × 50 ms: a learner is promoted within 50 ms of etcd calling it in sync, for up to 5 s.
     promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 100),
     promoteIntervalMs: Number(env.ETCDFN_PROMOTE_INTERVAL_MS ?? 50),

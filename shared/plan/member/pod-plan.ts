@@ -153,6 +153,7 @@ function createPod(state: MemberState): MemberPlan {
         ...(state.etcdImageRepository && { etcdImageRepository: state.etcdImageRepository }),
         ...(state.etcdImageDigests && { etcdImageDigests: state.etcdImageDigests }),
         ...(state.operatorImage && { operatorImage: state.operatorImage }),
+        ...(state.podIPFamily && { podIPFamily: state.podIPFamily }),
         ...(state.s3AllowedEndpoints && { s3AllowedEndpoints: state.s3AllowedEndpoints }),
         ...(state.s3DeniedRanges && { s3DeniedRanges: state.s3DeniedRanges }),
       },

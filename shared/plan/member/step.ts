@@ -5,6 +5,7 @@ import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../api/etcd-cluster.ts';
 import type { EtcdMember, EtcdMemberStatus } from '../../api/etcd-member.ts';
 import type { ConditionInput } from '../../conditions.ts';
+import type { PodIPFamily } from '../../builders/etcd-listen.ts';
 import type { EtcdMember as EtcdMembership } from '../../etcd/members.ts';
 import type { MemberStatus as SelfReport } from '../../etcd/status.ts';
 import { ownershipOf } from './pod.ts';
@@ -42,6 +43,8 @@ export interface MemberState {
   etcdImageDigests?: Readonly<Record<string, string>>;
   /** The operator's image (settings): runs a restoring seed's fetch and commit steps. */
   operatorImage?: string;
+  /** The family of Pod IPs (settings): IPv6 listen URLs carry the Pod IP in brackets. */
+  podIPFamily?: PodIPFamily;
   /** The operator's S3 endpoint allow-list setting (settings). */
   s3AllowedEndpoints?: string;
   /** The operator's denied address ranges for S3 (settings). */
