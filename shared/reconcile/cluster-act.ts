@@ -404,7 +404,7 @@ async function clearOperation(ctx: Context, cluster: Cluster, op: AddMemberOpera
     const read = await ctx.kube.get<Cluster>(ref);
     if (read.kind === 'not-found') return;
     const status = { ...read.object.status };
-    if ((status.operation as { member?: string } | undefined)?.member !== op.member) return;
+    if (status.operation?.member !== op.member) return;
     delete status.operation;
     const written = await ctx.kube.replaceStatus({ ...read.object, status });
     if (written.kind === 'written') await crashPoint('cluster:operation-cleared');

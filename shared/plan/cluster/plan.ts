@@ -29,7 +29,6 @@ import {
   podTrouble,
   targetMessage,
   working,
-  type AddMemberOperation,
   type ClusterAction,
   type ClusterEvent,
   type ClusterPlan,
@@ -40,7 +39,8 @@ import { versionRefusal } from '../upgrade/version-moves.ts';
 import { heldMember, isDeleting, isMemberReady, podOf, runningMembers } from './members.ts';
 import { deadlineFrom, deadlinePassed, observedFromSpec, specDiffersFromObserved } from './target.ts';
 
-export type { AddMemberOperation, ClusterAction, ClusterEvent, ClusterPlan } from './step.ts';
+export type { ClusterAction, ClusterEvent, ClusterPlan } from './step.ts';
+export type { AddMemberOperation } from '../../api/cluster-operation.ts';
 
 export function planCluster(state: ClusterState): ClusterPlan {
   const plan = planSteps(state);
@@ -81,8 +81,8 @@ function planSteps(state: ClusterState): ClusterPlan {
       events: [],
     };
   }
-  if (current.operation) {
-    const operation = current.operation as unknown as AddMemberOperation;
+  if (current.operation?.type === 'add-member') {
+    const operation = current.operation;
     const message = operation.initialMembers
       ? `creating the initial members ${operation.initialMembers.join(', ')} together`
       : `adding member ${operation.member}`;
