@@ -104,7 +104,7 @@ async function reconcileStep(
     cluster = claimed.object;
     state.cluster = cluster;
   }
-  let result = await act(withClusterEtcd(ctx, cluster), state, plan.action);
+  let result = await act(withClusterEtcd(ctx, cluster), state, plan.action, plan.owned);
   // Auth only once the cluster plan has nothing left to do: formed, every member ready.
   const available = plan.status.conditions?.some(c => c.type === 'Available' && c.status === 'True');
   const auth =

@@ -6,6 +6,7 @@ import type { EtcdMember } from '../../api/etcd-member.ts';
 import type { ClusterState } from './types.ts';
 import { podOf } from './members.ts';
 import { CLAIMING_STEPS, type AddMemberOperation } from '../../api/cluster-operation.ts';
+import type { OwnedChanges } from '../owned/types.ts';
 
 /** Whether a step's status write is a claim (CLAIMING_STEPS, beside status.operation's type). */
 export function isClaimingStep(action: ClusterAction): boolean {
@@ -63,6 +64,8 @@ export interface ClusterPlan {
   /** The status to hold after this step; written only if it differs from the current one. */
   status: EtcdClusterStatus;
   events: ClusterEvent[];
+  /** An ensure-* step's payload: the owned objects' changes, applied as they are. */
+  owned?: OwnedChanges;
 }
 
 export type PlanFn = (
