@@ -14,6 +14,7 @@ import type {
   RestoreSpec,
   StorageSpec,
 } from './common.ts';
+import type { ClusterOperation } from './cluster-operation.ts';
 
 export type IssuerKind = 'Issuer' | 'ClusterIssuer';
 
@@ -258,8 +259,8 @@ export interface EtcdClusterStatus {
   bootstrapRetry?: BootstrapRetryStatus;
   /** The ForceNewCluster recovery under way or last done (shared/plan/recovery/force-new-cluster.ts). */
   forceNewCluster?: ForceNewClusterStatus;
-  /** The step claimed by the operator; its shape belongs to the planner. */
-  operation?: Record<string, unknown>;
+  /** The step claimed by the operator (shared/api/cluster-operation.ts). */
+  operation?: ClusterOperation;
   /** spec.maintenance.defrag.schedule's runs: the next one, and the progress of the last. */
   defragSchedule?: DefragScheduleStatus;
   conditions?: Condition[];

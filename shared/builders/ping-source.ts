@@ -3,6 +3,7 @@
 // by, a name that fits a label, and who owns one.
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../k8s/objects.ts';
+import { isControlledBy } from './owner.ts';
 
 export const PING_SOURCE_API_VERSION = 'sources.knative.dev/v1';
 export const PING_SOURCE_KIND = 'PingSource';
@@ -55,4 +56,4 @@ export function boundedName(prefix: string, name: string, suffix = ''): string {
 
 /** Whether `existing` is controlled by the object with `uid` (no UID owns nothing). */
 export const ownedBy = (existing: KubeObject, uid: string | undefined): boolean =>
-  !!uid && (existing.metadata.ownerReferences ?? []).some(o => o.uid === uid && o.controller === true);
+  isControlledBy(existing, { metadata: { uid } });

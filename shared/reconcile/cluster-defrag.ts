@@ -3,7 +3,6 @@
 // status.operation before this runs; it is dropped here once the member serves again, and that
 // status write is the event that plans the next member.
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { untilServing } from '../etcd/maintenance.ts';
 import { defragOperation, size as mib } from '../plan/space/defrag.ts';
@@ -15,10 +14,10 @@ import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { recordEvent } from './record-event.ts';
 import type { MemberSpace } from '../plan/space/types.ts';
+import type { ActResult } from './act-result.ts';
 
 type Cluster = EtcdCluster & KubeObject;
 type Defragment = Extract<ClusterAction, { kind: 'defragment' }>;
-type Result = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
 
 const FUNCTION = 'reconcile-cluster';
 const BACK_SERVING_MS = 60_000;
@@ -46,9 +45,9 @@ export async function defragmentMember(
   ctx: Context,
   state: ClusterState,
   action: Defragment,
-): Promise<Result> {
+): Promise<ActResult> {
   await crashPoint('cluster:defrag-claimed');
-  const retry = (reason: string): Result => ({
+  const retry = (reason: string): ActResult => ({
     ok: false,
     outcome: { result: 'retry', reason, status: 503 },
   });

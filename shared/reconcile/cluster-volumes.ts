@@ -7,9 +7,7 @@ import type { ClusterAction } from '../plan/cluster/plan.ts';
 import type { ClusterState } from '../plan/cluster/types.ts';
 import { isMemberReady, memberUrls, runningMembers } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
-import type { HandlerOutcome } from '../events/handler.ts';
-
-type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
+import type { ActResult } from './act-result.ts';
 
 export async function growVolumes(
   ctx: Context,

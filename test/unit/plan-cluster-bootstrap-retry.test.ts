@@ -170,9 +170,13 @@ const rows: Row[] = [
   {
     name: 'all gone: attempt 2 gets its own token and a new deadline; nothing is created in the same step',
     world: () =>
-      state(cluster({}, locked(3, { bootstrapRetry: recorded(NAMES), operation: { stale: true } })), [], {
-        now: LATER,
-      }),
+      state(
+        cluster({}, locked(3, { bootstrapRetry: recorded(NAMES), operation: { stale: true } as never })),
+        [],
+        {
+          now: LATER,
+        },
+      ),
     action: { kind: 'none' },
     progressing: ['BootstrapRetrying', /the old members are gone: starting attempt 2$/],
     status: s => {

@@ -30,7 +30,7 @@ const etcd = (leader = 1, extra: Partial<Extract<EtcdView, { reachable: true }>>
   ...extra,
 });
 const claim = (member: string, startedAt = '2026-11-22T09:59:40Z') => ({
-  type: 'defrag',
+  type: 'defrag' as const,
   member,
   startedAt,
   why: 'x',
@@ -149,7 +149,7 @@ describe('defragmentation policy: the next step without a claim', () => {
     ],
     [
       'a learner being added (another operation)',
-      { status: formed({ operation: { type: 'add-member', member: 'demo-3' } }) },
+      { status: formed({ operation: { type: 'add-member', member: 'demo-3' } as never }) },
       true,
       'hold',
     ],

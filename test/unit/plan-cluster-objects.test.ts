@@ -7,9 +7,10 @@ import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { desiredPdb, planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import type { ClusterState } from '../../shared/plan/cluster/types.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { desiredPdb } from '../../shared/plan/owned/pdb.ts';
 
 const formed = (replicas: number, extra: EtcdClusterStatus = {}) =>
   cluster({ replicas }, locked(replicas, { clusterID: 'c0ffee0000000001', ...extra }));

@@ -63,7 +63,12 @@ describe('planCluster', () => {
   });
 
   it('an operation in status is resumed, whatever else the world says', () => {
-    const op = { type: 'add-member', member: 'demo-1', bootstrap: false, startedAt: NOW.toISOString() };
+    const op = {
+      type: 'add-member' as const,
+      member: 'demo-1',
+      bootstrap: false,
+      startedAt: NOW.toISOString(),
+    };
     const plan = planCluster(state(cluster({}, locked(3, { clusterID: 'c', operation: op })), [member(0)]));
     assert.deepEqual(plan.action, { kind: 'resume', operation: op });
   });

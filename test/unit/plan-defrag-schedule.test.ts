@@ -111,7 +111,7 @@ describe('defragmentation schedule: when a run is due and what it has left', () 
 
   it('a member joins its run once, and only the run its claim was for', () => {
     const status: EtcdClusterStatus = {
-      operation: { type: 'defrag', member: 'demo-0' },
+      operation: { type: 'defrag', member: 'demo-0' } as never,
       defragSchedule: { lastRun: 'r1', defragmented: [] },
     };
     assert.deepEqual(statusWithoutClaim(status, 'demo-0', 'r1', true), {
@@ -134,7 +134,7 @@ const running = (defragmented: string[]): DefragScheduleStatus => ({
   defragmented,
 });
 const scheduledClaim = (m: string, startedAt = '2026-11-22T09:59:40Z') => ({
-  type: 'defrag',
+  type: 'defrag' as const,
   member: m,
   startedAt,
   why: `the scheduled run due at ${RUN}`,

@@ -1,6 +1,7 @@
 // The Event recorded once an add-member operation is carried out. A static bootstrap creates every
 // initial member at once: its Event names them all, not only the first (which is no seed there).
-import type { AddMemberOperation, ClusterEvent } from './step.ts';
+import type { ClusterEvent } from './step.ts';
+import type { AddMemberOperation } from '../../api/cluster-operation.ts';
 
 export function claimEvent(op: AddMemberOperation): ClusterEvent {
   if (op.bootstrap && op.initialMembers && op.initialMembers.length > 1) {

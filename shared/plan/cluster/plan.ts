@@ -1,11 +1,7 @@
 // reconcile-cluster's decision: given everything observed, the single next step toward the locked
 // target, and the status that describes the world after deciding it. Pure: no I/O, no clock (the
 // time is part of the state), so every branch is a row in a table test.
-import type { V1NetworkPolicy, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { EtcdClusterStatus } from '../../api/etcd-cluster.ts';
-import { buildNetworkPolicy, networkPolicyDrift } from '../../builders/network-policy.ts';
-import { buildPdb, pdbDrift } from '../../builders/pdb.ts';
-import { buildClientService, buildHeadlessService, serviceDrift } from '../../builders/services.ts';
 import { clusterToken } from '../../names.ts';
 import { planBootstrap } from '../membership/bootstrap.ts';
 import { planBootstrapRetry, startBootstrapRetry } from '../membership/bootstrap-retry.ts';
@@ -29,7 +25,6 @@ import {
   podTrouble,
   targetMessage,
   working,
-  type AddMemberOperation,
   type ClusterAction,
   type ClusterEvent,
   type ClusterPlan,
@@ -39,8 +34,12 @@ import { outdatedMembers, upgradeStalledOnPull, upgradingMembers } from '../upgr
 import { versionRefusal } from '../upgrade/version-moves.ts';
 import { heldMember, isDeleting, isMemberReady, podOf, runningMembers } from './members.ts';
 import { deadlineFrom, deadlinePassed, observedFromSpec, specDiffersFromObserved } from './target.ts';
+import { networkPolicyChanges } from '../owned/network-policy.ts';
+import { pdbChanges } from '../owned/pdb.ts';
+import { servicesChanges } from '../owned/services.ts';
 
-export type { AddMemberOperation, ClusterAction, ClusterEvent, ClusterPlan } from './step.ts';
+export type { ClusterAction, ClusterEvent, ClusterPlan } from './step.ts';
+export type { AddMemberOperation } from '../../api/cluster-operation.ts';
 
 export function planCluster(state: ClusterState): ClusterPlan {
   const plan = planSteps(state);
@@ -81,8 +80,8 @@ function planSteps(state: ClusterState): ClusterPlan {
       events: [],
     };
   }
-  if (current.operation) {
-    const operation = current.operation as unknown as AddMemberOperation;
+  if (current.operation?.type === 'add-member') {
+    const operation = current.operation;
     const message = operation.initialMembers
       ? `creating the initial members ${operation.initialMembers.join(', ')} together`
       : `adding member ${operation.member}`;
@@ -214,16 +213,17 @@ function planTowardTarget(state: ClusterState, complete: boolean): ClusterPlan {
     message: desired === 0 ? 'paused' : `${targetMessage(desired, current.observed!.version)}: reached`,
   };
 
-  if (needsServices(state))
-    return plan(
-      { kind: 'ensure-services' },
-      complete ? done : working('CreatingServices', 'creating Services'),
-    );
-  if (needsNetworkPolicy(state))
-    return plan(
-      { kind: 'ensure-network-policy' },
-      complete ? done : working('CreatingNetworkPolicy', 'creating the NetworkPolicy'),
-    );
+  // Owned objects carry their changes in the plan: the act layer applies them as they are.
+  const services = servicesChanges(state);
+  if (services) {
+    const creating = working('CreatingServices', 'creating Services');
+    return { ...plan({ kind: 'ensure-services' }, complete ? done : creating), owned: services };
+  }
+  const networkPolicy = networkPolicyChanges(state);
+  if (networkPolicy) {
+    const creating = working('CreatingNetworkPolicy', 'creating the NetworkPolicy');
+    return { ...plan({ kind: 'ensure-network-policy' }, complete ? done : creating), owned: networkPolicy };
+  }
   if (!current.clusterID) return planBootstrap(state, plan);
   const space = planSpaceRecovery(state);
   if (space) return plan(space.action, space.progress, current, space.events);
@@ -232,7 +232,8 @@ function planTowardTarget(state: ClusterState, complete: boolean): ClusterPlan {
     return plan(membership.action, membership.progress, membership.base ?? current, membership.events);
   const volumes = planVolumeGrowth(state);
   if (volumes) return plan(volumes.action, volumes.progress, current, volumes.events);
-  if (needsPdb(state)) return plan({ kind: 'ensure-pdb' }, done);
+  const pdb = pdbChanges(state);
+  if (pdb) return { ...plan({ kind: 'ensure-pdb' }, done), owned: pdb };
   const defrag = complete ? planDefrag(state, complete) : undefined;
   if (defrag) return plan(defrag.action, defrag.progress, defrag.base);
   return plan({ kind: 'none' }, done);
@@ -252,39 +253,4 @@ export function isComplete(state: ClusterState): boolean {
   if (!etcd?.reachable) return false;
   if (outdatedMembers(state, running).length > 0 || upgradingMembers(state, running).length > 0) return false;
   return etcd.members.length === desired && etcd.members.every(e => !e.isLearner);
-}
-
-function needsServices(state: ClusterState): boolean {
-  const { headless, client } = state.services;
-  if (!headless || !client) return true;
-  return (
-    serviceDrift(headless, buildHeadlessService(state.cluster)) !== undefined ||
-    serviceDrift(client, buildClientService(state.cluster)) !== undefined
-  );
-}
-
-/** Voters as etcd counts them; as the members last recorded when etcd did not answer. */
-export function voterCount(state: ClusterState): number {
-  if (state.etcd?.reachable) return state.etcd.members.filter(e => !e.isLearner).length;
-  return runningMembers(state).filter(m => m.status?.isVoter === true).length;
-}
-
-export function desiredPdb(state: ClusterState): V1PodDisruptionBudget | undefined {
-  return buildPdb(state.cluster, { voters: voterCount(state) });
-}
-
-export function desiredNetworkPolicy(state: ClusterState): V1NetworkPolicy | undefined {
-  return buildNetworkPolicy(state.cluster, { operatorNamespace: state.operatorNamespace });
-}
-
-function needsNetworkPolicy(state: ClusterState): boolean {
-  const desired = desiredNetworkPolicy(state);
-  if (!desired) return state.networkPolicy !== undefined;
-  return !state.networkPolicy || networkPolicyDrift(state.networkPolicy, desired) !== undefined;
-}
-
-function needsPdb(state: ClusterState): boolean {
-  const desired = desiredPdb(state);
-  if (!desired) return state.pdb !== undefined;
-  return !state.pdb || pdbDrift(state.pdb, desired) !== undefined;
 }

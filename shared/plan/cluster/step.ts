@@ -5,18 +5,13 @@ import type { EtcdClusterStatus } from '../../api/etcd-cluster.ts';
 import type { EtcdMember } from '../../api/etcd-member.ts';
 import type { ClusterState } from './types.ts';
 import { podOf } from './members.ts';
+import { CLAIMING_STEPS, type AddMemberOperation } from '../../api/cluster-operation.ts';
+import type { OwnedChanges } from '../owned/types.ts';
 
-/** A step that changes membership or creates a member: claimed in status before it starts. */
-export interface AddMemberOperation {
-  type: 'add-member';
-  member: string;
-  bootstrap: boolean;
-  /**
-   * Static bootstrap of a new, empty cluster: every initial member's name (`member` is the first).
-   * All are created together, each with the whole list as --initial-cluster, and start in parallel.
-   */
-  initialMembers?: string[];
-  startedAt: string;
+/** Whether a step's status write is a claim (CLAIMING_STEPS, beside status.operation's type). */
+export function isClaimingStep(action: ClusterAction): boolean {
+  const claiming: readonly ClusterAction['kind'][] = CLAIMING_STEPS;
+  return claiming.includes(action.kind);
 }
 
 export type ClusterAction =
@@ -69,6 +64,8 @@ export interface ClusterPlan {
   /** The status to hold after this step; written only if it differs from the current one. */
   status: EtcdClusterStatus;
   events: ClusterEvent[];
+  /** An ensure-* step's payload: the owned objects' changes, applied as they are. */
+  owned?: OwnedChanges;
 }
 
 export type PlanFn = (

@@ -7,13 +7,8 @@ import type { EtcdClusterStatus } from '../../api/etcd-cluster.ts';
 import type { EtcdMember } from '../../api/etcd-member.ts';
 import type { ClusterState } from '../cluster/types.ts';
 import { activeMembers, isMemberReady, memberName, memberUrls } from '../cluster/members.ts';
-import {
-  podTrouble,
-  working,
-  type AddMemberOperation,
-  type ClusterPlan,
-  type PlanFn,
-} from '../cluster/step.ts';
+import { podTrouble, working, type ClusterPlan, type PlanFn } from '../cluster/step.ts';
+import type { AddMemberOperation } from '../../api/cluster-operation.ts';
 
 export function planBootstrap(state: ClusterState, plan: PlanFn): ClusterPlan {
   const current = state.cluster.status ?? {};
@@ -111,7 +106,7 @@ export function newStaticClaim(
   const base: EtcdClusterStatus = {
     ...current,
     nextMemberOrdinal: first + desired,
-    operation: operation as unknown as Record<string, unknown>,
+    operation,
   };
   return { operation, base, why: `creating the initial members ${names.join(', ')} together` };
 }
@@ -132,7 +127,7 @@ export function newMemberClaim(
   const base: EtcdClusterStatus = {
     ...current,
     nextMemberOrdinal: ordinal + 1,
-    operation: operation as unknown as Record<string, unknown>,
+    operation,
   };
   const why = bootstrap
     ? `creating the seed member ${operation.member}`

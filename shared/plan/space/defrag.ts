@@ -18,20 +18,7 @@ import { isMemberReady, memberUrls, membershipOf, runningMembers } from '../clus
 import { specDiffersFromObserved } from '../cluster/target.ts';
 import { scheduledRun, statusWithoutClaim } from './defrag-schedule.ts';
 import type { MemberSpace } from './types.ts';
-
-/** The claim in status.operation while one member is defragmented. */
-export interface DefragOperation {
-  type: 'defrag';
-  member: string;
-  /** RFC 3339. */
-  startedAt: string;
-  /** Why the member was due, for the Progressing message (stable while the claim stands). */
-  why: string;
-  /** The scheduled run (its due time) the claim is for; absent for the threshold policy. */
-  run?: string;
-  /** A scheduled claim: the member's dbSize when claimed (a defragmentation is what shrinks it). */
-  dbSizeBefore?: number;
-}
+import type { DefragOperation } from '../../api/cluster-operation.ts';
 
 export interface Threshold {
   /** Share of dbSize, 0..1. */
@@ -106,8 +93,9 @@ export const size = (bytes: number): string =>
     : `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
 
 export function defragOperation(status: EtcdClusterStatus | undefined): DefragOperation | undefined {
-  const op = status?.operation as Partial<DefragOperation> | undefined;
-  return op?.type === 'defrag' && typeof op.member === 'string' ? (op as DefragOperation) : undefined;
+  const op = status?.operation;
+  // The member is checked too: status is read back from the API server, not from this code.
+  return op?.type === 'defrag' && typeof op.member === 'string' ? op : undefined;
 }
 
 /**
@@ -236,7 +224,7 @@ export function unfitBecause(state: ClusterState, complete: boolean, ownClaim = 
   if (etcd.alarms?.length)
     return `an alarm is raised (${etcd.alarms.join(', ')}): NOSPACE has its own recovery`;
   const status = state.cluster.status ?? {};
-  if (status.operation && !ownClaim) return `another operation runs (${String(status.operation.type)})`;
+  if (status.operation && !ownClaim) return `another operation runs (${status.operation.type})`;
   if (status.replacement) return `member ${status.replacement.member} is being replaced`;
   if (status.inPlaceRestore && status.inPlaceRestore.step !== 'Done') return 'an in-place restore runs';
   if (specDiffersFromObserved(state.cluster)) return 'a new target (scaling or upgrade) is pending';
@@ -297,7 +285,7 @@ export function planDefrag(state: ClusterState, complete: boolean): MembershipSt
           reason: 'Defragmenting',
           message: progressMessage(decision.member, decision.why),
         },
-        base: { ...current, operation: operation as unknown as Record<string, unknown> },
+        base: { ...current, operation },
       };
     }
     case 'await': {
