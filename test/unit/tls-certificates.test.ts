@@ -7,6 +7,9 @@
 // test/integration/auto-tls-etcd.test.ts and etcd-cert-pinning.test.ts.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createPrivateKey, webcrypto } from 'node:crypto';
+import 'reflect-metadata';
+import * as x509 from '@peculiar/x509';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import { autoCertificates, certificateShape } from '../../shared/tls/auto-certificates.ts';
@@ -135,6 +138,27 @@ describe('auto TLS certificates, read back by openssl', () => {
   });
 });
 
+/** The CA's key under another name, self-signed: what a CA re-made by hand with the old key is. */
+async function renamedCa(ca: KeyPairPem, name: string): Promise<string> {
+  const jwk = createPrivateKey(ca.key).export({ format: 'jwk' });
+  const algorithm = { name: 'ECDSA', namedCurve: 'P-256' };
+  const privateKey = await webcrypto.subtle.importKey('jwk', jwk, algorithm, false, ['sign']);
+  const { d: _d, ...pub } = jwk;
+  const publicKey = await webcrypto.subtle.importKey('jwk', pub, algorithm, true, ['verify']);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: '01',
+      name: `CN=${name}`,
+      ...window,
+      keys: { privateKey, publicKey },
+      signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+      extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
+    },
+    webcrypto,
+  );
+  return cert.toString('pem');
+}
+
 describe('what the operator reads from a certificate', () => {
   const made = (async () => {
     const ca = await createCa('demo-ca', window.notBefore, window.notAfter);
@@ -163,6 +187,13 @@ describe('what the operator reads from a certificate', () => {
     assert.equal(readCertificate(leaf.cert, sameName.cert)?.signedByCa, false);
     assert.equal(readCertificate(leaf.cert, other.cert)?.signedByCa, false);
     assert.equal(readCertificate(leaf.cert, 'not a certificate')?.signedByCa, false);
+  });
+
+  it('the CA’s key under another name is not the issuer the leaf names (no TLS peer would chain it): no', async () => {
+    const { ca, leaf } = await made;
+    assert.equal(readCertificate(leaf.cert, await renamedCa(ca, 'renamed-ca'))?.signedByCa, false);
+    // The same key under the old name is (a CA re-made with its key keeps its leaves valid).
+    assert.equal(readCertificate(leaf.cert, await renamedCa(ca, 'demo-ca'))?.signedByCa, true);
   });
 
   it('a certificate with no names has empty lists; text that is no certificate is undefined', async () => {
