@@ -37,6 +37,11 @@ describe('S3 error messages: each redaction on its own', () => {
     ],
     ['an AWSAccessKeyId field', 'AWSAccessKeyId=someid, rest', 'AWSAccessKeyId=[redacted], rest'],
     [
+      'a signature written with spaces around the equals sign',
+      'with Signature = ff00 set',
+      'with Signature=[redacted] set',
+    ],
+    [
       'the query string of a plain http URL',
       'GET http://minio:9000/b/k?X-Amz-Signature=abc failed',
       'GET http://minio:9000/b/k failed',
@@ -45,6 +50,8 @@ describe('S3 error messages: each redaction on its own', () => {
     ['an XML body, whatever its case', 'unexpected <?XML version="1.0"?><a/>', 'unexpected'],
     ['an HTML page', 'bad gateway <html><body>502</body></html>', 'bad gateway'],
     ['only the first of CRLF lines', 'first line\r\nsecond line', 'first line'],
+    ['only the first of LF lines', 'first line\nsecond line', 'first line'],
+    ['an HTML page with spaces in it', 'bad gateway <html> <body>502</body> </html>', 'bad gateway'],
     ['runs of white space become one space', 'a \t  b', 'a b'],
   ];
   for (const [name, text, want] of rows) {
@@ -52,6 +59,10 @@ describe('S3 error messages: each redaction on its own', () => {
       assert.equal(message(text), want);
     });
   }
+
+  it('a message that is nothing but a quoted response leaves only the code', () => {
+    assert.equal(message('Response: {"k":"v"}'), 'SomeCode');
+  });
 
   it('literal secrets of four characters or more are removed; shorter ones would eat ordinary words', () => {
     assert.equal(message('user abcd denied', ['abcd']), 'user [redacted] denied');
