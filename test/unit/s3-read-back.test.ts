@@ -1,4 +1,4 @@
-// Reading a stored snapshot back before it may be called Complete (shared/s3/verify.ts's readBack)
+// Reading a stored snapshot back before it may be called Complete (shared/snapshot-file/verify.ts's readBack)
 // against a scripted store on loopback: the read is conditional on the ETag the upload stored
 // (If-Match), and an object replaced or gone since is `changed`, whether the store honours If-Match
 // (412), ignores it (another ETag comes back) or lost the object (404); refusals and failures keep
@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import type { S3Target } from '../../shared/s3/location.ts';
-import { readBack } from '../../shared/s3/verify.ts';
+import { readBack } from '../../shared/snapshot-file/verify.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
