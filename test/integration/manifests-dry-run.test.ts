@@ -27,12 +27,8 @@ import { CRD_DIR, startApiServer, type TestApiServer } from '../support/api-serv
 import { FOREIGN_MODULES, foreignCrdDirs } from '../support/foreign-crds.ts';
 import { helmTemplate, HELM_MAJORS, kustomize, parseYaml, ROOT, type Obj } from '../support/helm.ts';
 import { VALUE_SETS } from '../support/helm-values.ts';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
-import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
-import type { KubeObject } from '../../shared/k8s/objects.ts';
-import { certManagerCertificates } from '../../shared/builders/cert-manager-certificate.ts';
-import { desiredPingSource } from '../../shared/plan/schedule-ping.ts';
-import { wakePingSource } from '../../shared/plan/wake.ts';
+import { runtimeObjects } from '../support/runtime-objects.ts';
+import { TestCA } from '../support/test-certs.ts';
 
 const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'etcdfn-dry-run-'));
@@ -176,49 +172,7 @@ describe('shipped manifests against the real schemas (server-side dry run, stric
   });
 
   it('the objects the functions create at run time: schedule and wake-up PingSources, cert-manager Certificates', async () => {
-    const namespace = 'team-a';
-    const sink = {
-      uri: 'https://broker-ingress.knative-eventing.svc.cluster.local/etcdfn-system/etcdfn',
-      audience: 'eventing.knative.dev/broker/etcdfn-system/etcdfn',
-      CACerts: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n',
-    };
-    const schedule = {
-      apiVersion: 'etcdfn.io/v1alpha1',
-      kind: 'EtcdSnapshotSchedule',
-      metadata: { name: 'nightly', namespace, uid: '00000000-0000-0000-0000-000000000001' },
-      spec: {
-        clusterRef: { name: 'demo' },
-        schedule: '0 3 * * *',
-        timeZone: 'Europe/Paris',
-        destination: {
-          s3: { endpoint: 'https://s3.example', bucket: 'b', credentialsSecretRef: { name: 's' } },
-        },
-      },
-    } as EtcdSnapshotSchedule & KubeObject;
-    const cluster = {
-      apiVersion: 'etcdfn.io/v1alpha1',
-      kind: 'EtcdCluster',
-      metadata: { name: 'demo', namespace, uid: '00000000-0000-0000-0000-000000000002' },
-      spec: {
-        replicas: 3,
-        tls: {
-          client: {
-            certManager: {
-              serverIssuerRef: { name: 'ca' },
-              operatorClientIssuerRef: { name: 'ca', kind: 'ClusterIssuer' },
-            },
-          },
-          peer: { certManager: { issuerRef: { name: 'ca' } } },
-        },
-      },
-    } as unknown as EtcdCluster & KubeObject;
-    const objects: Obj[] = [
-      desiredPingSource(schedule, sink)!,
-      desiredPingSource(schedule, { uri: sink.uri })!,
-      wakePingSource(cluster, 'etcdfn-wake-demo', 'etcdCluster', 'demo', sink),
-      ...certManagerCertificates(cluster),
-    ];
-    objects[1].metadata.name += '-plain';
+    const objects = runtimeObjects(readFileSync(new TestCA(work).cert, 'utf8'));
     assert.equal(objects.filter(o => o.kind === 'Certificate').length, 3);
     await check('runtime', objects, true);
   });
