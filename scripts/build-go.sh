@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real programs the sandbox and the tests run, from their Go modules (test/go/*/go.mod):
-# kube-apiserver and kube-controller-manager, and etcd/etcdctl/etcdutl of each etcd minor we test.
+# kube-apiserver and kube-controller-manager, etcd/etcdctl/etcdutl of each etcd minor we test, and
+# Knative Eventing's controllers, webhook, adapters and data plane (test/go/knative).
 # Each module's binaries go into a cache outside the clone, keyed by that module's go.sum, so a
 # second run (or a warm CI) builds nothing. Prints where they are; nothing is installed system-wide.
 set -euo pipefail
@@ -50,6 +51,17 @@ build_module() { # <module dir name>
         go build -ldflags "-s -w" -o "$out.tmp/etcd" go.etcd.io/etcd/server/v3
         go build -ldflags "-s -w" -o "$out.tmp/etcdctl" go.etcd.io/etcd/etcdctl/v3
         go build -ldflags "-s -w" -o "$out.tmp/etcdutl" go.etcd.io/etcd/etcdutl/v3
+        ;;
+      knative)
+        # one binary per program, named after the Deployment (or adapter) that runs it in a cluster
+        local eventing=knative.dev/eventing/cmd
+        for b in eventing-controller:controller eventing-webhook:webhook \
+          apiserver-receive-adapter:apiserver_receive_adapter pingsource-mt-adapter:mtping \
+          imc-controller:in_memory/channel_controller imc-dispatcher:in_memory/channel_dispatcher \
+          mt-broker-controller:mtchannel_broker mt-broker-ingress:broker/ingress \
+          mt-broker-filter:broker/filter; do
+          go build -ldflags "-s -w" -o "$out.tmp/${b%%:*}" "$eventing/${b#*:}"
+        done
         ;;
     esac
   )

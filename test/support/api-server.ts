@@ -40,13 +40,15 @@ export interface TestApiServer {
 export interface TestApiServerOptions {
   /** CRD folders to apply (default: crds/ and test/sandbox/crds/) */
   crdDirs?: string[];
+  /** extra kube-apiserver flags (name=value) */
+  apiserverFlags?: string[];
 }
 
 export async function startApiServer(opts: TestApiServerOptions = {}): Promise<TestApiServer> {
   const dir = mkdtempSync(join(tmpdir(), 'etcdfn-apiserver-'));
   let controlPlane: ControlPlane;
   try {
-    controlPlane = await startControlPlane({ dir });
+    controlPlane = await startControlPlane({ dir, apiserverFlags: opts.apiserverFlags });
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
