@@ -6,8 +6,8 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { certManagerCertificates } from '../../shared/builders/cert-manager-certificate.ts';
-import { desiredPingSource } from '../../shared/plan/schedule-ping.ts';
-import { wakePingSource } from '../../shared/plan/wake.ts';
+import { desiredPingSource } from '../../shared/plan/schedule/ping.ts';
+import { wakePingSource } from '../../shared/plan/wake/wake.ts';
 import type { Obj } from './helm.ts';
 
 /** In namespace team-a; `caPem` is the CA the sink's CACerts carry (Knative's webhook parses it). */
