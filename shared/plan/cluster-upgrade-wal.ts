@@ -101,34 +101,30 @@ export function raftSnapshotWait(
     return `${before}: the members' raft logs may still hold entries written under etcd 3.5, ${cannot}; etcdfn tells once every member runs 3.6 and answers${missing ? ` (member ${nameOf(missing)} has not reported its release yet)` : ''}`;
   }
   const h = record.upToIndex;
-  const behind: { name: string; why: string }[] = [];
+  const behind: string[] = [];
   for (const m of members) {
     const name = nameOf(m);
     const report = state.raftIndexes?.[name];
     const s = podOf(state, m)?.snapshotCount;
     if (m.spec.dormant === true)
-      behind.push({
-        name,
-        why: `member ${name} is paused and its raft log may still hold entries written under etcd 3.5 (raft index ${h} and below), ${cannot}; resume the cluster on 3.6 first`,
-      });
+      behind.push(
+        `member ${name} is paused and its raft log may still hold entries written under etcd 3.5 (raft index ${h} and below), ${cannot}; resume the cluster on 3.6 first`,
+      );
     else if (!report)
-      behind.push({
-        name,
-        why: `member ${name} did not answer with its raft index, and its raft log may still hold entries written under etcd 3.5 (raft index ${h} and below), ${cannot}`,
-      });
+      behind.push(
+        `member ${name} did not answer with its raft index, and its raft log may still hold entries written under etcd 3.5 (raft index ${h} and below), ${cannot}`,
+      );
     else if (!s)
-      behind.push({
-        name,
-        why: `member ${name} may still replay raft entries written under etcd 3.5 (raft index ${h} and below), ${cannot}, and its Pod does not say its --snapshot-count`,
-      });
+      behind.push(
+        `member ${name} may still replay raft entries written under etcd 3.5 (raft index ${h} and below), ${cannot}, and its Pod does not say its --snapshot-count`,
+      );
     else if (report.applied < h + s)
-      behind.push({
-        name,
-        why: `member ${name} may still replay raft entries written under etcd 3.5 (raft index ${h} and below), ${cannot}; etcd has saved a raft snapshot past them once the member's applied raft index reaches ${h + s} (its snapshotCount is ${s}; etcdctl endpoint status shows the index), and the upgrade then starts by itself: writes to the cluster bring that sooner`,
-      });
+      behind.push(
+        `member ${name} may still replay raft entries written under etcd 3.5 (raft index ${h} and below), ${cannot}; etcd has saved a raft snapshot past them once the member's applied raft index reaches ${h + s} (its snapshotCount is ${s}; etcdctl endpoint status shows the index), and the upgrade then starts by itself: writes to the cluster bring that sooner`,
+      );
   }
   const first = behind[0];
   if (!first) return undefined;
   const more = behind.length - 1;
-  return `${before}: ${first.why}${more > 0 ? ` (${more} more member${more === 1 ? '' : 's'} likewise)` : ''}`;
+  return `${before}: ${first}${more > 0 ? ` (${more} more member${more === 1 ? '' : 's'} likewise)` : ''}`;
 }
