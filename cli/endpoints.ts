@@ -4,11 +4,13 @@
 // IPs, so it needs a network path to them (in the cluster, or the sandbox); with TLS it checks the
 // serving certificate against the client Service's name, which every member's certificate carries.
 import type { Cluster } from './context.ts';
-import { CliError, kubeCall, listPods, type Cli } from './context.ts';
+import { CliError, kubeCall, listPods, type Cli, type Pod } from './context.ts';
+import { API_VERSION } from '../shared/api/group.ts';
+import type { KubeObject } from '../shared/k8s/objects.ts';
 import type { EtcdConnectionOptions } from '../shared/etcd/connection.ts';
 import { accessSecretNames } from '../shared/etcd/access.ts';
 import { resolveClusterAccess } from '../shared/runtime/cluster-etcd.ts';
-import { CLIENT_PORT, clientServiceName } from '../shared/names.ts';
+import { CLIENT_PORT, CLUSTER_LABEL, clientServiceName } from '../shared/names.ts';
 
 export interface MemberEndpoint {
   /** The member's Pod name, which is also its etcd member name. */
@@ -22,14 +24,33 @@ export interface ClusterReach {
   options: EtcdConnectionOptions;
 }
 
+/**
+ * The Pods worth dialling: each has an IP, is not being deleted, and its EtcdMember exists and is not
+ * being deleted. After a scale-down the removed member's Pod outlives its EtcdMember until the
+ * garbage collector deletes it, with etcd already stopped in it; it is not a member any more, so it
+ * must not make a healthy cluster read as unhealthy.
+ */
+export function memberPods(pods: readonly Pod[], etcdMembers: readonly KubeObject[]): Pod[] {
+  const live = new Set(etcdMembers.filter(m => !m.metadata.deletionTimestamp).map(m => m.metadata.uid));
+  return pods.filter(p => {
+    if (!p.status?.podIP || p.metadata.deletionTimestamp) return false;
+    const owner = p.metadata.ownerReferences?.find(o => o.controller && o.kind === 'EtcdMember');
+    return owner !== undefined && live.has(owner.uid);
+  });
+}
+
 /** Every running member Pod with an IP, and how to dial them; a CliError when etcd is out of reach. */
 export async function memberEndpoints(cli: Cli, cluster: Cluster): Promise<ClusterReach> {
   const name = cluster.metadata.name ?? '';
   const options = await connectionOptions(cli, cluster);
   const scheme = options.tls ? 'https' : 'http';
-  const pods = await listPods(cli, name);
-  const members = pods
-    .filter(p => p.status?.podIP && !p.metadata.deletionTimestamp)
+  const [pods, etcdMembers] = await Promise.all([
+    listPods(cli, name),
+    kubeCall(cli, () =>
+      cli.kube.list<KubeObject>(API_VERSION, 'EtcdMember', cli.namespace, `${CLUSTER_LABEL}=${name}`),
+    ),
+  ]);
+  const members = memberPods(pods, etcdMembers)
     .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
     .map(p => ({ name: p.metadata.name ?? '', endpoint: `${scheme}://${p.status?.podIP}:${CLIENT_PORT}` }));
   if (members.length === 0) {

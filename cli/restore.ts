@@ -1,6 +1,6 @@
 // `kubectl etcdfn restore <cluster> --from <snapshot>`: asks the operator to return a running
 // cluster to an EtcdSnapshot in place. It only records the request (spec.inPlaceRestore with a new
-// request ID) after a confirmation; the operator does the work (shared/plan/in-place-restore.ts)
+// request ID) after a confirmation; the operator does the work (shared/plan/restore/in-place.ts)
 // and status.inPlaceRestore and the Restored condition show each step, which --wait follows.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -8,7 +8,7 @@ import { link, rm, stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { snapshot } from '../shared/etcd/snapshot.ts';
-import { SnapshotDigest } from '../shared/s3/verify.ts';
+import { SnapshotDigest } from '../shared/snapshot-file/verify.ts';
 import { bboltStatus } from '../shared/snapshot-file/bbolt-status.ts';
 import { CliError, getCluster, type Cli } from './context.ts';
 import { memberEndpoints } from './endpoints.ts';

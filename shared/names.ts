@@ -1,4 +1,5 @@
-// Names, labels, finalizers and URLs of everything etcdfn creates, in one place, so that the
+// Names, labels, finalizers and URLs of everything etcdfn creates, and the few constants every layer
+// shares, in one place at the bottom of the library (test/unit/import-graph.test.ts), so that the
 // functions, the sandbox and the tests can never disagree about them.
 
 export const LABEL_PREFIX = 'etcdfn.io/';
@@ -22,6 +23,11 @@ export type MemberRole = 'voter' | 'learner';
 export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
 export const METRICS_PORT = 2381;
+/**
+ * With client mutual TLS only: a second, plain-HTTP metrics listener that the readiness probe reads
+ * /health from (the kubelet cannot present a client certificate). The NetworkPolicy admits no Pod to it.
+ */
+export const PROBE_PORT = 2382;
 
 /** Labels carried by every object that belongs to a cluster (selector of `kubectl get -l`). */
 export function clusterLabels(cluster: string): Record<string, string> {
@@ -102,3 +108,25 @@ export function initialCluster(members: { name: string; peerUrl: string }[]): st
     .map(m => `${m.name}=${m.peerUrl}`)
     .join(',');
 }
+
+/**
+ * The name a peer certificate of this cluster must be valid for: any name under the headless
+ * Service, which the peer certificate covers with its wildcard (Go's VerifyHostname takes a
+ * concrete name and matches it against the wildcard).
+ */
+export function peerPinHostname(cluster: string, namespace: string): string {
+  return `member.${headlessServiceName(cluster)}.${namespace}.svc`;
+}
+
+/** The name a client certificate of this cluster must carry: its client Service's. */
+export function clientPinHostname(cluster: string, namespace: string): string {
+  return `${clientServiceName(cluster)}.${namespace}.svc`;
+}
+
+/** The etcd user the operator acts as when auth is on. */
+export const ROOT_USER = 'root';
+/** The operator's own Secret: the root password etcd had at the last change it saw succeed. */
+export const appliedRootSecretName = (cluster: string): string => `${cluster}-etcd-root-applied`;
+
+/** Where a member's etcd keeps its data, inside the member's volume. */
+export const DATA_DIR = '/var/lib/etcd';

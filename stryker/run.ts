@@ -13,13 +13,13 @@
 // mutant killed in the full run stays killed; on a loaded machine this takes a third of the time.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { testsFor } from './tests-for.ts';
 
 const PLAN_DIR = 'shared/plan';
 const CONFIG = 'stryker/stryker.config.mjs';
 // The files with the safety branches first; the rest in name order.
-const FIRST = ['cluster-plan.ts', 'member-plan.ts', 'finalize-plan.ts'];
+const FIRST = ['cluster/plan.ts', 'member/plan.ts', 'member/finalize.ts'];
 
 /** Beyond shared/plan/: the act layer, the builders, the runtime, TLS, restore, S3 and the agent. */
 const AREAS = [
@@ -33,8 +33,11 @@ const AREAS = [
   'agent',
 ];
 
+/** A folder's .ts files, its subfolders' included (shared/plan/ is one folder per concern). */
 function filesOf(dir: string, first: string[] = []): string[] {
-  const present = readdirSync(dir).filter(f => f.endsWith('.ts') && !f.endsWith('.d.ts'));
+  const present = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
+    f => f.endsWith('.ts') && !f.endsWith('.d.ts'),
+  );
   const rank = (f: string) => (first.includes(f) ? first.indexOf(f) : first.length);
   return present.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map(f => join(dir, f));
 }
@@ -45,10 +48,16 @@ const expand = (arg: string): string[] => {
   return statSync(path).isDirectory() ? filesOf(path) : [arg];
 };
 
-/** The report's name: the file's own for shared/plan/ (as before), else its path in dashes. */
+/**
+ * The report's name: for shared/plan/ its path below plan/ in dashes (cluster/plan.ts ->
+ * cluster-plan, as the file was called before plan/ had folders), else its path without shared/.
+ */
 const reportName = (file: string): string =>
   file.startsWith(`${PLAN_DIR}/`)
-    ? basename(file, '.ts')
+    ? file
+        .slice(PLAN_DIR.length + 1)
+        .replace(/\.ts$/, '')
+        .replaceAll('/', '-')
     : file
         .replace(/^shared\//, '')
         .replace(/\.ts$/, '')

@@ -4,7 +4,7 @@
 // else every unit and integration test file whose imports reach the file).
 import process from 'node:process';
 
-const file = process.env.MUTATE ?? 'shared/plan/cluster-plan.ts';
+const file = process.env.MUTATE ?? 'shared/plan/cluster/plan.ts';
 const name = process.env.MUTATE_NAME ?? file.replace(/^.*\//, '').replace(/\.ts$/, '');
 const testFiles = process.env.MUTATE_TESTS
   ? JSON.parse(process.env.MUTATE_TESTS)

@@ -8,6 +8,7 @@ import type { EtcdCluster, EtcdMember, EtcdSnapshot, EtcdSnapshotSchedule } from
 import { buildEvent } from '../../shared/builders/k8s-event.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { log } from '../../shared/log.ts';
+import { writeEvent } from '../../shared/reconcile/record-event.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { attributesOf, describeDeadLetter, FUNCTION_NAME } from './letter.ts';
 
@@ -29,7 +30,10 @@ export function createDeadLetterHandler(context: () => Context = defaultContext)
         const read = await ctx.kube.get<EtcdfnObject>(letter.involved);
         if (read.kind === 'found') {
           const involved = { ...letter.involved, uid: read.object.metadata?.uid ?? '' };
-          await ctx.kube.create(buildEvent(involved, letter.content, ctx.now(), { instance: FUNCTION_NAME }));
+          await writeEvent(
+            ctx.kube,
+            buildEvent(involved, letter.content, ctx.now(), { instance: FUNCTION_NAME }),
+          );
         } else {
           log.info(
             { object: letter.fields.object },

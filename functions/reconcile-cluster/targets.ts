@@ -2,7 +2,7 @@
 // event names its cluster without a read (and still does after the member is gone).
 import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER } from '../../shared/api/group.ts';
 import type { OperatorEvent } from '../../shared/events/types.ts';
-import { clusterOfWake } from '../../shared/plan/cluster-wake.ts';
+import { clusterOfWake } from '../../shared/plan/wake/cluster-wake.ts';
 
 export type ClusterTarget =
   /** `woken`: the cluster's own wake-up PingSource sent the event. */
@@ -12,7 +12,7 @@ export type ClusterTarget =
 
 export function clusterTarget(event: OperatorEvent): ClusterTarget {
   if (event.kind === 'tick') {
-    // A cluster's own wake-up (shared/plan/cluster-wake.ts) names it; the resync tick names none.
+    // A cluster's own wake-up (shared/plan/wake/cluster-wake.ts) names it; the resync tick names none.
     const woken = clusterOfWake(event.data);
     return woken ? { kind: 'cluster', ...woken, woken: true } : { kind: 'all-clusters' };
   }

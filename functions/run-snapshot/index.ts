@@ -10,8 +10,8 @@ import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedu
 import { API_VERSION, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from '../../shared/api/group.ts';
 import { eventFunction, type EventHandler, type HandlerOutcome } from '../../shared/events/handler.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
-import { owningSchedule } from '../../shared/plan/schedule-run.ts';
-import { isFinished } from '../../shared/plan/snapshot-plan.ts';
+import { owningSchedule } from '../../shared/plan/schedule/run.ts';
+import { isFinished } from '../../shared/plan/snapshot/plan.ts';
 import { reconcileSchedule, type ScheduleRef } from '../../shared/reconcile/schedule.ts';
 import { ensureSchedulePing } from '../../shared/reconcile/schedule-ping.ts';
 import {
@@ -22,7 +22,7 @@ import {
 import { resyncGate } from '../../shared/reconcile/resync-gate.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
 import { ensureWake } from '../../shared/reconcile/wake.ts';
-import { desiredWake, wakeName } from '../../shared/plan/snapshot-wake.ts';
+import { desiredWake, wakeName } from '../../shared/plan/wake/snapshot-wake.ts';
 import { defaultContext, type Context } from '../../shared/runtime/context.ts';
 import { FUNCTION_NAME, snapshotTarget } from './targets.ts';
 

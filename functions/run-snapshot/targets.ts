@@ -2,9 +2,9 @@
 // reads the objects itself.
 import { API_VERSION, ETCD_SNAPSHOT, ETCD_SNAPSHOT_SCHEDULE } from '../../shared/api/group.ts';
 import type { OperatorEvent } from '../../shared/events/types.ts';
-import { scheduleOfPing } from '../../shared/plan/schedule-ping.ts';
-import { snapshotOfWake } from '../../shared/plan/snapshot-wake.ts';
-import { clusterOfWake } from '../../shared/plan/cluster-wake.ts';
+import { scheduleOfPing } from '../../shared/plan/schedule/ping.ts';
+import { snapshotOfWake } from '../../shared/plan/wake/snapshot-wake.ts';
+import { clusterOfWake } from '../../shared/plan/wake/cluster-wake.ts';
 
 export const FUNCTION_NAME = 'run-snapshot';
 
@@ -24,10 +24,10 @@ export type SnapshotTarget =
 
 export function snapshotTarget(event: OperatorEvent): SnapshotTarget {
   if (event.kind === 'tick') {
-    // A schedule's own PingSource (shared/plan/schedule-ping.ts) names it: that schedule, at its minute.
+    // A schedule's own PingSource (shared/plan/schedule/ping.ts) names it: that schedule, at its minute.
     const schedule = scheduleOfPing(event.data);
     if (schedule) return { kind: 'schedule', ...schedule };
-    // A snapshot's own wake-up (shared/plan/snapshot-wake.ts) names it: that snapshot, within a minute.
+    // A snapshot's own wake-up (shared/plan/wake/snapshot-wake.ts) names it: that snapshot, within a minute.
     const snapshot = snapshotOfWake(event.data);
     if (snapshot) return { kind: 'snapshot', ...snapshot };
     // run-snapshot takes every PingSource: a cluster's wake-up is reconcile-cluster's alone.

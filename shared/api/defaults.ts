@@ -43,5 +43,4 @@ export const DEFAULT_RESOURCE_REQUESTS = { cpu: '100m', memory: '128Mi' } as con
  * costs leader elections, and the CPU request already gives the scheduler what it needs.
  */
 export const DEFAULT_MEMORY_LIMIT_BYTES = 2n * 1024n ** 3n;
-export const DEFAULT_S3_REGION = 'us-east-1';
 export const DEFAULT_TIME_ZONE = 'UTC';

@@ -14,6 +14,7 @@ import type {
   RestoreSpec,
   StorageSpec,
 } from './common.ts';
+import type { ClusterOperation } from './cluster-operation.ts';
 
 export type IssuerKind = 'Issuer' | 'ClusterIssuer';
 
@@ -116,7 +117,7 @@ export interface ClusterMemberStatus {
   leader?: boolean;
   /** The member's PVC: requested size and reported capacity. */
   volume?: { requested?: string; capacity?: string };
-  /** Bytes of the backend database file and of it in use, as etcd reports them (settled: see cluster-volumes.ts). */
+  /** Bytes of the backend database file and of it in use, as etcd reports them (settled: see plan/space/volume-growth.ts). */
   dbSize?: number;
   dbSizeInUse?: number;
 }
@@ -167,7 +168,7 @@ export interface InPlaceRestoreStatus {
   /** RFC 3339 times. */
   startedAt: string;
   finishedAt?: string;
-  /** Set when etcdfn started the restore itself on quorum loss (shared/plan/cluster-recovery-restore.ts). */
+  /** Set when etcdfn started the restore itself on quorum loss (shared/plan/recovery/restore-latest.ts). */
   recovery?: RestoreRecoveryRecord;
 }
 
@@ -187,7 +188,7 @@ export interface RestoreRecoveryRecord {
 
 export type ForceNewClusterStep = 'Waiting' | 'Forcing' | 'Removing' | 'Rejoining' | 'Done';
 
-/** A ForceNewCluster recovery (shared/plan/cluster-recovery-force.ts), step by step. */
+/** A ForceNewCluster recovery (shared/plan/recovery/force-new-cluster.ts), step by step. */
 export interface ForceNewClusterStatus {
   step: ForceNewClusterStep;
   /** When quorum was first seen lost (RFC 3339); the recovery starts a grace period after it. */
@@ -252,17 +253,17 @@ export interface EtcdClusterStatus {
   certificates?: ClusterCertificateStatus[];
   /** The member replacement under way (one at a time), recorded before the lost member is deleted. */
   replacement?: MemberReplacementStatus;
-  /** The in-place restore under way or last done (shared/plan/in-place-restore.ts). */
+  /** The in-place restore under way or last done (shared/plan/restore/in-place.ts). */
   inPlaceRestore?: InPlaceRestoreStatus;
-  /** A static bootstrap that did not form and is being retried (shared/plan/cluster-bootstrap-retry.ts). */
+  /** A static bootstrap that did not form and is being retried (shared/plan/membership/bootstrap-retry.ts). */
   bootstrapRetry?: BootstrapRetryStatus;
-  /** The ForceNewCluster recovery under way or last done (shared/plan/cluster-recovery-force.ts). */
+  /** The ForceNewCluster recovery under way or last done (shared/plan/recovery/force-new-cluster.ts). */
   forceNewCluster?: ForceNewClusterStatus;
-  /** The step claimed by the operator; its shape belongs to the planner. */
-  operation?: Record<string, unknown>;
+  /** The step claimed by the operator (shared/api/cluster-operation.ts). */
+  operation?: ClusterOperation;
   /** spec.maintenance.defrag.schedule's runs: the next one, and the progress of the last. */
   defragSchedule?: DefragScheduleStatus;
-  /** Where the members' raft logs may still hold entries of etcd 3.5 (shared/plan/cluster-upgrade-wal.ts). */
+  /** Where the members' raft logs may still hold entries of etcd 3.5 (shared/plan/upgrade/wal-guard.ts). */
   legacyRaftEntries?: LegacyRaftEntries;
   conditions?: Condition[];
 }

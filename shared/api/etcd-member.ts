@@ -56,7 +56,7 @@ export interface MemberDataLoss {
   detectedAt: string;
 }
 
-/** The etcd container's exits in the member's current Pod, newest last (shared/plan/member-restarts.ts). */
+/** The etcd container's exits in the member's current Pod, newest last (shared/plan/member/restarts.ts). */
 export interface MemberRestarts {
   podUID: string;
   /** The Pod's restart count of the etcd container when last seen. */
@@ -65,7 +65,7 @@ export interface MemberRestarts {
   exits: { at: string; exitCode: number }[];
 }
 
-/** The member's PVC as it reports itself (shared/plan/member-volume-grow.ts). */
+/** The member's PVC as it reports itself (shared/plan/member/volume-growth.ts). */
 export interface MemberVolumeStatus {
   /** spec.resources.requests.storage of the PVC. */
   requested?: string;

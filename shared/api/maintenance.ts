@@ -23,7 +23,7 @@ export interface DefragPolicy {
   timeZone?: string;
 }
 
-/** status.defragSchedule: the scheduled runs' memory (shared/plan/defrag-schedule.ts). */
+/** status.defragSchedule: the scheduled runs' memory (shared/plan/space/defrag-schedule.ts). */
 export interface DefragScheduleStatus {
   /** The schedule (and time zone) nextRun was computed from: "<schedule> <timeZone>". */
   schedule?: string;

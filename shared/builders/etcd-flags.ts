@@ -3,13 +3,12 @@
 // facts only the caller can read: whether the cluster has formed and the member's etcd ID.
 import type { EtcdMember } from '../api/etcd-member.ts';
 import { SUPPORTED_ETCD_MINORS } from '../api/defaults.ts';
-import { clientUrl, peerUrl } from '../names.ts';
-import { certPinFlags, listenFlags } from './etcd-listen.ts';
+import { clientUrl, DATA_DIR, peerUrl } from '../names.ts';
+import { certPinFlags, listenFlags, type PodIPFamily } from './etcd-listen.ts';
 import { storageBytes } from './storage.ts';
 
 export type EtcdMinor = (typeof SUPPORTED_ETCD_MINORS)[number];
 
-export const DATA_DIR = '/var/lib/etcd';
 export const CLIENT_TLS_DIR = '/etc/etcd/tls/client';
 export const PEER_TLS_DIR = '/etc/etcd/tls/peer';
 
@@ -25,6 +24,8 @@ export interface EtcdFlagOptions {
   clusterFormed: boolean;
   /** The member's etcd ID, once recorded; falls back to member.status.memberID. */
   memberID?: string;
+  /** The family of the Pod's IP, which etcd listens on (IPv6 goes in brackets); IPv4 when unset. */
+  podIPFamily?: PodIPFamily;
 }
 
 /** "3.6.16" → "3.6"; throws for a release the operator does not know how to run. */
@@ -67,7 +68,7 @@ export function defaultQuotaBackendBytes(member: EtcdMember): bigint {
  * (isCompatibleWithCluster, an HTTP call with no timeout), so two late initial members started
  * together each wait for the other forever (seen on the sandbox: 3 of 5 ready, 2 hung in etcd
  * 3.5.16's getVersion). With `new` and no WAL, etcd itself refuses to start a member the cluster
- * has seen running ("member … has already been bootstrapped", member-failure.ts: data lost).
+ * has seen running ("member … has already been bootstrapped", plan/member/failure.ts: data lost).
  * Once it has run (status.hasData), the empty-data guard (hasDataGuard) replaces both settings.
  */
 export function initialClusterState(member: EtcdMember, opts: EtcdFlagOptions): 'new' | 'existing' {
@@ -141,14 +142,14 @@ export function etcdFlags(member: EtcdMember, opts: EtcdFlagOptions): string[] {
   return [
     `--name=${name}`,
     `--data-dir=${DATA_DIR}`,
-    ...listenFlags(member.spec.tls),
+    ...listenFlags(member.spec.tls, opts.podIPFamily),
     `--advertise-client-urls=${clientUrl({ ...where, tls: clientTls })}`,
     `--initial-advertise-peer-urls=${peerUrl({ ...where, tls: peerTls })}`,
     `--initial-cluster=${guard?.initialCluster ?? member.spec.initialCluster}`,
     `--initial-cluster-token=${member.spec.clusterToken}`,
     `--initial-cluster-state=${guard?.state ?? initialClusterState(member, opts)}`,
     ...optionFlags(member, minor),
-    // Quorum-loss recovery only, for one start (shared/plan/member-force.ts replaces the Pod after it).
+    // Quorum-loss recovery only, for one start (shared/plan/member/force-new-cluster.ts replaces the Pod after it).
     ...(member.spec.forceNewCluster === true ? [FORCE_NEW_CLUSTER_FLAG] : []),
     ...(clientTls ? clientTlsFlags(member.spec.tls?.clientMTLS === true) : []),
     ...(peerTls ? peerTlsFlags() : []),

@@ -1,6 +1,6 @@
 // The pure builders of every object etcdfn creates: no I/O, one job per file.
 export * from './owner.ts';
-export * from './tls.ts';
+export * from '../tls/secret-names.ts';
 export * from './storage.ts';
 export * from './metadata.ts';
 export * from './member.ts';

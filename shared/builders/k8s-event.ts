@@ -1,6 +1,7 @@
 // A core/v1 Event about one object, as `kubectl describe` and `kubectl get events` show it. The
-// name is derived from what the Event says and when, so a retried create of the same Event is an
-// AlreadyExists (one Event), while a different message a moment later is a new one.
+// name is derived from what the Event says (not when), so the same Event said again is an
+// AlreadyExists that the writer counts (shared/reconcile/record-event.ts), while a different
+// message is a new Event.
 import { createHash } from 'node:crypto';
 import type { CoreV1Event } from '@kubernetes/client-node';
 
@@ -31,12 +32,12 @@ export interface EventSource {
   instance?: string;
 }
 
-export function eventName(involved: InvolvedObject, content: EventContent, now: Date): string {
+export function eventName(involved: InvolvedObject, content: EventContent): string {
   const hash = createHash('sha256')
     .update([involved.uid, content.type, content.reason, content.message].join('\u0000'))
     .digest('hex')
-    .slice(0, 8);
-  const suffix = `.${now.getTime().toString(16)}${hash}`;
+    .slice(0, 16);
+  const suffix = `.${hash}`;
   return involved.name.slice(0, MAX_NAME - suffix.length) + suffix;
 }
 
@@ -54,7 +55,7 @@ export function buildEvent(
   return {
     apiVersion: 'v1',
     kind: 'Event',
-    metadata: { name: eventName(involved, content, now), namespace: involved.namespace },
+    metadata: { name: eventName(involved, content), namespace: involved.namespace },
     involvedObject: { ...involved },
     type: content.type,
     reason: content.reason,

@@ -8,7 +8,7 @@ import { API_VERSION, ETCD_MEMBER } from '../api/group.ts';
 import { clusterLabels, MEMBER_FINALIZER, memberNamePrefix } from '../names.ts';
 import { objectMetadata } from './metadata.ts';
 import { controllerRef } from './owner.ts';
-import { memberTls } from './tls.ts';
+import { memberTls } from '../tls/secret-names.ts';
 
 export interface BuildMemberOptions {
   /** The seed: the one member that starts a new cluster (and the only one that restores into it). */

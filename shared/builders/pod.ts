@@ -23,13 +23,14 @@ import {
   memberLabels,
   METRICS_PORT,
   PEER_PORT,
+  PROBE_PORT,
   pvcName,
   type MemberRole,
+  DATA_DIR,
 } from '../names.ts';
 import { parseQuantity, quantityCeil, type Quantity } from '../quantity.ts';
 import {
   CLIENT_TLS_DIR,
-  DATA_DIR,
   etcdFlags,
   INITIAL_CLUSTER_ANNOTATION,
   INITIAL_CLUSTER_ENV,
@@ -37,7 +38,7 @@ import {
   INITIAL_CLUSTER_STATE_ENV,
   PEER_TLS_DIR,
 } from './etcd-flags.ts';
-import { metricsScheme, POD_IP_ENV } from './etcd-listen.ts';
+import { healthEndpoint, POD_IP_ENV, type PodIPFamily } from './etcd-listen.ts';
 import { objectMetadata } from './metadata.ts';
 import { DEFAULT_OPERATOR_IMAGE, restoreInitContainers, restoreVolumes } from './restore-pod.ts';
 import { controllerRef } from './owner.ts';
@@ -60,6 +61,8 @@ export interface BuildMemberPodOptions {
   etcdImageDigests?: Readonly<Record<string, string>>;
   /** The operator's image, which runs the restore's fetch and commit steps. */
   operatorImage?: string;
+  /** The family of the Pods' IPs (etcd listens on the Pod IP; IPv6 goes in brackets); IPv4 when unset. */
+  podIPFamily?: PodIPFamily;
   /** The operator's S3 endpoint allow-list setting (for a restoring seed's fetch step). */
   s3AllowedEndpoints?: string;
   /** The operator's denied address ranges for S3 (the same step). */
@@ -103,7 +106,11 @@ export function buildMemberPod(member: EtcdMember, opts: BuildMemberPodOptions):
   const cluster = member.spec.clusterName;
   // The member ID, once recorded, comes from member.status (see initialClusterState).
   const { flags, annotations } = joinFromAnnotations(
-    etcdFlags(member, { namespace: opts.namespace, clusterFormed: opts.clusterFormed }),
+    etcdFlags(member, {
+      namespace: opts.namespace,
+      clusterFormed: opts.clusterFormed,
+      ...(opts.podIPFamily && { podIPFamily: opts.podIPFamily }),
+    }),
   );
   const spec = member.spec;
   const initContainers = restoreInitContainers(member, {
@@ -248,7 +255,8 @@ function etcdContainer(member: EtcdMember, flags: string[], image: string): V1Co
   const memoryVolumeBytes = isMemoryMedium(member.spec.storage) ? storageBytes(member.spec.storage) : 0n;
   const resources = containerResources(member.spec.resources, memoryVolumeBytes);
   const env = [
-    // The address etcd listens on (shared/builders/etcd-listen.ts), expanded in its command.
+    // The address etcd listens on (shared/builders/etcd-listen.ts), expanded in its command: the
+    // primary Pod IP, of the family the flags were built for (podIPFamily).
     { name: POD_IP_ENV, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
     ...joinEnv(),
     ...goRuntimeEnv(resources, memoryVolumeBytes),
@@ -261,6 +269,10 @@ function etcdContainer(member: EtcdMember, flags: string[], image: string): V1Co
       { name: 'client', containerPort: CLIENT_PORT, protocol: 'TCP' },
       { name: 'peer', containerPort: PEER_PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+      // With client mTLS, /health for the readiness probe (shared/builders/etcd-listen.ts).
+      ...(healthEndpoint(member.spec.tls).port === PROBE_PORT
+        ? [{ name: 'probe', containerPort: PROBE_PORT, protocol: 'TCP' }]
+        : []),
     ],
     env,
     resources,
@@ -268,13 +280,10 @@ function etcdContainer(member: EtcdMember, flags: string[], image: string): V1Co
     // Ready follows etcd's own /health (leader known, no alarm) within a second: promotions and the
     // next member wait on it, and /health is cheap. NOSPACE is excluded (3.4 and 3.5 take
     // ?exclude=): a full database still serves reads, and the operator must see its members ready
-    // to compact and defragment them; a CORRUPT alarm still makes the member unready.
+    // to compact and defragment them; a CORRUPT alarm still makes the member unready. Read on the
+    // metrics port, or with client mTLS on the probe port (no client certificate needed there).
     readinessProbe: {
-      httpGet: {
-        path: '/health?exclude=NOSPACE',
-        port: METRICS_PORT,
-        scheme: metricsScheme(member.spec.tls) === 'https' ? 'HTTPS' : 'HTTP',
-      },
+      httpGet: { path: '/health?exclude=NOSPACE', ...healthEndpoint(member.spec.tls) },
       periodSeconds: 1,
       timeoutSeconds: 2,
       failureThreshold: 3,

@@ -16,7 +16,8 @@ import {
   RESTORE_SOURCE_MOUNT,
 } from '../restore/layout.ts';
 import { ACCESS_KEY_ID, s3Uri, SECRET_ACCESS_KEY } from '../s3/location.ts';
-import { DATA_DIR, etcdMinor } from './etcd-flags.ts';
+import { etcdMinor } from './etcd-flags.ts';
+import { DATA_DIR } from '../names.ts';
 
 export const DEFAULT_OPERATOR_IMAGE = 'ghcr.io/etcdfn/etcdfn:0.1.0';
 /** The agent's entry point in the operator's image. */

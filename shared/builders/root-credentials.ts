@@ -7,16 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import type { V1ObjectMeta, V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
+import { appliedRootSecretName, ROOT_USER } from '../names.ts';
 import { clusterNameOf, clusterOwnedMetadata } from './cluster-meta.ts';
 
 /** A Secret as built here: metadata always set (what KubeObjects takes). */
 export type BuiltSecret = V1Secret & { metadata: V1ObjectMeta };
 
 export const BASIC_AUTH = 'kubernetes.io/basic-auth';
-export const ROOT_USER = 'root';
-
-export const appliedRootSecretName = (cluster: string): string => `${cluster}-etcd-root-applied`;
-
 /** What a credentials Secret holds, or what is wrong with it in words a user can act on. */
 export type RootCredentials =
   { kind: 'ok'; password: string } | { kind: 'missing' } | { kind: 'invalid'; problem: string };

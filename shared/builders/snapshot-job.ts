@@ -4,7 +4,7 @@
 // attempt's claim time, so a retried invocation finds (not duplicates) the Job of its attempt.
 import type { V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
-import { CLIENT_LABEL, CLUSTER_LABEL } from '../names.ts';
+import { CLIENT_LABEL, CLUSTER_LABEL, ROOT_USER } from '../names.ts';
 import {
   DELETE_CONTAINER,
   SAVE_CONTAINER,
@@ -12,7 +12,6 @@ import {
   snapshotFileName,
 } from '../snapshot-file/result.ts';
 import { controllerRef } from './owner.ts';
-import { ROOT_USER } from './root-credentials.ts';
 import { containerSecurityContext, podSecurityContext } from './pod.ts';
 import { AGENT_COMMAND } from './restore-pod.ts';
 
@@ -87,7 +86,7 @@ export interface SnapshotJobOptions {
   startTime: string;
   /** Members to stream from, in order of preference. */
   sources: { member: string; endpoint: string }[];
-  /** The cluster's client TLS Secrets (shared/builders/tls.ts): the agent dials with them. */
+  /** The cluster's client TLS Secrets (shared/tls/secret-names.ts): the agent dials with them. */
   tls?: { serverSecret: string; operatorClientSecret?: string };
   /** Auth on: the Secret with the password etcd has for root (shared/etcd/root-access.ts). */
   auth?: { rootSecret: string };

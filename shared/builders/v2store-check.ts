@@ -7,8 +7,8 @@
 // (its Pod trouble is reported) and the other members keep quorum.
 import type { V1Container } from '@kubernetes/client-node';
 import type { EtcdMember } from '../api/etcd-member.ts';
-import { DATA_DIR } from './etcd-flags.ts';
 import { isMemoryMedium } from './storage.ts';
+import { DATA_DIR } from '../names.ts';
 
 export const V2STORE_CHECK_CONTAINER = 'check-v2store';
 

@@ -3,7 +3,7 @@
 // so a rotated certificate is used from the next event on. Pure: Secret contents in, access out.
 import type { EtcdAuthOptions, EtcdTlsOptions } from './connection.ts';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import { tlsSecretNames, type TlsSecretNames } from '../builders/tls.ts';
+import { tlsSecretNames, type TlsSecretNames } from '../tls/secret-names.ts';
 import { authAccess, authSecretName } from './access-auth.ts';
 
 /** The per-cluster part of the connection options; an empty object is plaintext without auth. */

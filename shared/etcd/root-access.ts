@@ -3,8 +3,8 @@
 // root with the password etcd has, which is the operator's applied copy, not the user's Secret (that
 // one may already hold the next password, before the rotation has happened).
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import { appliedRootSecretName, ROOT_USER } from '../builders/root-credentials.ts';
 import type { EtcdAuthOptions } from './connection.ts';
+import { appliedRootSecretName, ROOT_USER } from '../names.ts';
 
 /** One Secret's data, decoded; undefined when the Secret does not exist (as the seam reads them). */
 type SecretData = Readonly<Record<string, Buffer>> | undefined;

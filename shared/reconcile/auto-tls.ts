@@ -13,7 +13,7 @@ import {
   type AutoTlsStep,
   type AutoTlsTimings,
   type ObservedCertificate,
-} from '../plan/auto-tls-plan.ts';
+} from '../plan/tls/auto-tls.ts';
 import { autoCertificates, caSecretName } from '../tls/auto-certificates.ts';
 import { createCa, issueLeaf, type KeyPairPem } from '../tls/issue.ts';
 import { readCertificate } from '../tls/read.ts';

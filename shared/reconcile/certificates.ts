@@ -2,16 +2,16 @@
 // before the first member Pod mounts them), then read every certificate Secret's expiry for status.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import { tlsSecretNames } from '../builders/tls.ts';
+import { tlsSecretNames } from '../tls/secret-names.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { secretValues } from '../k8s/secrets.ts';
-import { autoTlsTimingsFromEnv } from '../plan/auto-tls-plan.ts';
-import type { ObservedCertificateSecret } from '../plan/certificate-status.ts';
+import { autoTlsTimingsFromEnv } from '../plan/tls/auto-tls.ts';
+import type { ObservedCertificateSecret } from '../plan/tls/certificate-status.ts';
 import type { Context } from '../runtime/context.ts';
 import { autoCertificates } from '../tls/auto-certificates.ts';
 import { readCertificate } from '../tls/read.ts';
 import type { EventContent } from '../builders/k8s-event.ts';
-import type { AutoTlsStep } from '../plan/auto-tls-plan.ts';
+import type { AutoTlsStep } from '../plan/tls/auto-tls.ts';
 import { ensureAutoTls } from './auto-tls.ts';
 import { ensureCertManagerCertificates } from './cert-manager.ts';
 import { recordEvent } from './record-event.ts';

@@ -6,37 +6,35 @@ import type { EtcdMember } from '../api/etcd-member.ts';
 import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER } from '../api/group.ts';
 import { buildMember } from '../builders/member.ts';
 import { isControlledBy } from '../builders/owner.ts';
-import { buildClientService, buildHeadlessService, serviceDrift } from '../builders/services.ts';
-import { networkPolicyDrift } from '../builders/network-policy.ts';
-import { pdbDrift } from '../builders/pdb.ts';
-import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
-import { networkPolicyName, podDisruptionBudgetName } from '../names.ts';
-import type { RestoreResolution } from '../plan/restore-source.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
-import {
-  desiredNetworkPolicy,
-  desiredPdb,
-  type AddMemberOperation,
-  type ClusterAction,
-} from '../plan/cluster-plan.ts';
-import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/members.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
+import { type AddMemberOperation, type ClusterAction } from '../plan/cluster/plan.ts';
+import { etcdEndpoints, initialClusterFrom, memberUrls } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
-import { crashPoint } from '../runtime/crash.ts';
+import { crashPoint, type CrashPoint } from '../runtime/crash.ts';
 import { recoverSpace } from './cluster-space.ts';
 import { growVolumes } from './cluster-volumes.ts';
 import { defragmentMember } from './cluster-defrag.ts';
 import { setDormant } from './cluster-dormant.ts';
+import type { RestoreResolution } from '../plan/restore/types.ts';
+import type { OwnedChanges } from '../plan/owned/types.ts';
+import { applyOwned } from './owned-apply.ts';
+import type { ActResult } from './act-result.ts';
 
 type Cluster = EtcdCluster & KubeObject;
-export type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
 
 const retry = (reason: string, status: 409 | 429 | 503 = 503): ActResult => ({
   ok: false,
   outcome: { result: 'retry', reason, status },
 });
 
-export async function act(ctx: Context, state: ClusterState, action: ClusterAction): Promise<ActResult> {
+/** `owned`: an ensure-* step's changes, as the plan carries them (ClusterPlan.owned). */
+export async function act(
+  ctx: Context,
+  state: ClusterState,
+  action: ClusterAction,
+  owned?: OwnedChanges,
+): Promise<ActResult> {
   switch (action.kind) {
     case 'none':
       return { ok: true, summary: 'nothing to do' };
@@ -44,11 +42,11 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
       // Every wait ends with an event this function receives (a member's status or deletion).
       return { ok: true, summary: action.reason };
     case 'ensure-services':
-      return ensureServices(ctx, state);
+      return applyPlanned(ctx, action.kind, owned, 'cluster:service-ensured');
     case 'ensure-pdb':
-      return ensurePdb(ctx, state);
+      return applyPlanned(ctx, action.kind, owned, 'cluster:pdb-ensured');
     case 'ensure-network-policy':
-      return ensureNetworkPolicy(ctx, state);
+      return applyPlanned(ctx, action.kind, owned);
     case 'claim':
       return addMember(ctx, state, action.operation, true);
     case 'resume':
@@ -158,91 +156,24 @@ export async function act(ctx: Context, state: ClusterState, action: ClusterActi
   }
 }
 
+/** An ensure-* step's changes, applied as planned; a plan without them is a bug, answered as a retry. */
+function applyPlanned(
+  ctx: Context,
+  kind: ClusterAction['kind'],
+  owned: OwnedChanges | undefined,
+  point?: CrashPoint,
+): Promise<ActResult> {
+  return owned
+    ? applyOwned(ctx, owned, point)
+    : Promise.resolve(retry(`${kind} without the changes it planned`));
+}
+
 function memberRef(state: ClusterState, name: string): ObjectRef {
   return {
     apiVersion: API_VERSION,
     kind: ETCD_MEMBER.kind,
     namespace: state.cluster.metadata.namespace ?? '',
     name,
-  };
-}
-
-async function ensureServices(ctx: Context, state: ClusterState): Promise<ActResult> {
-  const wanted = [
-    [state.services.headless, buildHeadlessService(state.cluster)],
-    [state.services.client, buildClientService(state.cluster)],
-  ] as const;
-  for (const [existing, desired] of wanted) {
-    if (!existing) {
-      await ctx.kube.create(desired as KubeObject);
-      await crashPoint('cluster:service-ensured');
-      continue;
-    }
-    const patch = serviceDrift(existing, desired);
-    if (patch)
-      await ctx.kube.mergePatch(refOfObject(desired, state), patch as unknown as Record<string, unknown>);
-    if (patch) await crashPoint('cluster:service-ensured');
-  }
-  return { ok: true, summary: 'Services in place' };
-}
-
-async function ensurePdb(ctx: Context, state: ClusterState): Promise<ActResult> {
-  const desired = desiredPdb(state);
-  const ref = {
-    apiVersion: 'policy/v1',
-    kind: 'PodDisruptionBudget',
-    namespace: state.cluster.metadata.namespace ?? '',
-    name: podDisruptionBudgetName(state.cluster.metadata.name ?? ''),
-  };
-  if (!desired) {
-    await ctx.kube.delete(ref);
-    await crashPoint('cluster:pdb-ensured');
-    return { ok: true, summary: 'no voters: PodDisruptionBudget removed' };
-  }
-  if (!state.pdb) {
-    await ctx.kube.create(desired as KubeObject);
-    await crashPoint('cluster:pdb-ensured');
-    return {
-      ok: true,
-      summary: `PodDisruptionBudget created (minAvailable ${String(desired.spec?.minAvailable)})`,
-    };
-  }
-  const patch = pdbDrift(state.pdb, desired);
-  if (patch) await ctx.kube.mergePatch(ref, patch as unknown as Record<string, unknown>);
-  if (patch) await crashPoint('cluster:pdb-ensured');
-  return { ok: true, summary: `PodDisruptionBudget minAvailable ${String(desired.spec?.minAvailable)}` };
-}
-
-async function ensureNetworkPolicy(ctx: Context, state: ClusterState): Promise<ActResult> {
-  const desired = desiredNetworkPolicy(state);
-  const ref = {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    namespace: state.cluster.metadata.namespace ?? '',
-    name: networkPolicyName(state.cluster.metadata.name ?? ''),
-  };
-  if (!desired) {
-    await ctx.kube.delete(ref);
-    return { ok: true, summary: 'NetworkPolicy removed (spec.networkPolicy.enabled is false)' };
-  }
-  if (!state.networkPolicy) {
-    await ctx.kube.create(desired as KubeObject);
-    return { ok: true, summary: 'NetworkPolicy created' };
-  }
-  const patch = networkPolicyDrift(state.networkPolicy, desired);
-  if (patch) await ctx.kube.mergePatch(ref, patch);
-  return { ok: true, summary: 'NetworkPolicy in place' };
-}
-
-function refOfObject(
-  object: { apiVersion?: string; kind?: string; metadata?: { name?: string } },
-  state: ClusterState,
-): ObjectRef {
-  return {
-    apiVersion: object.apiVersion ?? 'v1',
-    kind: object.kind ?? '',
-    namespace: state.cluster.metadata.namespace ?? '',
-    name: object.metadata?.name ?? '',
   };
 }
 
@@ -404,7 +335,7 @@ async function clearOperation(ctx: Context, cluster: Cluster, op: AddMemberOpera
     const read = await ctx.kube.get<Cluster>(ref);
     if (read.kind === 'not-found') return;
     const status = { ...read.object.status };
-    if ((status.operation as { member?: string } | undefined)?.member !== op.member) return;
+    if (status.operation?.member !== op.member) return;
     delete status.operation;
     const written = await ctx.kube.replaceStatus({ ...read.object, status });
     if (written.kind === 'written') await crashPoint('cluster:operation-cleared');

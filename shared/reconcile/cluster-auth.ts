@@ -1,22 +1,21 @@
-// The auth concern's I/O (decision: shared/plan/cluster-auth.ts): read the two root credentials
+// The auth concern's I/O (decision: shared/plan/cluster/auth.ts): read the two root credentials
 // Secrets, ask etcd to log root in with each password, then carry out the one step planAuth chose.
 // Thin on purpose: every choice is in the plan. Not yet called by reconcile-cluster: spec.auth is
 // refused by the CRD until the access seam (TLS + auth for every etcd call) is merged.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import {
-  appliedRootSecretName,
   buildAppliedRootSecret,
   buildGeneratedRootSecret,
   generatePassword,
   readRootCredentials,
-  ROOT_USER,
   type RootCredentials,
 } from '../builders/root-credentials.ts';
 import { changeRootPassword, enableAuth, probeAuth, type AuthProbeResult } from '../etcd/auth.ts';
 import type { EtcdConnectionOptions } from '../etcd/connection.ts';
 import type { KubeObjects } from '../k8s/objects.ts';
-import { planAuth, type AuthFacts, type AuthStep, type LoginAnswer } from '../plan/cluster-auth.ts';
+import { planAuth, type AuthFacts, type AuthStep, type LoginAnswer } from '../plan/cluster/auth.ts';
+import { appliedRootSecretName, ROOT_USER } from '../names.ts';
 
 export interface AuthWorld {
   kube: KubeObjects;

@@ -1,23 +1,23 @@
-// The defragmentation policy's I/O (shared/plan/cluster-defrag.ts decides): each running member's
+// The defragmentation policy's I/O (shared/plan/space/defrag.ts decides): each running member's
 // database size for the plan, and one claimed member's defragmentation. The claim was written to
 // status.operation before this runs; it is dropped here once the member serves again, and that
 // status write is the event that plans the next member.
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { untilServing } from '../etcd/maintenance.ts';
-import { defragOperation, size as mib, type MemberSpace } from '../plan/cluster-defrag.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
-import { statusWithoutClaim } from '../plan/defrag-schedule.ts';
-import type { ClusterAction } from '../plan/cluster-step.ts';
-import { memberUrls, runningMembers } from '../plan/members.ts';
+import { defragOperation, size as mib } from '../plan/space/defrag.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
+import { statusWithoutClaim } from '../plan/space/defrag-schedule.ts';
+import type { ClusterAction } from '../plan/cluster/step.ts';
+import { memberUrls, runningMembers } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { recordEvent } from './record-event.ts';
+import type { MemberSpace } from '../plan/space/types.ts';
+import type { ActResult } from './act-result.ts';
 
 type Cluster = EtcdCluster & KubeObject;
 type Defragment = Extract<ClusterAction, { kind: 'defragment' }>;
-type Result = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
 
 const FUNCTION = 'reconcile-cluster';
 const BACK_SERVING_MS = 60_000;
@@ -45,9 +45,9 @@ export async function defragmentMember(
   ctx: Context,
   state: ClusterState,
   action: Defragment,
-): Promise<Result> {
+): Promise<ActResult> {
   await crashPoint('cluster:defrag-claimed');
-  const retry = (reason: string): Result => ({
+  const retry = (reason: string): ActResult => ({
     ok: false,
     outcome: { result: 'retry', reason, status: 503 },
   });

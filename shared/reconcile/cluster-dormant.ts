@@ -1,13 +1,11 @@
 // Pausing and resuming one member: spec.dormant (reconcile-member then deletes or starts its Pod),
-// and the mark of a resume's seed (a held member run again; see shared/plan/cluster-resume.ts).
+// and the mark of a resume's seed (a held member run again; see shared/plan/membership/resume.ts).
 import { API_VERSION, ETCD_MEMBER } from '../api/group.ts';
-import type { HandlerOutcome } from '../events/handler.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
-import { RESUME_SEED_ANNOTATION } from '../plan/members.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
+import { RESUME_SEED_ANNOTATION } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
-
-type Result = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
+import type { ActResult } from './act-result.ts';
 
 /** `seed`: true marks the member as a resume's seed, false unmarks it (releases it), undefined leaves it. */
 export async function setDormant(
@@ -16,7 +14,7 @@ export async function setDormant(
   name: string,
   dormant: boolean,
   seed?: boolean,
-): Promise<Result> {
+): Promise<ActResult> {
   const ref = {
     apiVersion: API_VERSION,
     kind: ETCD_MEMBER.kind,

@@ -1,4 +1,4 @@
-// The I/O of the recovery by restore (shared/plan/recovery-snapshot.ts decides): while a cluster with
+// The I/O of the recovery by restore (shared/plan/recovery/restore-latest-snapshot.ts decides): while a cluster with
 // spec.recovery.policy RestoreLatestSnapshot looks as if it lost quorum, list its namespace's
 // EtcdSnapshots and, for the newest verified one of this cluster, read whether its S3 Secret or claim
 // is there. Nothing is read for any other cluster, nor while quorum holds.
@@ -7,16 +7,15 @@ import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import { API_VERSION, ETCD_SNAPSHOT } from '../api/group.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { secretValues } from '../k8s/secrets.ts';
-import { quorumLoss } from '../plan/cluster-recovery-loss.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
+import { quorumLoss } from '../plan/recovery/quorum-loss.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
 import {
   latestVerifiedSnapshot,
   resolveRecovery,
   restorePolicyOn,
-  type RecoveryFacts,
-  type RecoverySnapshot,
-} from '../plan/recovery-snapshot.ts';
+} from '../plan/recovery/restore-latest-snapshot.ts';
 import type { Context } from '../runtime/context.ts';
+import type { RecoveryFacts, RecoverySnapshot } from '../plan/recovery/types.ts';
 
 export async function observeRecoverySnapshot(
   ctx: Context,

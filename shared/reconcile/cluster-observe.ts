@@ -17,12 +17,10 @@ import {
   restoreClaimName,
   restoreSecretName,
   seedResolution,
-  type RestoreFacts,
-  type RestoreResolution,
-} from '../plan/restore-source.ts';
+} from '../plan/restore/source.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { resolveInPlace, type InPlaceRestoreFacts } from '../plan/in-place-restore.ts';
-import { activeRestore, inPlaceSource, pendingRequest } from '../plan/in-place-restore-status.ts';
+import { resolveInPlace, type InPlaceRestoreFacts } from '../plan/restore/in-place.ts';
+import { activeRestore, inPlaceSource, pendingRequest } from '../plan/restore/in-place-status.ts';
 import {
   clientServiceName,
   clusterSelector,
@@ -30,19 +28,26 @@ import {
   networkPolicyName,
   podDisruptionBudgetName,
 } from '../names.ts';
-import type { ClusterState, DowngradeFacts, EtcdView, PodFacts } from '../plan/cluster-state.ts';
-import { downgradeInPlay } from '../plan/cluster-downgrade.ts';
-import { etcdEndpoints, isMemberReady, memberUrls, ownMembers, runningMembers } from '../plan/members.ts';
-import { needsRaftIndexes } from '../plan/cluster-upgrade-wal.ts';
+import type { ClusterState, DowngradeFacts, EtcdView, PodFacts } from '../plan/cluster/types.ts';
+import { downgradeInPlay } from '../plan/upgrade/downgrade.ts';
+import {
+  etcdEndpoints,
+  isMemberReady,
+  memberUrls,
+  ownMembers,
+  runningMembers,
+} from '../plan/cluster/members.ts';
+import { needsRaftIndexes } from '../plan/upgrade/wal-guard.ts';
 import { ETCD_CONTAINER } from '../builders/pod.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import type { Context } from '../runtime/context.ts';
 import { observeRecoverySnapshot } from './cluster-observe-recovery.ts';
-import { needsSelfReports } from '../plan/cluster-recovery-force.ts';
-import { podForcesNewCluster } from '../plan/member-force.ts';
+import { needsSelfReports } from '../plan/recovery/force-new-cluster.ts';
+import { podForcesNewCluster } from '../plan/member/force-new-cluster.ts';
 import { selfReports } from './cluster-recovery-observe.ts';
 import { observeDbSizes } from './cluster-volumes.ts';
 import { observeSpace } from './cluster-defrag.ts';
+import type { RestoreFacts, RestoreResolution } from '../plan/restore/types.ts';
 
 export interface ClusterRef {
   namespace: string;

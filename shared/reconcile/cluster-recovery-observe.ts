@@ -2,8 +2,8 @@
 // report about itself (member ID, cluster ID, raft index, the leader it knows), asked on the
 // member's own endpoint, which answers without a quorum. Only members whose Pod is up are asked.
 import type { MemberStatus } from '../etcd/status.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
-import { memberUrls, podOf, runningMembers } from '../plan/members.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
+import { memberUrls, podOf, runningMembers } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
 
 export async function selfReports(ctx: Context, state: ClusterState): Promise<Record<string, MemberStatus>> {

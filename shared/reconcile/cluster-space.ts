@@ -1,11 +1,11 @@
-// Carries out a NOSPACE recovery (shared/plan/cluster-space.ts decided it and the order): compact
+// Carries out a NOSPACE recovery (shared/plan/space/nospace-alarm.ts decided it and the order): compact
 // to the current revision, defragment each member and wait until it serves a linearizable read
 // again, then disarm. Every part is idempotent: after a crash the alarm is still raised (disarming
 // comes last), so the next invocation plans the same recovery and runs it again from the start.
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import { untilServing } from '../etcd/maintenance.ts';
-import { liveDataTooLarge, mib } from '../plan/cluster-space.ts';
-import type { ClusterAction } from '../plan/cluster-step.ts';
+import { liveDataTooLarge, mib } from '../plan/space/nospace-alarm.ts';
+import type { ClusterAction } from '../plan/cluster/step.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';

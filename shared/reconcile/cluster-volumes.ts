@@ -1,15 +1,13 @@
 // reconcile-cluster's I/O for volumes and database sizes: raise members' spec.storage.size (the
-// grow-volumes step of shared/plan/cluster-volumes.ts), and read each ready member's dbSize and
+// grow-volumes step of shared/plan/space/volume-growth.ts), and read each ready member's dbSize and
 // dbSizeInUse for the status. Raising a size is idempotent: a crash part way leaves some members
 // raised, and the next invocation raises the rest.
 import { API_VERSION, ETCD_MEMBER } from '../api/group.ts';
-import type { ClusterAction } from '../plan/cluster-plan.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
-import { isMemberReady, memberUrls, runningMembers } from '../plan/members.ts';
+import type { ClusterAction } from '../plan/cluster/plan.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
+import { isMemberReady, memberUrls, runningMembers } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
-import type { HandlerOutcome } from '../events/handler.ts';
-
-type ActResult = { ok: true; summary: string } | { ok: false; outcome: HandlerOutcome };
+import type { ActResult } from './act-result.ts';
 
 export async function growVolumes(
   ctx: Context,

@@ -8,11 +8,12 @@ import type { EtcdCluster, EtcdClusterStatus } from '../api/etcd-cluster.ts';
 import { setCondition } from '../conditions.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { claimEvent } from '../plan/claim-event.ts';
-import { planCluster, type ClusterPlan } from '../plan/cluster-plan.ts';
-import { recoveryWaits } from '../plan/cluster-recovery-loss.ts';
-import type { ClusterState } from '../plan/cluster-state.ts';
-import { freshFigures } from '../plan/cluster-volumes.ts';
+import { claimEvent } from '../plan/cluster/claim-event.ts';
+import { isClaimingStep } from '../plan/cluster/step.ts';
+import { planCluster, type ClusterPlan } from '../plan/cluster/plan.ts';
+import { recoveryWaits } from '../plan/recovery/quorum-loss.ts';
+import type { ClusterState } from '../plan/cluster/types.ts';
+import { freshFigures } from '../plan/space/volume-growth.ts';
 import {
   clusterWakeName,
   defragWakeName,
@@ -20,16 +21,16 @@ import {
   desiredDefragWake,
   mayHaveWake,
   restoreWaits,
-} from '../plan/cluster-wake.ts';
+} from '../plan/wake/cluster-wake.ts';
 import type { Context } from '../runtime/context.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { withSecretCache } from '../k8s/secret-cache.ts';
 import { crashPoint } from '../runtime/crash.ts';
-import { withCertificates } from '../plan/certificate-status.ts';
+import { withCertificates } from '../plan/tls/certificate-status.ts';
 import { keepCertificates } from './certificates.ts';
 import { act } from './cluster-act.ts';
 import { runAuth } from './cluster-auth-run.ts';
-import { etcdEndpoints } from '../plan/members.ts';
+import { etcdEndpoints } from '../plan/cluster/members.ts';
 import { observeCluster, type ClusterRef } from './cluster-observe.ts';
 import { recordEvent } from './record-event.ts';
 import { ensureWake } from './wake.ts';
@@ -94,7 +95,7 @@ async function reconcileStep(
   let cluster = state.cluster as Cluster;
   // A promotion is claimed too: two racing would both propose the change, and raft drops the
   // second (one configuration change at a time), whose call then hangs until it times out.
-  const claims = ['claim', 'defragment', 'promote'].includes(plan.action.kind);
+  const claims = isClaimingStep(plan.action);
   if (claims) {
     // Claim before acting: only the invocation whose status write wins carries the step out.
     const claimed = await ctx.kube.replaceStatus({ ...cluster, status: plan.status });
@@ -103,7 +104,7 @@ async function reconcileStep(
     cluster = claimed.object;
     state.cluster = cluster;
   }
-  let result = await act(withClusterEtcd(ctx, cluster), state, plan.action);
+  let result = await act(withClusterEtcd(ctx, cluster), state, plan.action, plan.owned);
   // Auth only once the cluster plan has nothing left to do: formed, every member ready.
   const available = plan.status.conditions?.some(c => c.type === 'Available' && c.status === 'True');
   const auth =

@@ -1,4 +1,4 @@
-// finalize-member's I/O: observe a member being deleted, plan (shared/plan/finalize-plan.ts), act.
+// finalize-member's I/O: observe a member being deleted, plan (shared/plan/member/finalize.ts), act.
 // Leadership transfer, removal from etcd and the finalizer's removal produce no event this function
 // receives, so they follow one another in the same invocation (re-observing before each step).
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,9 +16,9 @@ import {
   planFinalize,
   type FinalizeAction,
   type FinalizeState,
-} from '../plan/finalize-plan.ts';
-import { isBeingDeleted } from '../plan/member-pod.ts';
-import { ownUrls } from '../plan/member-status.ts';
+} from '../plan/member/finalize.ts';
+import { isBeingDeleted } from '../plan/member/pod.ts';
+import { ownUrls } from '../plan/member/status.ts';
 import type { Context } from '../runtime/context.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { crashPoint } from '../runtime/crash.ts';

@@ -3,6 +3,7 @@
 import { buildEvent, type EventContent } from '../builders/k8s-event.ts';
 import { log } from '../log.ts';
 import type { Context } from '../runtime/context.ts';
+import { writeEvent } from './record-event.ts';
 
 export interface Involved {
   apiVersion: string;
@@ -22,7 +23,7 @@ export async function emitEvents(
   for (const content of contents) {
     const event = buildEvent(involved, content, ctx.now(), { instance });
     try {
-      await ctx.kube.create(event);
+      await writeEvent(ctx.kube, event);
     } catch (err) {
       log.warn({ err, reason: content.reason, involved }, 'could not record a Kubernetes Event');
     }

@@ -1,12 +1,13 @@
-// reconcile-member's reads for shared/plan/member-node-loss.ts: the node the member's Pod is bound
+// reconcile-member's reads for shared/plan/member/node-loss.ts: the node the member's Pod is bound
 // to, the nodes its PersistentVolume can be used on, and which of them no longer exist. Only read
 // while the Pod is not running and ready (a Pod running on a node shows the node is there), so a
 // steady member costs no extra call.
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { KubeObject } from '../k8s/objects.ts';
-import { isPodReady } from '../plan/member-pod.ts';
-import { hostnameAffinity, type MemberNodes } from '../plan/member-node-loss.ts';
+import { isPodReady } from '../plan/member/pod.ts';
+import { hostnameAffinity } from '../plan/member/node-loss.ts';
 import type { Context } from '../runtime/context.ts';
+import type { MemberNodes } from '../plan/member/types.ts';
 
 export async function observeMemberNodes(
   ctx: Context,

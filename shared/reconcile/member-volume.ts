@@ -1,6 +1,6 @@
 // reconcile-member's resize-pvc step: one merge patch of the PVC's requested size. The API server
 // may refuse it (the StorageClass does not allow expansion: 403; or a 422): the refusal goes into the
-// member's status with its time (member-volume-grow.ts), written compare-and-swap, and a Warning
+// member's status with its time (plan/member/volume-growth.ts), written compare-and-swap, and a Warning
 // Event the first time; the invocation ends done, since retrying at once cannot help.
 // Crash windows: after the patch and before the Event, the next invocation finds the PVC asking for
 // the size and has nothing to do (the Event is lost, the condition still tells); after a refusal and
@@ -10,8 +10,8 @@ import type { EtcdMember } from '../api/etcd-member.ts';
 import { API_VERSION, ETCD_MEMBER } from '../api/group.ts';
 import { apiStatusOf, KubeApiError } from '../k8s/errors.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import type { MemberAction, MemberPlan, MemberState } from '../plan/member-plan.ts';
-import { refusedStatus } from '../plan/member-volume-grow.ts';
+import type { MemberAction, MemberPlan, MemberState } from '../plan/member/plan.ts';
+import { refusedStatus } from '../plan/member/volume-growth.ts';
 import type { Context } from '../runtime/context.ts';
 import { emitEvents } from './member-events.ts';
 

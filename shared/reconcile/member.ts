@@ -1,4 +1,4 @@
-// reconcile-member's I/O: observe one EtcdMember and what surrounds it, plan (shared/plan/member-plan.ts),
+// reconcile-member's I/O: observe one EtcdMember and what surrounds it, plan (shared/plan/member/plan.ts),
 // write the member's status if it changed (compare-and-swap), then carry out the one step. A PVC
 // just created is followed by the Pod in the same invocation; every other step ends it, and the
 // event it causes (a Pod created, deleted or relabelled) brings the next one.
@@ -10,10 +10,10 @@ import { isMemoryMedium } from '../builders/storage.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
 import { pvcName } from '../names.ts';
-import { isPodReady, isPodTerminal } from '../plan/member-pod.ts';
-import { needsEtcd, planMember, type MemberPlan, type MemberState } from '../plan/member-plan.ts';
-import { ownUrls } from '../plan/member-status.ts';
-import { memberUrls } from '../plan/members.ts';
+import { isPodReady, isPodTerminal } from '../plan/member/pod.ts';
+import { needsEtcd, planMember, type MemberPlan, type MemberState } from '../plan/member/plan.ts';
+import { ownUrls } from '../plan/member/status.ts';
+import { memberUrls } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { clusterEtcd } from '../runtime/cluster-etcd.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -80,6 +80,7 @@ export async function observeMember(ctx: Context, ref: MemberRef): Promise<Membe
     etcdImageRepository: ctx.settings.etcdImageRepository,
     etcdImageDigests: ctx.settings.etcdImageDigests,
     operatorImage: ctx.settings.operatorImage,
+    ...(ctx.settings.podIPFamily && { podIPFamily: ctx.settings.podIPFamily }),
     ...(ctx.settings.s3AllowedEndpoints && { s3AllowedEndpoints: ctx.settings.s3AllowedEndpoints }),
     ...(ctx.settings.s3DeniedRanges && { s3DeniedRanges: ctx.settings.s3DeniedRanges }),
   };

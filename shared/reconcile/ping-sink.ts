@@ -8,7 +8,7 @@
 // itself), the broker ingress by its Service name, with no cluster domain written in.
 import { DEFAULT_OPERATOR_NAMESPACE } from '../builders/network-policy.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { sinkSpec, type PingSink } from '../plan/ping-source.ts';
+import { sinkSpec, type PingSink } from '../builders/ping-source.ts';
 import type { Context } from '../runtime/context.ts';
 
 export const BROKER_NAME = 'etcdfn';

@@ -1,4 +1,4 @@
-// run-snapshot's I/O for a schedule's own timing (shared/plan/schedule-ping.ts): read the schedule
+// run-snapshot's I/O for a schedule's own timing (shared/plan/schedule/ping.ts): read the schedule
 // and its PingSource, then create, update or delete the PingSource. Where the cluster serves no
 // PingSource API (standalone mode without Knative's CRDs) nothing is written and the summary says
 // so: the schedule then runs on the resync tick only.
@@ -13,7 +13,7 @@ import {
   PING_SOURCE_API_VERSION,
   PING_SOURCE_KIND,
   type PingSource,
-} from '../plan/schedule-ping.ts';
+} from '../plan/schedule/ping.ts';
 import type { Context } from '../runtime/context.ts';
 import type { ScheduleRef } from './schedule.ts';
 

@@ -1,5 +1,5 @@
 // run-snapshot's I/O for an EtcdSnapshotSchedule: observe the schedule, its cluster and the
-// EtcdSnapshots it owns, plan (shared/plan/schedule-plan.ts), then write the status with a
+// EtcdSnapshots it owns, plan (shared/plan/schedule/plan.ts), then write the status with a
 // compare-and-swap (the claim of a run), create the run's EtcdSnapshot, and apply retention.
 //
 // Crash safety: the run is claimed in status before its snapshot is created and the snapshot's name
@@ -22,8 +22,8 @@ import {
   planSchedule,
   type ScheduleDeletion,
   type ScheduleState,
-} from '../plan/schedule-plan.ts';
-import { isOwnedBy } from '../plan/schedule-run.ts';
+} from '../plan/schedule/plan.ts';
+import { isOwnedBy } from '../plan/schedule/run.ts';
 import { pruneFile } from './snapshot-prune.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';

@@ -3,14 +3,15 @@
 import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
-import { tlsSecretNames } from '../builders/tls.ts';
+import { tlsSecretNames } from '../tls/secret-names.ts';
 import { snapshotJob, snapshotJobName } from '../builders/snapshot-job.ts';
 import { rootAuthSecretName } from '../etcd/root-access.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { unscheduledSince, type AttemptJob } from '../plan/snapshot-job-plan.ts';
-import type { SnapshotSource } from '../plan/snapshot-plan.ts';
+import { unscheduledSince } from '../plan/snapshot/job.ts';
 import type { Context } from '../runtime/context.ts';
 import { SAVE_CONTAINER } from '../snapshot-file/result.ts';
+import type { SnapshotSource } from '../plan/snapshot/types.ts';
+import type { AttemptJob } from '../plan/snapshot/types.ts';
 
 type Snapshot = EtcdSnapshot & KubeObject;
 const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';

@@ -1,13 +1,13 @@
 // run-snapshot's I/O for retention of snapshots on a PVC: no function mounts a volume, so a Job
 // (shared/builders/snapshot-job.ts snapshotDeleteJob) removes the file, and only the file this
 // EtcdSnapshot wrote, unchanged. Each invocation looks at the Job and lets filePruneStep
-// (shared/plan/snapshot-job-plan.ts) decide: create it, wait (the Job's events bring run-snapshot
+// (shared/plan/snapshot/job.ts) decide: create it, wait (the Job's events bring run-snapshot
 // back), or take its report.
 import type { V1Job } from '@kubernetes/client-node';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
 import { snapshotDeleteJob, snapshotDeleteJobName } from '../builders/snapshot-job.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import { filePruneStep, type FilePruneResult } from '../plan/snapshot-job-plan.ts';
+import { filePruneStep, type FilePruneResult } from '../plan/snapshot/job.ts';
 import type { Context } from '../runtime/context.ts';
 import { DELETE_CONTAINER } from '../snapshot-file/result.ts';
 import { observeSnapshotJob } from './snapshot-job.ts';

@@ -1,5 +1,5 @@
 // run-snapshot's I/O: observe one EtcdSnapshot and what surrounds it, plan
-// (shared/plan/snapshot-plan.ts), then write the status (compare-and-swap) and, after a successful
+// (shared/plan/snapshot/plan.ts), then write the status (compare-and-swap) and, after a successful
 // claim, stream the snapshot from a ready member to S3 and record the result.
 //
 // Crash safety: the claim is in status before any byte moves; the object key is fixed by the
@@ -16,14 +16,9 @@ import { API_VERSION, ETCD_CLUSTER, ETCD_SNAPSHOT } from '../api/group.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
 import { clusterSelector } from '../names.ts';
-import { isPodReady } from '../plan/member-pod.ts';
-import {
-  planSnapshot,
-  SNAPSHOT_FINALIZER,
-  type SnapshotPlan,
-  type SnapshotState,
-} from '../plan/snapshot-plan.ts';
-import { planOutcome, type StoredArtifact, type TakeOutcome } from '../plan/snapshot-outcome.ts';
+import { isPodReady } from '../plan/member/pod.ts';
+import { planSnapshot } from '../plan/snapshot/plan.ts';
+import { planOutcome } from '../plan/snapshot/outcome.ts';
 import { clusterEtcd } from '../runtime/cluster-etcd.ts';
 import type { Context } from '../runtime/context.ts';
 import { crashPoint } from '../runtime/crash.ts';
@@ -32,10 +27,17 @@ import { endpointVerdict } from '../s3/client.ts';
 import { deleteOwnedObject } from '../s3/delete.ts';
 import { ACCESS_KEY_ID, credentialsIn, SECRET_ACCESS_KEY } from '../s3/location.ts';
 import { uploadStream } from '../s3/upload.ts';
-import { readBack } from '../s3/verify.ts';
+import { readBack } from '../snapshot-file/verify.ts';
 import { emitEvents } from './member-events.ts';
 import { claimExists, deleteAttemptJob, observeAttemptJob, startAttemptJob } from './snapshot-job.ts';
 import { noteLogContext } from '../log-context.ts';
+import {
+  SNAPSHOT_FINALIZER,
+  type SnapshotPlan,
+  type SnapshotState,
+  type StoredArtifact,
+  type TakeOutcome,
+} from '../plan/snapshot/types.ts';
 
 export interface SnapshotRef {
   namespace: string;

@@ -1,10 +1,10 @@
-// The I/O of a wake-up PingSource (shared/plan/wake.ts): read it, then create or delete it. A
+// The I/O of a wake-up PingSource (shared/plan/wake/wake.ts): read it, then create or delete it. A
 // failure (no PingSource API in standalone mode without Knative's CRDs, the API server unavailable)
 // is said in the summary, not thrown: the object itself was handled, and the resync tick looks at
 // it again.
 import type { KubeObject } from '../k8s/objects.ts';
-import { PING_SOURCE_API_VERSION, PING_SOURCE_KIND, type PingSource } from '../plan/ping-source.ts';
-import { wakeStep, type WakeOwner } from '../plan/wake.ts';
+import { PING_SOURCE_API_VERSION, PING_SOURCE_KIND, type PingSource } from '../builders/ping-source.ts';
+import { wakeStep, type WakeOwner } from '../plan/wake/wake.ts';
 import type { Context } from '../runtime/context.ts';
 
 /** Brings `owner`'s wake-up `name` to `desired`; a one-line summary, or '' when nothing changed. */

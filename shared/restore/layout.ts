@@ -1,3 +1,4 @@
+import { DATA_DIR } from '../names.ts';
 // How a restore lays out its files in the member's data volume, and the names the Pod builder,
 // the agent's restore steps and the status code share. Pure constants and parsing, no I/O.
 //
@@ -8,7 +9,6 @@
 // The marker is the commit point. Without it no etcd has ever run on the directory (the main
 // container starts only after the commit step), so a restart wipes the work and starts over;
 // with it, every step is a no-op and live data is never restored over.
-import { DATA_DIR } from '../builders/etcd-flags.ts';
 
 /** The restore's files under a data directory (a container path or, in the agent, the real one). */
 export function restorePaths(dataDir: string) {

@@ -4,21 +4,24 @@
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseEtcdImageDigests } from '../builders/pod.ts';
+import type { PodIPFamily } from '../builders/etcd-listen.ts';
+import { podIPFamily, POD_IP_FAMILY_ENV } from './pod-ip-family.ts';
 import { DEFAULT_OPERATOR_IMAGE } from '../builders/restore-pod.ts';
 import type { EtcdAccess } from '../etcd/access.ts';
 import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
 import { countEtcdCalls, countKubeRequests } from './metrics.ts';
-import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule-plan.ts';
-import { snapshotTimingsFromEnv, type SnapshotTimings } from '../plan/snapshot-plan.ts';
-import type { PingSink } from '../plan/ping-source.ts';
+import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule/plan.ts';
+import { snapshotTimingsFromEnv } from '../plan/snapshot/plan.ts';
+import type { PingSink } from '../builders/ping-source.ts';
 import {
   ALLOWED_ENDPOINTS_ENV,
   DENIED_RANGES_ENV,
   parseAllowList,
   type AllowedEndpoint,
 } from '../s3/endpoint-policy.ts';
+import type { SnapshotTimings } from '../plan/snapshot/types.ts';
 
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */
@@ -27,6 +30,8 @@ export interface OperatorSettings {
   etcdImageDigests: Record<string, string>;
   /** The operator's own image ($ETCDFN_IMAGE): runs the restore steps in member Pods. */
   operatorImage: string;
+  /** The family of Pod IPs, which members listen on ($ETCDFN_POD_IP_FAMILY, else detected). */
+  podIPFamily: PodIPFamily;
   /** How long a member may take to catch up before promotion is retried by a later event. */
   promoteAttempts: number;
   promoteIntervalMs: number;
@@ -38,9 +43,9 @@ export interface OperatorSettings {
    * event that change causes (1: one step per invocation).
    */
   chainSteps: number;
-  /** run-snapshot's clock: attempt timeout, retry delay and give-up deadline (shared/plan/snapshot-plan.ts). */
+  /** run-snapshot's clock: attempt timeout, retry delay and give-up deadline (shared/plan/snapshot/plan.ts). */
   snapshot: SnapshotTimings;
-  /** EtcdSnapshotSchedule: how late a run may start (shared/plan/schedule-plan.ts). */
+  /** EtcdSnapshotSchedule: how late a run may start (shared/plan/schedule/plan.ts). */
   schedule: ScheduleTimings;
   /** How long a tick may spend reconciling every object (shared/reconcile/resync-each.ts). */
   resyncBudgetMs?: number;
@@ -79,6 +84,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorS
     etcdImageRepository: env.ETCD_IMAGE_REPOSITORY || 'quay.io/coreos/etcd',
     etcdImageDigests: parseEtcdImageDigests(env.ETCD_IMAGE_DIGESTS),
     operatorImage: env.ETCDFN_IMAGE || DEFAULT_OPERATOR_IMAGE,
+    podIPFamily: podIPFamily(env[POD_IP_FAMILY_ENV]),
     // 100 × 50 ms: a learner is promoted within 50 ms of etcd calling it in sync, for up to 5 s.
     promoteAttempts: Number(env.ETCDFN_PROMOTE_ATTEMPTS ?? 100),
     promoteIntervalMs: Number(env.ETCDFN_PROMOTE_INTERVAL_MS ?? 50),

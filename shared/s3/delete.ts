@@ -78,10 +78,8 @@ export async function deleteOwnedObject(
     const classified = classifyS3Error(err, secrets);
     if (classified.kind === 'refused')
       return { kind: 'refused', code: classified.code, message: classified.message };
-    return {
-      kind: 'unavailable',
-      message: classified.kind === 'unavailable' ? classified.message : s3ErrorText(reduced),
-    };
+    // classifyS3Error answers refused or unavailable, the latter with this very text.
+    return { kind: 'unavailable', message: s3ErrorText(reduced) };
   } finally {
     client.destroy();
   }

@@ -13,7 +13,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { EtcdAccess } from '../etcd/access.ts';
 import { snapshot as openSnapshot } from '../etcd/snapshot.ts';
-import { SnapshotDigest } from '../s3/verify.ts';
+import { SnapshotDigest } from './verify.ts';
 import { bboltStatus } from './bbolt-status.ts';
 import { containedPath } from './contained.ts';
 import { OWNER_SUFFIX, SaveFailure, type SavedSnapshot } from './result.ts';

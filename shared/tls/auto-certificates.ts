@@ -3,9 +3,8 @@
 // so scaling never waits for a new certificate; etcd accepts a peer whose address reverse-resolves
 // to a name the wildcard matches (and 127.0.0.1 for loopback checks such as etcdctl in a Pod).
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import { clientPinHostname } from '../builders/etcd-listen.ts';
-import { operatorClientTlsSecretName, peerTlsSecretName, serverTlsSecretName } from '../builders/tls.ts';
-import { clientServiceName, headlessServiceName } from '../names.ts';
+import { operatorClientTlsSecretName, peerTlsSecretName, serverTlsSecretName } from './secret-names.ts';
+import { clientServiceName, headlessServiceName, clientPinHostname } from '../names.ts';
 import type { LeafUsage } from './issue.ts';
 
 export const caSecretName = (cluster: string): string => `${cluster}-ca`;

@@ -1,6 +1,6 @@
 // PingSources found in the API server, ticked by the bridge as Knative's ping adapter would: the
 // ones run-snapshot makes for EtcdSnapshotSchedules (label etcdfn.io/schedule-timing, see
-// shared/plan/schedule-ping.ts). Watched (list + watch), so a schedule created, changed or deleted
+// shared/plan/schedule/ping.ts). Watched (list + watch), so a schedule created, changed or deleted
 // starts, moves or stops its timer. Where the API server serves no PingSource (a cluster without
 // Knative's CRDs) the bridge says so once and goes on without them.
 //
@@ -11,7 +11,7 @@ import { Cron } from 'croner';
 import type { CloudEvent } from 'cloudevents';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { SCHEDULE_PING_LABEL } from '../../shared/plan/schedule-ping.ts';
+import { SCHEDULE_PING_LABEL } from '../../shared/plan/schedule/ping.ts';
 import { pingEvent, type WatchedObject } from './format.ts';
 import type { PingSourceSpec } from './sources.ts';
 import { ResourceWatcher } from './watcher.ts';

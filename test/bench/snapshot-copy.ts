@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { snapshot } from '../../shared/etcd/snapshot.ts';
 import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { uploadStream } from '../../shared/s3/upload.ts';
-import { readBack } from '../../shared/s3/verify.ts';
+import { readBack } from '../../shared/snapshot-file/verify.ts';
 import { saveSnapshotFile } from '../../shared/snapshot-file/save.ts';
 
 // s3rver's fixed keys (test/support/s3rver.ts, not imported: it would load s3rver into this process).

@@ -17,7 +17,7 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { SNAPSHOT_CRASH_POINTS, type CrashPoint } from '../../shared/runtime/crash.ts';
 import { OWNER_METADATA } from '../../shared/s3/location.ts';
-import { SnapshotDigest } from '../../shared/s3/verify.ts';
+import { SnapshotDigest } from '../../shared/snapshot-file/verify.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { beforeCreation, converged } from '../support/converge.ts';

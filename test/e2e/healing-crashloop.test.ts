@@ -61,7 +61,12 @@ describe(
       const crashEvents = async () =>
         (
           await kube().list<
-            KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }
+            KubeObject & {
+              reason?: string;
+              message?: string;
+              count?: number;
+              involvedObject?: { name?: string };
+            }
           >('v1', 'Event', NS)
         ).filter(e => e.reason === 'MemberCrashLooping' && e.involvedObject?.name === name);
       const events = await waitFor(
@@ -71,6 +76,7 @@ describe(
         describe,
       );
       assert.equal(events.length, 1, 'one Warning Event');
+      assert.equal(events[0].count ?? 1, 1, 'said once');
       // Not replaced: the same EtcdMember, no data loss recorded, no replacement started.
       const now = (await members(NAME)).find(m => m.metadata.name === name);
       assert.equal(now?.metadata.uid, looping.member.metadata.uid);

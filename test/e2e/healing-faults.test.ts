@@ -11,7 +11,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import type { V1Pod } from '@kubernetes/client-node';
 import { toHexId } from '../../shared/etcd/ids.ts';
-import { podJoinSettings } from '../../shared/plan/member-pod.ts';
+import { podJoinSettings } from '../../shared/plan/member/pod.ts';
 import { startWriter, type AckedWriter } from '../support/acked-writer.ts';
 import { beforeCreation, converged, mark, type ClusterRef } from '../support/converge.ts';
 import { NS, STEP_TIMEOUT, healingSandbox, type Member } from '../support/healing-sandbox.ts';

@@ -277,6 +277,7 @@ describe('cluster lifecycle (etcd 3.5.16, chaos on)', { timeout: 900_000 }, () =
       describeWorld,
     );
     assert.match(failed.message, /spec\.version/);
+    assert.match(failed.message, /etcd:v?3\.6\.15/, 'the condition names the version asked for');
     assert.equal(failed.status, 'False');
     await kube.delete(stuck);
   });

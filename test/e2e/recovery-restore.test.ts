@@ -32,6 +32,8 @@ type Snapshot = EtcdSnapshot & KubeObject;
 type Member = EtcdMember & KubeObject;
 interface EventLike extends KubeObject {
   reason?: string;
+  /** How many times the same Event was said (etcdfn counts repeats on one Event). */
+  count?: number;
   message?: string;
   involvedObject?: { kind?: string; name?: string };
 }
@@ -58,6 +60,8 @@ describe('quorum-loss recovery by restore (sandbox, etcd 3.5.16, s3rver)', { tim
     (await kube.list<Member>(API_VERSION, 'EtcdMember', NS, `etcdfn.io/cluster=${name}`))
       .map(m => m.metadata.name ?? '')
       .sort();
+  /** Every time an Event was said, repeats included. */
+  const said = (events: EventLike[]): number => events.reduce((n, e) => n + (e.count ?? 1), 0);
   const clusterEvents = async (name: string, reason: string): Promise<EventLike[]> =>
     (await kube.list<EventLike>('v1', 'Event', NS)).filter(
       e => e.involvedObject?.kind === 'EtcdCluster' && e.involvedObject.name === name && e.reason === reason,
@@ -262,7 +266,7 @@ describe('quorum-loss recovery by restore (sandbox, etcd 3.5.16, s3rver)', { tim
     assert.deepEqual(cluster.status?.inPlaceRestore, before);
     assert.equal(cluster.status?.ready, '3/3');
     assert.deepEqual(await memberNames(NAME), [`${NAME}-3`, `${NAME}-4`, `${NAME}-5`]);
-    assert.equal((await clusterEvents(NAME, 'QuorumLossRecovery')).length, 1);
+    assert.equal(said(await clusterEvents(NAME, 'QuorumLossRecovery')), 1);
   });
 
   it('no verified snapshot of its own: RecoveryBlocked says what to do, and nothing changes', async () => {
@@ -286,7 +290,7 @@ describe('quorum-loss recovery by restore (sandbox, etcd 3.5.16, s3rver)', { tim
     assert.match(condition(blocked, 'Available')?.message ?? '', /no verified EtcdSnapshot of this cluster/);
     assert.equal(blocked.status?.inPlaceRestore, undefined);
     assert.deepEqual(await memberNames(BARE), members, 'no member deleted or added');
-    assert.equal((await clusterEvents(BARE, 'RecoveryBlocked')).length, 1, 'one RecoveryBlocked Event');
-    assert.equal((await clusterEvents(BARE, 'QuorumLossRecovery')).length, 0);
+    assert.equal(said(await clusterEvents(BARE, 'RecoveryBlocked')), 1, 'one RecoveryBlocked Event');
+    assert.equal(said(await clusterEvents(BARE, 'QuorumLossRecovery')), 0);
   });
 });

@@ -1,6 +1,6 @@
 // EtcdSnapshotSchedules on the sandbox: a real 1-member etcd 3.5.16 cluster, the real functions, the
 // event bridge, and s3rver on loopback. The resync tick is set to an hour, so it never fires during
-// the test: a schedule's run comes from its own PingSource (shared/plan/schedule-ping.ts), which
+// the test: a schedule's run comes from its own PingSource (shared/plan/schedule/ping.ts), which
 // run-snapshot creates, owned by the schedule, and the bridge ticks. One real run: the schedule
 // names a minute in a non-UTC time zone, and the test holds the clock of the functions and of the
 // schedules' PingSources (test/sandbox/clock.ts) minutes before it, checks the status that announces
@@ -18,8 +18,8 @@ import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-sna
 import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
-import { runSnapshotName } from '../../shared/plan/schedule-run.ts';
-import { pingSourceName, PING_SOURCE_API_VERSION, type PingSource } from '../../shared/plan/schedule-ping.ts';
+import { runSnapshotName } from '../../shared/plan/schedule/run.ts';
+import { pingSourceName, PING_SOURCE_API_VERSION, type PingSource } from '../../shared/plan/schedule/ping.ts';
 import { OWNER_METADATA } from '../../shared/s3/location.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';

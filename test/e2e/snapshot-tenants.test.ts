@@ -14,7 +14,7 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
-import { SnapshotDigest } from '../../shared/s3/verify.ts';
+import { SnapshotDigest } from '../../shared/snapshot-file/verify.ts';
 import { s3rverSecret, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { beforeCreation, converged } from '../support/converge.ts';

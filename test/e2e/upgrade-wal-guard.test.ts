@@ -1,4 +1,4 @@
-// The guard before etcd 3.7 on a cluster that ran 3.5 (shared/plan/cluster-upgrade-wal.ts), on the
+// The guard before etcd 3.7 on a cluster that ran 3.5 (shared/plan/upgrade/wal-guard.ts), on the
 // sandbox with chaos on and real etcd 3.5.35, 3.6.16 and 3.7.3: etcd 3.7.3 panics at start on a
 // member whose write-ahead log, above its last raft snapshot, still holds entries written while the
 // cluster ran 3.5. A 3-member cluster with spec.options.snapshotCount 1000 is created on 3.5.35 and

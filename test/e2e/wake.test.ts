@@ -1,5 +1,5 @@
 // Waits that no event of ours ends are ended within a minute by the waiting object's own wake-up
-// PingSource (shared/plan/wake.ts), not at the resync tick, which is an hour here: a snapshot created
+// PingSource (shared/plan/wake/wake.ts), not at the resync tick, which is an hour here: a snapshot created
 // before its cluster exists (no event reaches run-snapshot when the cluster turns up), and a restore
 // waiting for its credentials Secret (a user's Secret is not watched). Each wake-up exists only
 // while its object waits: an idle system gets only the tick.

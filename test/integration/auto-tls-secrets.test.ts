@@ -10,8 +10,8 @@ import type { CoreV1Event, V1Secret } from '@kubernetes/client-node';
 import { API_VERSION } from '../../shared/api/group.ts';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
-import { LEAF_LIFETIME_ENV } from '../../shared/plan/auto-tls-plan.ts';
-import { withCertificates } from '../../shared/plan/certificate-status.ts';
+import { LEAF_LIFETIME_ENV } from '../../shared/plan/tls/auto-tls.ts';
+import { withCertificates } from '../../shared/plan/tls/certificate-status.ts';
 import { keepCertificates } from '../../shared/reconcile/certificates.ts';
 import { NS, ReconcileWorld } from '../support/reconcile-world.ts';
 

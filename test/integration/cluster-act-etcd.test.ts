@@ -1,4 +1,4 @@
-// The act layer's etcd steps (shared/reconcile/cluster-act.ts, cluster-space.ts) against real etcd:
+// The act layer's etcd steps (shared/reconcile/cluster-act.ts, plan/space/nospace-alarm.ts) against real etcd:
 // promoting a learner (cluster-space-etcd.test.ts has the NOSPACE recovery). The plan decides when;
 // this checks that what the act layer then does to etcd, and records, is safe: a learner that has
 // not caught up is never recorded as a voter. The Kubernetes side is a plain recording fake (only

@@ -3,7 +3,7 @@
 // small Go program in test/go/cron-check) and through croner (standalone mode and the plans): an
 // accepted case parses in both and fires at the same 40 times in UTC and in Europe/Paris; a
 // refused case is refused by one of them or fires at other times. The CRDs' CEL rules and the
-// chart's tick schedule use the same pattern (shared/plan/cron-grammar.ts). One difference remains
+// chart's tick schedule use the same pattern (shared/plan/schedule/cron-grammar.ts). One difference remains
 // and is allowed here (docs/snapshots.md says so): a local time skipped by a daylight-saving change
 // is not fired by Knative, and fired at the shifted time by croner.
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cron } from 'croner';
 import { parse } from 'yaml';
-import { PING_CRON_PATTERN, SCHEDULE_PATTERN, scheduleProblem } from '../../shared/plan/cron-grammar.ts';
+import {
+  PING_CRON_PATTERN,
+  SCHEDULE_PATTERN,
+  scheduleProblem,
+} from '../../shared/plan/schedule/cron-grammar.ts';
 import { ROOT } from '../support/helm.ts';
 
 const START = '2026-03-01T00:00:00Z';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
-import { startFailure } from '../../shared/plan/member-failure.ts';
+import { startFailure } from '../../shared/plan/member/failure.ts';
 import { ETCD_MINORS } from '../support/etcd-binaries.ts';
 import {
   EtcdTestCluster,

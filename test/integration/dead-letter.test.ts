@@ -112,6 +112,38 @@ describe('dead-letter function', () => {
     assert.match(event.message ?? '', /HTTP 500/);
   });
 
+  it('the same dead letter again is the same Event said twice (count 2, a later lastTimestamp), not a second Event', async () => {
+    const letter = () =>
+      request(server)
+        .post('/')
+        .set({
+          'ce-specversion': '1.0',
+          'ce-id': 'r-1',
+          'ce-type': 'dev.knative.apiserver.ref.update',
+          'ce-source': 'https://kubernetes.default.svc',
+          'ce-kind': 'EtcdCluster',
+          'ce-name': 'example',
+          'ce-namespace': 'team-a',
+          'ce-apiversion': 'etcdfn.io/v1alpha1',
+          'ce-knativeerrordest': 'http://finalize-member.etcdfn-system.svc.cluster.local',
+          'ce-knativeerrorcode': '502',
+        })
+        .send({ kind: 'EtcdCluster', name: 'example', namespace: 'team-a' });
+    const mine = async () => (await events('team-a')).filter(e => /finalize-member/.test(e.message ?? ''));
+    assert.equal((await letter()).status, 202);
+    const [first] = await mine();
+    assert.equal(first?.count, 1);
+    await new Promise(resolve => setTimeout(resolve, 1100));
+    assert.equal((await letter()).status, 202);
+    const again = await mine();
+    assert.equal(again.length, 1, 'one Event');
+    assert.equal(again[0].count, 2, 'said twice');
+    assert.ok(
+      new Date(again[0].lastTimestamp ?? 0).getTime() > new Date(first.lastTimestamp ?? 0).getTime(),
+      `lastTimestamp moved: ${String(first.lastTimestamp)} -> ${String(again[0].lastTimestamp)}`,
+    );
+  });
+
   it("a tick's dead letter names no object: answered 202, no Event", async () => {
     const res = await request(server).post('/').set({
       'ce-specversion': '1.0',

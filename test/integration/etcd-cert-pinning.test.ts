@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMemberTLS } from '../../shared/api/etcd-member.ts';
 import { certPinFlags, listenFlags } from '../../shared/builders/etcd-listen.ts';
-import { memberTls } from '../../shared/builders/tls.ts';
+import { memberTls } from '../../shared/tls/secret-names.ts';
 import { certificateShape, type AutoCertificateRole } from '../../shared/tls/auto-certificates.ts';
 import { etcdBinaries, type EtcdMinor } from '../support/etcd-binaries.ts';
 import { CLIENT_PORT, EtcdProcess, LoopbackAddresses, PEER_PORT, sleep } from '../support/etcd-process.ts';
@@ -98,7 +98,7 @@ for (const minor of MINORS) {
       issue(`${name}-peer`, 'peer', 'a', 'ns-a', slot.host);
       const client = `https://${slot.host}:${CLIENT_PORT}`;
       const peer = `https://${slot.host}:${PEER_PORT}`;
-      const listen = listenFlags(tls).map(f => f.replace('$(POD_IP)', slot.host));
+      const listen = listenFlags(tls).map(f => f.replaceAll('$(POD_IP)', slot.host));
       const etcd = new EtcdProcess({
         binaries: etcdBinaries(minor),
         slot: { ...slot, clientURL: client, peerURL: peer },
@@ -179,9 +179,14 @@ for (const minor of MINORS) {
       assert.equal(await get(`${open.peer}/version`, certs['b-peer-cert']), 200);
     });
 
-    it('/health for the readiness probe (no client certificate): plain HTTP with client mTLS, HTTPS without', async () => {
-      assert.match(pinned.metrics, /^http:\/\//);
-      assert.equal(await get(`${pinned.metrics}/health`), 200);
+    it('/health for the readiness probe (no client certificate): plain HTTP on 2382 with client mTLS, HTTPS on 2381 without', async () => {
+      // With client mTLS the metrics port is https and wants a client certificate; the probe's
+      // listener is the second URL (etcd-metrics-tls.test.ts checks the rest).
+      const [metrics, probe] = pinned.metrics.split(',');
+      assert.match(metrics ?? '', /^https:\/\/.*:2381$/);
+      assert.match(probe ?? '', /^http:\/\/.*:2382$/);
+      assert.equal(await get(`${probe}/health`), 200);
+      assert.equal(await get(`${metrics}/health`), 'refused');
       assert.match(serverOnly.metrics, /^https:\/\//);
       assert.equal(await get(`${serverOnly.metrics}/health`), 200);
     });

@@ -8,7 +8,7 @@
 //   under its old member ID with no data (it may then die of a raft log behind the cluster's, or
 //   run empty, as a wiped seed on `new` does): the gap this guard closes;
 // - armed (only itself, `existing`): with its data it rejoins and serves; wiped, it refuses before
-//   it joins, in words member-failure.ts reads as DataDirEmpty, for a joiner and for the seed.
+//   it joins, in words plan/member/failure.ts reads as DataDirEmpty, for a joiner and for the seed.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { afterEach, describe, it } from 'node:test';
@@ -21,7 +21,7 @@ import {
   INITIAL_CLUSTER_STATE_ANNOTATION,
   INITIAL_CLUSTER_STATE_ENV,
 } from '../../shared/builders/etcd-flags.ts';
-import { startFailure } from '../../shared/plan/member-failure.ts';
+import { startFailure } from '../../shared/plan/member/failure.ts';
 import { ETCD_MINORS } from '../support/etcd-binaries.ts';
 import {
   EtcdTestCluster,

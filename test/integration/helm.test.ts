@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { buildCommand } from '../../standalone/main.ts';
-import { snapshotTimingsFromEnv } from '../../shared/plan/snapshot-plan.ts';
+import { snapshotTimingsFromEnv } from '../../shared/plan/snapshot/plan.ts';
 import {
   CHART_DIR,
   containersOf,

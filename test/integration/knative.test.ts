@@ -18,7 +18,7 @@ import { attributesOf, loadTriggers, triggerMatches } from '../../standalone/bri
 import { pingSpecOf } from '../../standalone/bridge/api-pings.ts';
 import type { WatchedObject } from '../../standalone/bridge/format.ts';
 import type { PingSourceSpec } from '../../standalone/bridge/sources.ts';
-import { desiredPingSource } from '../../shared/plan/schedule-ping.ts';
+import { desiredPingSource } from '../../shared/plan/schedule/ping.ts';
 import {
   find,
   helmTemplate,

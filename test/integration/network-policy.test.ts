@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KubeObjects } from '../../shared/k8s/objects.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { observeCluster } from '../../shared/reconcile/cluster-observe.ts';
 import { createContext, type Context } from '../../shared/runtime/context.ts';

@@ -15,7 +15,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { snapshotTarget } from '../../shared/s3/location.ts';
 import { uploadStream as upload_, type UploadOptions, type UploadResult } from '../../shared/s3/upload.ts';
-import { readBack } from '../../shared/s3/verify.ts';
+import { readBack } from '../../shared/snapshot-file/verify.ts';
 import { EtcdTestCluster } from '../support/etcd-process.ts';
 import { S3RVER_CREDENTIALS, sha256, startS3rver, type TestS3 } from '../support/s3rver.ts';
 

@@ -51,6 +51,12 @@ describe('kubelet units', () => {
     assert.equal(expand('$(A)-$(B)', lookup), 'x-y');
     assert.equal(expand('$(MISSING) $$(A) $A $$ $', lookup), '$(MISSING) $(A) $A $ $');
     assert.equal(expand('$(A', lookup), '$(A');
+    // A member's IPv6 listen URL: the brackets are the flag's, the address the variable's.
+    const v6 = (n: string): string | undefined => ({ POD_IP: 'fd00:10:244::7' })[n];
+    assert.equal(
+      expand('--listen-metrics-urls=https://[$(POD_IP)]:2381,http://[$(POD_IP)]:2382', v6),
+      '--listen-metrics-urls=https://[fd00:10:244::7]:2381,http://[fd00:10:244::7]:2382',
+    );
   });
 
   it('rewrites mount paths (longest first, once) and wildcard/loopback addresses', () => {

@@ -98,6 +98,9 @@ class Supervisor {
           // The sandbox's object store (s3rver) speaks plain http on loopback: allow-listed here,
           // as an operator's configuration would (docs/snapshots.md, endpoint policy).
           ETCDFN_S3_ALLOWED_ENDPOINTS: 'http://127.0.0.0/8',
+          // The sandbox's Pod IPs are IPv4 loopback addresses, whatever the host's own addresses
+          // (which the operator would otherwise detect the family from).
+          ETCDFN_POD_IP_FAMILY: 'IPv4',
           ...process.env,
           ...opts.env,
           KUBECONFIG: opts.kubeconfig,

@@ -1,12 +1,12 @@
-// Plain fakes for act-layer tests (shared/reconcile/cluster-act.ts, cluster-space.ts) with real etcd:
+// Plain fakes for act-layer tests (shared/reconcile/cluster-act.ts, plan/space/nospace-alarm.ts) with real etcd:
 // an EtcdCluster and its EtcdMembers as values, a Kubernetes adapter that only records the writes
 // those steps make, and a Context over them. No API server: etcd is what these tests look at.
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import type { EtcdAdapter } from '../../shared/etcd/adapter.ts';
 import type { KubeObject, KubeObjects, ObjectRef } from '../../shared/k8s/objects.ts';
-import type { ClusterState } from '../../shared/plan/cluster-state.ts';
-import { memberUrls } from '../../shared/plan/members.ts';
+import type { ClusterState } from '../../shared/plan/cluster/types.ts';
+import { memberUrls } from '../../shared/plan/cluster/members.ts';
 import { settingsFromEnv, type Context } from '../../shared/runtime/context.ts';
 import type { EtcdSlot } from './etcd-process.ts';
 

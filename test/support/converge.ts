@@ -202,6 +202,13 @@ async function notYet(ref: ClusterRef, opts: ConvergeOptions, cluster: Cluster):
   if (running.length !== opts.replicas) return `${running.length} running EtcdMembers`;
 
   const podOf = new Map(pods.map(p => [p.metadata.name, p]));
+  // A removed member's Pod outlives its EtcdMember until the garbage collector deletes it.
+  const runningUids = new Set(running.map(m => m.metadata.uid));
+  const leftover = pods.filter(p =>
+    p.metadata.ownerReferences?.some(o => o.controller && o.kind === 'EtcdMember' && !runningUids.has(o.uid)),
+  );
+  if (leftover.length > 0)
+    return `Pod(s) ${leftover.map(p => p.metadata.name).join(',')} outlive their EtcdMember`;
   for (const m of running) {
     const name = m.status?.podName ?? m.metadata.name;
     const pod = podOf.get(name);

@@ -8,6 +8,7 @@ import {
   etcdMinor,
   initialClusterState,
 } from '../../shared/builders/index.ts';
+import type { PodIPFamily } from '../../shared/builders/etcd-listen.ts';
 import { etcdBinaries, type EtcdMinor } from '../support/etcd-binaries.ts';
 
 const NS = 'prod';
@@ -302,8 +303,9 @@ describe('etcd flags: TLS', () => {
     const f = flagsOf(member({ tls: { clientServerSecretRef: { name: 's' }, clientMTLS: true } }));
     assert.equal(f.get('--client-cert-auth'), 'true');
     assert.equal(f.get('--trusted-ca-file'), '/etc/etcd/tls/client/ca.crt');
-    // The kubelet's probe cannot present a certificate: /health stays plain HTTP on the Pod IP.
-    assert.equal(f.get('--listen-metrics-urls'), 'http://$(POD_IP):2381');
+    // Metrics over TLS with the client port's rules (a client certificate); the kubelet's probe
+    // cannot present one, so it reads /health from a plain listener of its own on port 2382.
+    assert.equal(f.get('--listen-metrics-urls'), 'https://$(POD_IP):2381,http://$(POD_IP):2382');
     assert.equal(f.has('--client-cert-allowed-hostname'), false, 'no pin unless the spec carries one');
   });
 
@@ -348,8 +350,12 @@ describe('etcd flags: TLS', () => {
       const flags = etcdFlags(member(tls ? { tls } : {}), { namespace: NS, clusterFormed: true });
       const listen = flags.filter(f => f.startsWith('--listen-'));
       assert.equal(listen.length, 3, listen.join(' '));
-      for (const flag of listen)
-        assert.match(flag, /^--listen-(client|peer|metrics)-urls=https?:\/\/\$\(POD_IP\):23(79|80|81)$/);
+      for (const flag of listen) {
+        const [name, urls = ''] = flag.split('=');
+        assert.match(name ?? '', /^--listen-(client|peer|metrics)-urls$/);
+        for (const url of urls.split(','))
+          assert.match(url, /^https?:\/\/\$\(POD_IP\):23(79|80|81|82)$/, flag);
+      }
     }
   });
 
@@ -362,5 +368,100 @@ describe('etcd flags: TLS', () => {
     assert.equal(f.get('--peer-trusted-ca-file'), '/etc/etcd/tls/peer/ca.crt');
     assert.equal(f.get('--peer-client-cert-auth'), 'true');
     assert.equal(f.get('--listen-client-urls'), 'http://$(POD_IP):2379');
+  });
+});
+
+describe('etcd flags: the Pod IP in listen URLs, IPv4 and IPv6', () => {
+  const MTLS = { clientServerSecretRef: { name: 's' }, clientMTLS: true, peerSecretRef: { name: 'p' } };
+  const SERVER_TLS = { clientServerSecretRef: { name: 's' } };
+  const cases: {
+    family: PodIPFamily | undefined;
+    tls?: EtcdMemberSpec['tls'];
+    client: string;
+    peer: string;
+    metrics: string;
+  }[] = [
+    {
+      family: undefined,
+      client: 'http://$(POD_IP):2379',
+      peer: 'http://$(POD_IP):2380',
+      metrics: 'http://$(POD_IP):2381',
+    },
+    {
+      family: 'IPv4',
+      tls: SERVER_TLS,
+      client: 'https://$(POD_IP):2379',
+      peer: 'http://$(POD_IP):2380',
+      metrics: 'https://$(POD_IP):2381',
+    },
+    {
+      family: 'IPv4',
+      tls: MTLS,
+      client: 'https://$(POD_IP):2379',
+      peer: 'https://$(POD_IP):2380',
+      metrics: 'https://$(POD_IP):2381,http://$(POD_IP):2382',
+    },
+    {
+      family: 'IPv6',
+      client: 'http://[$(POD_IP)]:2379',
+      peer: 'http://[$(POD_IP)]:2380',
+      metrics: 'http://[$(POD_IP)]:2381',
+    },
+    {
+      family: 'IPv6',
+      tls: SERVER_TLS,
+      client: 'https://[$(POD_IP)]:2379',
+      peer: 'http://[$(POD_IP)]:2380',
+      metrics: 'https://[$(POD_IP)]:2381',
+    },
+    {
+      family: 'IPv6',
+      tls: MTLS,
+      client: 'https://[$(POD_IP)]:2379',
+      peer: 'https://[$(POD_IP)]:2380',
+      metrics: 'https://[$(POD_IP)]:2381,http://[$(POD_IP)]:2382',
+    },
+  ];
+  for (const c of cases) {
+    const mode = !c.tls ? 'plaintext' : c.tls.clientMTLS ? 'client mTLS' : 'server TLS';
+    it(`${c.family ?? 'unset (IPv4)'}, ${mode}`, () => {
+      const f = flagMap(
+        etcdFlags(member(c.tls ? { tls: c.tls } : {}), {
+          namespace: NS,
+          clusterFormed: true,
+          ...(c.family && { podIPFamily: c.family }),
+        }),
+      );
+      assert.equal(f.get('--listen-client-urls'), c.client);
+      assert.equal(f.get('--listen-peer-urls'), c.peer);
+      assert.equal(f.get('--listen-metrics-urls'), c.metrics);
+      // Advertised URLs are DNS names, whatever the family.
+      assert.match(f.get('--advertise-client-urls') ?? '', /^https?:\/\/demo-abcde\.demo\.prod\.svc:2379$/);
+      assert.match(
+        f.get('--initial-advertise-peer-urls') ?? '',
+        /^https?:\/\/demo-abcde\.demo\.prod\.svc:2380$/,
+      );
+    });
+  }
+
+  it('each URL, once the kubelet expands $(POD_IP), is a URL whose host:port etcd can bind', () => {
+    for (const [family, ip] of [
+      ['IPv4', '10.244.1.7'],
+      ['IPv6', 'fd00:10:244::7'],
+    ] as const) {
+      const flags = etcdFlags(member({ tls: MTLS }), {
+        namespace: NS,
+        clusterFormed: true,
+        podIPFamily: family,
+      });
+      for (const flag of flags.filter(f => f.startsWith('--listen-'))) {
+        for (const raw of flag.slice(flag.indexOf('=') + 1).split(',')) {
+          const url = new URL(raw.replaceAll('$(POD_IP)', ip));
+          // Go's net.SplitHostPort wants brackets around an IPv6 host; WHATWG URL keeps them.
+          assert.equal(url.hostname, family === 'IPv6' ? `[${ip}]` : ip, raw);
+          assert.match(url.port, /^238[0-2]$|^2379$/, raw);
+        }
+      }
+    }
   });
 });

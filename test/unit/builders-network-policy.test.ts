@@ -87,6 +87,14 @@ describe('buildNetworkPolicy', () => {
     assert.equal(admits(open, stranger, 2381), false);
   });
 
+  it('probe port (2382, plain /health and /metrics with client mTLS): no Pod at all, the metrics namespace neither', () => {
+    const open = buildNetworkPolicy(cluster({ networkPolicy: { metricsNamespace: 'monitoring' } }));
+    for (const source of [prometheus, client, operator, member, stranger]) {
+      assert.equal(admits(policy, source, 2382), false);
+      assert.equal(admits(open, source, 2382), false);
+    }
+  });
+
   it("admits the operator's namespace as configured", () => {
     assert.equal(DEFAULT_OPERATOR_NAMESPACE, 'etcdfn-system');
     const elsewhere = buildNetworkPolicy(cluster(), { operatorNamespace: 'ops' });

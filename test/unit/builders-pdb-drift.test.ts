@@ -36,6 +36,16 @@ describe('PodDisruptionBudget', () => {
     assert.deepEqual(pdbDrift(existing, desired), { spec: { selector: { matchLabels: voters } } });
   });
 
+  it('a cluster whose status has no locked target yet (only conditions) is protected by its spec', () => {
+    const early: EtcdCluster = {
+      ...cluster,
+      spec: { ...cluster.spec, replicas: 5 },
+      status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Pending', message: '' }] },
+    } as EtcdCluster;
+    // 1 voter now, 5 wanted: 3 of them must stay.
+    assert.equal(buildPdb(early, { voters: 1 })?.spec?.minAvailable, 3);
+  });
+
   it('an unchanged PDB has no drift', () => {
     assert.equal(pdbDrift(structuredClone(desired), desired), undefined);
   });

@@ -275,6 +275,43 @@ describe('member Pod', () => {
     assert.equal(pod().spec!.terminationGracePeriodSeconds, 30);
   });
 
+  it('client mTLS: metrics over TLS (a client certificate needed), Ready read from the plain probe port 2382', () => {
+    const c = etcd(pod(member({ tls: { clientServerSecretRef: { name: 's' }, clientMTLS: true } })));
+    assert.ok(
+      c.command?.includes('--listen-metrics-urls=https://$(POD_IP):2381,http://$(POD_IP):2382'),
+      c.command?.join(' ') ?? '',
+    );
+    assert.deepEqual(c.readinessProbe?.httpGet, {
+      path: '/health?exclude=NOSPACE',
+      port: 2382,
+      scheme: 'HTTP',
+    });
+    assert.deepEqual(
+      c.ports?.map(p => [p.name, p.containerPort]),
+      [
+        ['client', 2379],
+        ['peer', 2380],
+        ['metrics', 2381],
+        ['probe', 2382],
+      ],
+    );
+  });
+
+  it('IPv6 Pods: the listen URLs carry the Pod IP in brackets; the probes are unchanged', () => {
+    const c = etcd(pod(member(), { podIPFamily: 'IPv6' }));
+    assert.ok(
+      c.command?.includes('--listen-client-urls=http://[$(POD_IP)]:2379'),
+      c.command?.join(' ') ?? '',
+    );
+    assert.ok(c.command?.includes('--listen-peer-urls=http://[$(POD_IP)]:2380'));
+    assert.ok(c.command?.includes('--listen-metrics-urls=http://[$(POD_IP)]:2381'));
+    assert.deepEqual(c.env?.find(e => e.name === 'POD_IP')?.valueFrom?.fieldRef, {
+      apiVersion: 'v1',
+      fieldPath: 'status.podIP',
+    });
+    assert.deepEqual(c.readinessProbe?.httpGet, etcd(pod()).readinessProbe?.httpGet);
+  });
+
   it('a user affinity passes through; without one, members prefer different nodes', () => {
     const p = pod();
     const term = p.spec!.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0];

@@ -6,12 +6,12 @@ import { describe, it } from 'node:test';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import {
-  appliedRootSecretName,
   buildAppliedRootSecret,
   buildGeneratedRootSecret,
   generatePassword,
   readRootCredentials,
 } from '../../shared/builders/root-credentials.ts';
+import { appliedRootSecretName } from '../../shared/names.ts';
 
 const cluster: EtcdCluster = {
   apiVersion: 'etcdfn.io/v1alpha1',

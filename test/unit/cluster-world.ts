@@ -6,7 +6,7 @@ import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 
 export const NOW = new Date('2026-11-22T10:00:00Z');
 export const LATER = new Date('2026-11-22T10:30:00Z');

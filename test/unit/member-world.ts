@@ -7,7 +7,7 @@ import { controllerRef } from '../../shared/builders/owner.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdMember as EtcdMembership } from '../../shared/etcd/members.ts';
 import type { MemberStatus as SelfReport } from '../../shared/etcd/status.ts';
-import type { MemberPlan, MemberState } from '../../shared/plan/member-plan.ts';
+import type { MemberPlan, MemberState } from '../../shared/plan/member/plan.ts';
 
 export const NOW = new Date('2026-11-22T10:00:00.000Z');
 export const LATER = new Date('2026-11-22T10:05:00.000Z');

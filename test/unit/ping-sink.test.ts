@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdSnapshotSchedule } from '../../shared/api/etcd-snapshot-schedule.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
-import { sameSink } from '../../shared/plan/ping-source.ts';
-import { desiredPingSource, pingSourceStep } from '../../shared/plan/schedule-ping.ts';
-import { desiredClusterWake } from '../../shared/plan/cluster-wake.ts';
+import { sameSink } from '../../shared/builders/ping-source.ts';
+import { desiredPingSource, pingSourceStep } from '../../shared/plan/schedule/ping.ts';
+import { desiredClusterWake } from '../../shared/plan/wake/cluster-wake.ts';
 import { brokerIngress, sinkOfBroker, type Broker } from '../../shared/reconcile/ping-sink.ts';
 import { settingsFromEnv } from '../../shared/runtime/context.ts';
 

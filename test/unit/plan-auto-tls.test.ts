@@ -8,7 +8,7 @@ import {
   renewalTime,
   type AutoTlsObserved,
   type ObservedCertificate,
-} from '../../shared/plan/auto-tls-plan.ts';
+} from '../../shared/plan/tls/auto-tls.ts';
 import { autoCertificates } from '../../shared/tls/auto-certificates.ts';
 
 const DAY = 86_400_000;

@@ -1,7 +1,7 @@
 // status.certificates and the TLSCertificates condition from what the certificate Secrets hold.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CERTIFICATES_CONDITION, withCertificates } from '../../shared/plan/certificate-status.ts';
+import { CERTIFICATES_CONDITION, withCertificates } from '../../shared/plan/tls/certificate-status.ts';
 
 const now = new Date('2026-11-26T12:00:00Z');
 const facts = {

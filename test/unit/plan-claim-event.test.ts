@@ -2,7 +2,7 @@
 // member it created, a seed names itself, a learner says it joined as a learner.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { claimEvent } from '../../shared/plan/claim-event.ts';
+import { claimEvent } from '../../shared/plan/cluster/claim-event.ts';
 
 const startedAt = '2026-11-27T00:00:00Z';
 

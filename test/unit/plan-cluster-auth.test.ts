@@ -1,8 +1,8 @@
-// The auth concern (shared/plan/cluster-auth.ts): one row per situation, including every point a
+// The auth concern (shared/plan/cluster/auth.ts): one row per situation, including every point a
 // crash can leave things at (enable cut short, enable or rotation done but not recorded).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { planAuth, type AuthFacts, type AuthStep } from '../../shared/plan/cluster-auth.ts';
+import { planAuth, type AuthFacts, type AuthStep } from '../../shared/plan/cluster/auth.ts';
 import type { RootCredentials } from '../../shared/builders/root-credentials.ts';
 
 const pw = (password: string): RootCredentials => ({ kind: 'ok', password });

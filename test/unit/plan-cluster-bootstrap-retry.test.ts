@@ -7,9 +7,9 @@ import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import type { ClusterState } from '../../shared/plan/cluster-state.ts';
-import { needsEtcd, planFinalize } from '../../shared/plan/finalize-plan.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState } from '../../shared/plan/cluster/types.ts';
+import { needsEtcd, planFinalize } from '../../shared/plan/member/finalize.ts';
 import { LATER, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const NAMES = ['demo-0', 'demo-1', 'demo-2'];
@@ -170,9 +170,13 @@ const rows: Row[] = [
   {
     name: 'all gone: attempt 2 gets its own token and a new deadline; nothing is created in the same step',
     world: () =>
-      state(cluster({}, locked(3, { bootstrapRetry: recorded(NAMES), operation: { stale: true } })), [], {
-        now: LATER,
-      }),
+      state(
+        cluster({}, locked(3, { bootstrapRetry: recorded(NAMES), operation: { stale: true } as never })),
+        [],
+        {
+          now: LATER,
+        },
+      ),
     action: { kind: 'none' },
     progressing: ['BootstrapRetrying', /the old members are gone: starting attempt 2$/],
     status: s => {

@@ -2,13 +2,13 @@
 // while the restore's source cannot work (the seed would start on a partial restore), and status
 // says why; once it can, an S3 source has every initial member claimed at once (static restore), a
 // PVC source one seed; once the seed exists a later block does not stop it. Written against the mutants
-// StrykerJS left alive in shared/plan/cluster-bootstrap.ts.
+// StrykerJS left alive in shared/plan/membership/bootstrap.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import type { ClusterState } from '../../shared/plan/cluster-state.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState } from '../../shared/plan/cluster/types.ts';
 import { NOW, cluster, locked, member, state } from './cluster-world.ts';
 
 const s3 = {

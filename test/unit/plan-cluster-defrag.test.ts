@@ -1,20 +1,20 @@
-// The defragmentation policy (shared/plan/cluster-defrag.ts, through planCluster): which member is
+// The defragmentation policy (shared/plan/space/defrag.ts, through planCluster): which member is
 // due, in which order (followers by name, the leader last), every guard that holds it back, and
 // what a claim left in status.operation leads to (wait, take over, or drop it and plan on).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { DefragPolicy } from '../../shared/api/maintenance.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import {
   decideDefrag,
   parseFraction,
   thresholdOf,
   type DefragDecision,
-  type MemberSpace,
-} from '../../shared/plan/cluster-defrag.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
+} from '../../shared/plan/space/defrag.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 import { NOW, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import type { MemberSpace } from '../../shared/plan/space/types.ts';
 
 const MIB = 1024 * 1024;
 const POLICY: DefragPolicy = { threshold: { unusedFraction: '0.3', minUnusedBytes: '1Mi' } };
@@ -30,7 +30,7 @@ const etcd = (leader = 1, extra: Partial<Extract<EtcdView, { reachable: true }>>
   ...extra,
 });
 const claim = (member: string, startedAt = '2026-11-22T09:59:40Z') => ({
-  type: 'defrag',
+  type: 'defrag' as const,
   member,
   startedAt,
   why: 'x',
@@ -149,7 +149,7 @@ describe('defragmentation policy: the next step without a claim', () => {
     ],
     [
       'a learner being added (another operation)',
-      { status: formed({ operation: { type: 'add-member', member: 'demo-3' } }) },
+      { status: formed({ operation: { type: 'add-member', member: 'demo-3' } as never }) },
       true,
       'hold',
     ],

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { downgradeInPlay } from '../../shared/plan/cluster-downgrade.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import type { DowngradeFacts } from '../../shared/plan/cluster-state.ts';
+import { downgradeInPlay } from '../../shared/plan/upgrade/downgrade.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import type { DowngradeFacts } from '../../shared/plan/cluster/types.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const NEW = '3.7.3';

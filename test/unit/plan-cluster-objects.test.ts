@@ -1,15 +1,16 @@
 // The objects reconcile-cluster keeps beside the members, as planCluster decides them: the two
 // Services, the NetworkPolicy and the PodDisruptionBudget, created when missing and repaired when
-// someone changed them. Written against the mutants StrykerJS left alive in shared/plan/cluster-plan.ts.
+// someone changed them. Written against the mutants StrykerJS left alive in shared/plan/cluster/plan.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { desiredPdb, planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import type { ClusterState } from '../../shared/plan/cluster-state.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState } from '../../shared/plan/cluster/types.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { desiredPdb } from '../../shared/plan/owned/pdb.ts';
 
 const formed = (replicas: number, extra: EtcdClusterStatus = {}) =>
   cluster({ replicas }, locked(replicas, { clusterID: 'c0ffee0000000001', ...extra }));

@@ -1,4 +1,4 @@
-// Quorum-loss recovery under spec.recovery.policy ForceNewCluster (shared/plan/cluster-recovery-force.ts),
+// Quorum-loss recovery under spec.recovery.policy ForceNewCluster (shared/plan/recovery/force-new-cluster.ts),
 // as a person follows it: the default only reports; under the policy the loss must last a grace
 // period; the survivor is the most advanced member answering with its data; each recorded step
 // resumes to the same next step (an operator crash anywhere re-runs safely); quorum returning before
@@ -9,10 +9,10 @@ import type { EtcdClusterStatus, ForceNewClusterStatus } from '../../shared/api/
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { MemberStatus } from '../../shared/etcd/status.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import { chooseSurvivor, needsSelfReports } from '../../shared/plan/cluster-recovery-force.ts';
-import { quorumLost } from '../../shared/plan/cluster-recovery-force-status.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import { chooseSurvivor, needsSelfReports } from '../../shared/plan/recovery/force-new-cluster.ts';
+import { quorumLost } from '../../shared/plan/recovery/force-new-cluster-status.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 import { cluster, etcdOf, locked, member, membership, NOW, state } from './cluster-world.ts';
 
 const CLUSTER_ID = 'c0ffee0000000001';

@@ -9,17 +9,17 @@ import type { EtcdCluster, EtcdClusterStatus, InPlaceRestoreStatus } from '../..
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { MEMBER_FINALIZER } from '../../shared/names.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
-import { quorumLoss, recoveryWaits } from '../../shared/plan/cluster-recovery-loss.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
-import { needsEtcd, planFinalize } from '../../shared/plan/finalize-plan.ts';
-import { pendingRequest } from '../../shared/plan/in-place-restore-status.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
+import { quorumLoss, recoveryWaits } from '../../shared/plan/recovery/quorum-loss.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
+import { needsEtcd, planFinalize } from '../../shared/plan/member/finalize.ts';
+import { pendingRequest } from '../../shared/plan/restore/in-place-status.ts';
 import {
   latestVerifiedSnapshot,
   resolveRecovery,
-  type RecoverySnapshot,
-} from '../../shared/plan/recovery-snapshot.ts';
+} from '../../shared/plan/recovery/restore-latest-snapshot.ts';
 import { cluster, etcdOf, locked, member, membership, NOW, state } from './cluster-world.ts';
+import type { RecoverySnapshot } from '../../shared/plan/recovery/types.ts';
 
 const ID = 'c0ffee0000000001';
 const KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];

@@ -1,14 +1,14 @@
 // Replacing a member whose data is lost, as a person follows it: the exact step, the Progressing
 // words, the Warning, the replacement recorded in status and the MemberReplacement condition at each
 // stage; one at a time; never while the voters that stay could lose quorum (a paused member's vote
-// does not count). Written against the mutants StrykerJS left alive in shared/plan/cluster-replacement.ts.
+// does not count). Written against the mutants StrykerJS left alive in shared/plan/membership/replacement.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus, MemberReplacementStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import type { EtcdView } from '../../shared/plan/cluster-state.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import type { EtcdView } from '../../shared/plan/cluster/types.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const CLUSTER_ID = 'c0ffee0000000001';

@@ -8,10 +8,10 @@ import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import { planFinalize } from '../../shared/plan/finalize-plan.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
-import { RESUME_SEED_ANNOTATION } from '../../shared/plan/members.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import { planFinalize } from '../../shared/plan/member/finalize.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
+import { RESUME_SEED_ANNOTATION } from '../../shared/plan/cluster/members.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 import * as mw from './member-world.ts';
 

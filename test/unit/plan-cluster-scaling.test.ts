@@ -1,12 +1,12 @@
 // Scaling as planCluster decides it, the words a person reads at each step: a scale-up with nothing
 // left to join through, a scale-up that replaces a lost member, the leader handed off before it is
 // removed, the last member paused without etcd's answer, and a member that stays but has not started
-// in etcd. Written against the mutants StrykerJS left alive in shared/plan/cluster-scaling.ts.
+// in etcd. Written against the mutants StrykerJS left alive in shared/plan/membership/scaling.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import { NOW, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const formed = (replicas: number, extra: EtcdClusterStatus = {}) =>

@@ -1,13 +1,13 @@
-// NOSPACE recovery (shared/plan/cluster-space.ts through planCluster): when it runs, in which
+// NOSPACE recovery (shared/plan/space/nospace-alarm.ts through planCluster): when it runs, in which
 // order (followers first by name, the leader last), with which quota, and when it must not.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ConditionStatus } from '../../shared/conditions.ts';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
-import { liveDataTooLarge } from '../../shared/plan/cluster-space.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
+import { liveDataTooLarge } from '../../shared/plan/space/nospace-alarm.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
-import type { EtcdView } from '../../shared/plan/cluster-state.ts';
+import type { EtcdView } from '../../shared/plan/cluster/types.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const formed = (extra: EtcdClusterStatus = {}) => locked(3, { clusterID: 'c0ffee0000000001', ...extra });

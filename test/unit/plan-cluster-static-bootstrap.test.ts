@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import { staticBootstrap } from '../../shared/plan/cluster-bootstrap.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import { staticBootstrap } from '../../shared/plan/membership/bootstrap.ts';
 import { NOW, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const progressing = (plan: ClusterPlan) => {

@@ -2,14 +2,15 @@
 // of a cluster created from a snapshot (which member's Pod speaks for the restore, a recorded
 // cluster ID, a condition already True), a QuorumLost message in name order and for members with
 // no status yet, a paused cluster whose member is not dormant, and a cluster with no generation or
-// no prior status. Written against the mutants StrykerJS left alive in cluster-status.ts.
+// no prior status. Written against the mutants StrykerJS left alive in plan/cluster/status.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { computeStatus, type Progress } from '../../shared/plan/cluster-status.ts';
-import type { ClusterState } from '../../shared/plan/cluster-state.ts';
+import { computeStatus } from '../../shared/plan/cluster/status.ts';
+import type { ClusterState } from '../../shared/plan/cluster/types.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import type { Progress } from '../../shared/plan/cluster/step.ts';
 
 const idle: Progress = { active: false, reason: 'Idle', message: '' };
 const S3 = {

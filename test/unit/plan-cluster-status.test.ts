@@ -1,15 +1,16 @@
-// The status a person reads (shared/plan/cluster-status.ts): Available and Degraded in each world,
+// The status a person reads (shared/plan/cluster/status.ts): Available and Degraded in each world,
 // word for word (quorum healthy, available, lost with each member's state; paused with or without
 // data; unreachable), the phase, the members list (IDs, roles, the leader, versions, numeric order),
 // and the bookkeeping (observedGeneration, the deadline dropped once idle). Written against the
-// mutants StrykerJS left alive in cluster-status.ts.
+// mutants StrykerJS left alive in plan/cluster/status.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { computeStatus, stableError, type Progress } from '../../shared/plan/cluster-status.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
+import { computeStatus, stableError } from '../../shared/plan/cluster/status.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import type { Progress } from '../../shared/plan/cluster/step.ts';
 
 const ID = 'c0ffee0000000001';
 const formed = (replicas: number, extra: EtcdClusterStatus = {}) =>

@@ -9,8 +9,8 @@ import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { buildPdb } from '../../shared/builders/pdb.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { isComplete, planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
+import { isComplete, planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, state } from './cluster-world.ts';
 
 const OLD = '3.4.23';
@@ -45,7 +45,7 @@ const withProblem = (s: ClusterState, name: string, problem: string): ClusterSta
   return s;
 };
 const op = (m: string, bootstrap = false) => ({
-  type: 'add-member',
+  type: 'add-member' as const,
   member: m,
   bootstrap,
   startedAt: NOW.toISOString(),
@@ -55,7 +55,7 @@ const rows: Row[] = [
   {
     name: 'an operation in status is resumed and said so',
     world: () => state(cluster({}, locked(3, { clusterID: 'c', operation: op('demo-1') })), [member(0)]),
-    action: { kind: 'resume', operation: op('demo-1') as never },
+    action: { kind: 'resume', operation: op('demo-1') },
     progressing: ['True', 'AddingMember', 'adding member demo-1'],
     events: [],
   },
@@ -198,7 +198,7 @@ const rows: Row[] = [
   {
     name: 'the seed claim of a one-member cluster names demo-0 and records the operation with the ordinal',
     world: () => state(cluster({ replicas: 1 }, locked(1, { nextMemberOrdinal: 0 })), []),
-    action: { kind: 'claim', operation: op('demo-0', true) as never },
+    action: { kind: 'claim', operation: op('demo-0', true) },
     progressing: ['True', 'Bootstrapping', 'creating the seed member demo-0'],
     status: s => {
       assert.deepEqual(s.operation, op('demo-0', true));
@@ -210,7 +210,7 @@ const rows: Row[] = [
     world: () => state(cluster({}, locked(3, { nextMemberOrdinal: 0 })), []),
     action: {
       kind: 'claim',
-      operation: { ...op('demo-0', true), initialMembers: ['demo-0', 'demo-1', 'demo-2'] } as never,
+      operation: { ...op('demo-0', true), initialMembers: ['demo-0', 'demo-1', 'demo-2'] },
     },
     progressing: ['True', 'Bootstrapping', 'creating the initial members demo-0, demo-1, demo-2 together'],
     status: s => assert.equal(s.nextMemberOrdinal, 3),
@@ -221,7 +221,7 @@ const rows: Row[] = [
       state(cluster({}, locked(3, { nextMemberOrdinal: 2 })), [member(1, { bootstrap: false })], {
         ready: [],
       }),
-    action: { kind: 'claim', operation: op('demo-2', true) as never },
+    action: { kind: 'claim', operation: op('demo-2', true) },
     progressing: ['True', 'Bootstrapping', 'creating the seed member demo-2'],
   },
   {
@@ -474,7 +474,7 @@ const rows: Row[] = [
       state(formed(3, { nextMemberOrdinal: 2 }), [member(0), member(1)], {
         etcd: etcdOf([membership(0), membership(1)]),
       }),
-    action: { kind: 'claim', operation: op('demo-2') as never },
+    action: { kind: 'claim', operation: op('demo-2') },
     progressing: ['True', 'ScalingUp', 'adding member demo-2'],
     events: [],
     status: s => {

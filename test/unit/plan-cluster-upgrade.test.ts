@@ -1,14 +1,14 @@
 // Who receives leadership, and who goes next, as planCluster decides them during an upgrade or a
 // scale-down: only a started voter that is one of the candidates, never the leader itself or a
 // learner; a one-member cluster upgrades its only member; a member etcd never listed leaves without a
-// leadership move. Written against the mutants StrykerJS left alive in shared/plan/cluster-upgrade.ts.
+// leadership move. Written against the mutants StrykerJS left alive in shared/plan/upgrade/upgrade.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import { leaderSuccessor } from '../../shared/plan/cluster-upgrade.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import { leaderSuccessor } from '../../shared/plan/upgrade/upgrade.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const OLD = '3.4.23';

@@ -1,4 +1,4 @@
-// A cluster's wake-up PingSource (shared/plan/cluster-wake.ts): there while its restore waits on
+// A cluster's wake-up PingSource (shared/plan/wake/cluster-wake.ts): there while its restore waits on
 // the user (at bootstrap or in place), routed to reconcile-cluster by its name's suffix, and read
 // only when one may exist.
 import assert from 'node:assert/strict';
@@ -14,10 +14,10 @@ import {
   desiredClusterWake,
   mayHaveWake,
   restoreWaits,
-} from '../../shared/plan/cluster-wake.ts';
-import type { RestoreResolution } from '../../shared/plan/restore-source.ts';
-import { boundedName } from '../../shared/plan/ping-source.ts';
-import { wakeStep } from '../../shared/plan/wake.ts';
+} from '../../shared/plan/wake/cluster-wake.ts';
+import { boundedName } from '../../shared/builders/ping-source.ts';
+import { wakeStep } from '../../shared/plan/wake/wake.ts';
+import type { RestoreResolution } from '../../shared/plan/restore/types.ts';
 
 const SINK = { uri: 'http://broker.example/etcdfn' };
 type Cluster = EtcdCluster & KubeObject;

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, state } from './cluster-world.ts';
 
 describe('planCluster', () => {
@@ -63,7 +63,12 @@ describe('planCluster', () => {
   });
 
   it('an operation in status is resumed, whatever else the world says', () => {
-    const op = { type: 'add-member', member: 'demo-1', bootstrap: false, startedAt: NOW.toISOString() };
+    const op = {
+      type: 'add-member' as const,
+      member: 'demo-1',
+      bootstrap: false,
+      startedAt: NOW.toISOString(),
+    };
     const plan = planCluster(state(cluster({}, locked(3, { clusterID: 'c', operation: op })), [member(0)]));
     assert.deepEqual(plan.action, { kind: 'resume', operation: op });
   });

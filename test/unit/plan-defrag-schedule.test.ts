@@ -1,4 +1,4 @@
-// The defragmentation schedule (shared/plan/defrag-schedule.ts, through planCluster): when a run is
+// The defragmentation schedule (shared/plan/space/defrag-schedule.ts, through planCluster): when a run is
 // due, which member it takes next (every member once, followers first, the leader last), what a
 // claim left by a crash leads to, why a due run waits, and the PingSource that wakes the cluster.
 import assert from 'node:assert/strict';
@@ -6,13 +6,17 @@ import { describe, it } from 'node:test';
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { DefragScheduleStatus } from '../../shared/api/maintenance.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
-import type { MemberSpace } from '../../shared/plan/cluster-defrag.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
-import { defragWakeName, desiredDefragWake } from '../../shared/plan/cluster-wake.ts';
-import { scheduledRun, statusWithoutClaim, type ScheduledRun } from '../../shared/plan/defrag-schedule.ts';
-import { wakeStep } from '../../shared/plan/wake.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
+import { defragWakeName, desiredDefragWake } from '../../shared/plan/wake/cluster-wake.ts';
+import {
+  scheduledRun,
+  statusWithoutClaim,
+  type ScheduledRun,
+} from '../../shared/plan/space/defrag-schedule.ts';
+import { wakeStep } from '../../shared/plan/wake/wake.ts';
 import { NOW, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import type { MemberSpace } from '../../shared/plan/space/types.ts';
 
 const MIB = 1024 * 1024;
 const KEY = '* * * * * UTC';
@@ -107,7 +111,7 @@ describe('defragmentation schedule: when a run is due and what it has left', () 
 
   it('a member joins its run once, and only the run its claim was for', () => {
     const status: EtcdClusterStatus = {
-      operation: { type: 'defrag', member: 'demo-0' },
+      operation: { type: 'defrag', member: 'demo-0' } as never,
       defragSchedule: { lastRun: 'r1', defragmented: [] },
     };
     assert.deepEqual(statusWithoutClaim(status, 'demo-0', 'r1', true), {
@@ -130,7 +134,7 @@ const running = (defragmented: string[]): DefragScheduleStatus => ({
   defragmented,
 });
 const scheduledClaim = (m: string, startedAt = '2026-11-22T09:59:40Z') => ({
-  type: 'defrag',
+  type: 'defrag' as const,
   member: m,
   startedAt,
   why: `the scheduled run due at ${RUN}`,

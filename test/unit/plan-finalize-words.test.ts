@@ -1,13 +1,13 @@
 // finalize-member's decision where plan-finalize.test.ts checks less: a cluster that never wrote a
 // status, the count left in the MemberRemoved Event, which voter receives leadership when the one
 // that answered cannot (the first by ID), the members named in a retry, the DeletionHeld Warning.
-// Written against the mutants StrykerJS left alive in shared/plan/finalize-plan.ts.
+// Written against the mutants StrykerJS left alive in shared/plan/member/finalize.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../../shared/etcd/members.ts';
-import { planFinalize, type FinalizeState } from '../../shared/plan/finalize-plan.ts';
+import { planFinalize, type FinalizeState } from '../../shared/plan/member/finalize.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const url = (name: string, port: number) => `http://${name}.demo.prod.svc:${port}`;

@@ -10,7 +10,7 @@ import {
   planFinalize,
   type FinalizeState,
   type FinalizeView,
-} from '../../shared/plan/finalize-plan.ts';
+} from '../../shared/plan/member/finalize.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const CLUSTER_ID = 'c0ffee0000000001';

@@ -13,10 +13,10 @@ import { buildPdb } from '../../shared/builders/pdb.ts';
 import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
-import { planFinalize, type FinalizeState } from '../../shared/plan/finalize-plan.ts';
-import { ownMembers } from '../../shared/plan/members.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
+import { planFinalize, type FinalizeState } from '../../shared/plan/member/finalize.ts';
+import { ownMembers } from '../../shared/plan/cluster/members.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const LATER = new Date('2026-11-22T10:30:00Z');

@@ -6,20 +6,20 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus, InPlaceRestoreStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
-import type { ClusterState } from '../../shared/plan/cluster-state.ts';
-import { needsEtcd, planFinalize } from '../../shared/plan/finalize-plan.ts';
-import { resolveInPlace, restoredToken } from '../../shared/plan/in-place-restore.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState } from '../../shared/plan/cluster/types.ts';
+import { needsEtcd, planFinalize } from '../../shared/plan/member/finalize.ts';
+import { resolveInPlace, restoredToken } from '../../shared/plan/restore/in-place.ts';
 import {
   activeRestore,
   inPlaceRestoreCondition,
   inPlaceSource,
   pendingRequest,
-} from '../../shared/plan/in-place-restore-status.ts';
-import type { RestoreResolution } from '../../shared/plan/restore-source.ts';
+} from '../../shared/plan/restore/in-place-status.ts';
 import { MEMBER_FINALIZER } from '../../shared/names.ts';
-import type { EtcdView } from '../../shared/plan/cluster-state.ts';
+import type { EtcdView } from '../../shared/plan/cluster/types.ts';
 import { cluster, etcdOf, locked, member, membership, NOW, state } from './cluster-world.ts';
+import type { RestoreResolution } from '../../shared/plan/restore/types.ts';
 
 const s3 = {
   endpoint: 'http://s3.local:9000',

@@ -1,4 +1,4 @@
-// Why a member's etcd keeps exiting (shared/plan/member-failure.ts) and what reconcile-member does
+// Why a member's etcd keeps exiting (shared/plan/member/failure.ts) and what reconcile-member does
 // about it: data evidence → recorded, Pod stopped, never restarted under its ID (reconcile-cluster
 // replaces it); a crash loop for another reason → reported once, never replaced. Also the
 // empty-data guard of the Pod's flags and the sticky status.hasData that turns it on.
@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
 import { etcdFlags, hasDataGuard } from '../../shared/builders/etcd-flags.ts';
-import { etcdError, startFailure, type StartFailure } from '../../shared/plan/member-failure.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
+import { etcdError, startFailure, type StartFailure } from '../../shared/plan/member/failure.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
 import {
   cluster,
   CLUSTER_ID,
@@ -77,7 +77,7 @@ function failingPod(m: EtcdMember, flags: string[], status: V1ContainerStatus): 
 /**
  * The member as it is after seeing the exits before the one `status` shows: restartCount − 1 of
  * them (at most 4), with the same exit code, each one run (`ran`, default 1 s) plus a 10 s back-off
- * apart — the record reconcile-member keeps (shared/plan/member-restarts.ts).
+ * apart — the record reconcile-member keeps (shared/plan/member/restarts.ts).
  */
 function seenBefore(m: EtcdMember, status: V1ContainerStatus, ran = 1): EtcdMember {
   const last = status.lastState?.terminated ?? status.state?.terminated;

@@ -1,4 +1,4 @@
-// reconcile-member's part of a ForceNewCluster recovery (shared/plan/member-force.ts): the Pod starts
+// reconcile-member's part of a ForceNewCluster recovery (shared/plan/member/force-new-cluster.ts): the Pod starts
 // etcd with --force-new-cluster exactly while spec.forceNewCluster is set, so the flag is on for one
 // start and never stays on the Pod once reconcile-cluster unsets it.
 import assert from 'node:assert/strict';
@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { buildMemberPod } from '../../shared/builders/pod.ts';
 import { etcdFlags, INITIAL_CLUSTER_STATE_ANNOTATION } from '../../shared/builders/etcd-flags.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
-import { podForcesNewCluster } from '../../shared/plan/member-force.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
+import { podForcesNewCluster } from '../../shared/plan/member/force-new-cluster.ts';
 import { ID, member, pod, running } from './member-world.ts';
 
 const ran = (force: boolean) =>

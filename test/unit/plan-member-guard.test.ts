@@ -1,16 +1,16 @@
-// The empty-data guard of a member's first Pod (shared/plan/member-pod-plan.ts, metadataPatch): a
+// The empty-data guard of a member's first Pod (shared/plan/member/pod-plan.ts, metadataPatch): a
 // Pod is built with etcd's join settings in its annotations (read through the downward API), so once
 // the member has run, reconcile-member patches them to the guard's (only itself, `existing`) and an
-// in-place restart of etcd on a wiped directory refuses, in words member-failure.ts reads as
+// in-place restart of etcd on a wiped directory refuses, in words plan/member/failure.ts reads as
 // DataDirEmpty, as a guarded Pod's would.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
 import { buildMemberPod } from '../../shared/builders/pod.ts';
-import { startFailure } from '../../shared/plan/member-failure.ts';
-import { planMember, type MemberState } from '../../shared/plan/member-plan.ts';
-import { podJoinSettings } from '../../shared/plan/member-pod.ts';
+import { startFailure } from '../../shared/plan/member/failure.ts';
+import { planMember, type MemberState } from '../../shared/plan/member/plan.ts';
+import { podJoinSettings } from '../../shared/plan/member/pod.ts';
 import { CLUSTER_ID, ID, PEER, inEtcd, member, other, pod, running } from './member-world.ts';
 
 const FULL = `demo-0=http://demo-0.demo.prod.svc:2380,demo-1=${PEER}`;

@@ -1,4 +1,4 @@
-// What a member records about itself (shared/plan/member-step.ts, shared/plan/member-status.ts):
+// What a member records about itself (shared/plan/member/step.ts, shared/plan/member/status.ts):
 // the PVC its data is on (only its own, as first seen), the Pod it runs in (only its own), and what
 // etcd calls it. These records are the evidence the data-loss guards read later, so a PVC or Pod
 // that is not the member's must never be recorded. Written against the mutants StrykerJS left alive.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { EtcdMemberTLS } from '../../shared/api/etcd-member.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
 import {
   CLUSTER_ID,
   ID,

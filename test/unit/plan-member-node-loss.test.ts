@@ -1,12 +1,13 @@
-// A member whose node is gone (shared/plan/member-node-loss.ts): which volumes are tied to a node,
+// A member whose node is gone (shared/plan/member/node-loss.ts): which volumes are tied to a node,
 // and reconcile-member's step for each world — data lost with the node (NodeLost, replaced by
 // reconcile-cluster), the Pod moved with its data, or nothing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1NodeSelectorTerm, V1PersistentVolume, V1Pod } from '@kubernetes/client-node';
-import { hostnameAffinity, nodeLoss, type MemberNodes } from '../../shared/plan/member-node-loss.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
+import { hostnameAffinity, nodeLoss } from '../../shared/plan/member/node-loss.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
 import { ID, member, pod, pvc, ready, running, state, written } from './member-world.ts';
+import type { MemberNodes } from '../../shared/plan/member/types.ts';
 
 const hostTerm = (...nodes: string[]) => ({
   matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }],

@@ -1,11 +1,11 @@
-// reconcile-member's decision about the member's own Pod (shared/plan/member-pod-plan.ts), row by
+// reconcile-member's decision about the member's own Pod (shared/plan/member/pod-plan.ts), row by
 // row: the exact step and its reason, the Ready condition and the Events a person reads. Written
-// against the mutants StrykerJS left alive (npm run mutation -- shared/plan/member-pod-plan.ts).
+// against the mutants StrykerJS left alive (npm run mutation -- shared/plan/member/pod-plan.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
 import {
   isBeingDeleted,
   isPodReady,
@@ -14,7 +14,7 @@ import {
   podEtcdVersion,
   podJoinSettings,
   podNotReadyMessage,
-} from '../../shared/plan/member-pod.ts';
+} from '../../shared/plan/member/pod.ts';
 import { ID, NOW, PEER, cluster, member, pod, ready, running, self } from './member-world.ts';
 
 const voter: EtcdMemberStatus = { memberID: ID, isVoter: true, role: 'voter' };

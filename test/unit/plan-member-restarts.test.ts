@@ -1,12 +1,12 @@
-// The member's record of its etcd exits (shared/plan/member-restarts.ts): each exit noted once as
+// The member's record of its etcd exits (shared/plan/member/restarts.ts): each exit noted once as
 // the Pod shows it, the newest five kept, started again with a new Pod, unchanged (so no status
 // write) when nothing new is seen; and the crash-loop rule read from it.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { MemberRestarts } from '../../shared/api/etcd-member.ts';
-import { isCrashLoop, recordRestarts } from '../../shared/plan/member-restarts.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
+import { isCrashLoop, recordRestarts } from '../../shared/plan/member/restarts.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
 import { ID, member, pod, running } from './member-world.ts';
 
 const T = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s));

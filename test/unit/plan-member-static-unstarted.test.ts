@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { IMember } from 'etcd3';
 import { toMember } from '../../shared/etcd/members.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
-import { podJoinSettings } from '../../shared/plan/member-pod.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
+import { podJoinSettings } from '../../shared/plan/member/pod.ts';
 import { CLIENT, ID, PEER, cluster, member, pod, running } from './member-world.ts';
 
 const PEER0 = 'http://demo-0.demo.prod.svc:2380';

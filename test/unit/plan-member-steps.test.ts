@@ -3,7 +3,7 @@
 // alive (npm run mutation): each row pins one decision or one word a user sees.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { planMember, type MemberPlan, type MemberState } from '../../shared/plan/member-plan.ts';
+import { planMember, type MemberPlan, type MemberState } from '../../shared/plan/member/plan.ts';
 import { cluster, member, pod, pvc, ready, running, state } from './member-world.ts';
 
 interface Row {

@@ -2,12 +2,12 @@
 // a new member; the evidence when the PVC that held the data is gone, replaced or being deleted
 // (exact message, Warning, the member's Pod stopped, never restarted under its member ID); a PVC of
 // the same name that is not the member's is not taken as evidence. Written against the mutants
-// StrykerJS left alive in shared/plan/member-volume-plan.ts.
+// StrykerJS left alive in shared/plan/member/volume-plan.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
 import { ID, NOW, member, pod, pvc, ready, state, type Owner } from './member-world.ts';
 
 const RECORDED = 'pvc-uid-1';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { needsEtcd, planMember } from '../../shared/plan/member-plan.ts';
-import { podJoinSettings, podNotReadyMessage } from '../../shared/plan/member-pod.ts';
+import { needsEtcd, planMember } from '../../shared/plan/member/plan.ts';
+import { podJoinSettings, podNotReadyMessage } from '../../shared/plan/member/pod.ts';
 import {
   CLIENT,
   CLUSTER_ID,

@@ -1,12 +1,12 @@
-// The member facts planners, status and the adapters share (shared/plan/members.ts): which members
+// The member facts planners, status and the adapters share (shared/plan/cluster/members.ts): which members
 // are gone already, the scale-down order past nine members, the URLs a member is reached at, how an
 // EtcdMember is found in etcd's list, the endpoints etcd is asked through and the --initial-cluster a
-// joining member gets. Written against the mutants StrykerJS left alive in members.ts.
+// joining member gets. Written against the mutants StrykerJS left alive in plan/cluster/members.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import {
   etcdEndpoints,
   initialClusterFrom,
@@ -15,7 +15,7 @@ import {
   membershipOf,
   newestFirst,
   ordinalOf,
-} from '../../shared/plan/members.ts';
+} from '../../shared/plan/cluster/members.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const formed = (replicas: number) =>

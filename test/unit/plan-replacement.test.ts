@@ -13,9 +13,9 @@ import { controllerRef } from '../../shared/builders/owner.ts';
 import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
-import type { ClusterState, EtcdView } from '../../shared/plan/cluster-state.ts';
-import { planMember, type MemberState } from '../../shared/plan/member-plan.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
+import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
+import { planMember, type MemberState } from '../../shared/plan/member/plan.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const ID = 'c0ffee0000000001';

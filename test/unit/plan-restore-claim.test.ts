@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
-import { resolveInPlace } from '../../shared/plan/in-place-restore.ts';
-import { claimBlock, resolveRestore, restoreClaimName } from '../../shared/plan/restore-source.ts';
+import { resolveInPlace } from '../../shared/plan/restore/in-place.ts';
+import { claimBlock, resolveRestore, restoreClaimName } from '../../shared/plan/restore/source.ts';
 
 const s3 = {
   endpoint: 'http://s3.local:9000',

@@ -2,7 +2,7 @@
 // PVC, an object this operator cannot read back, a Secret lacking one key or both, a snapshot not
 // Complete yet, the checksum compared whatever its case, and the Restored condition once formed or
 // after a failed restore step. Written against the mutants StrykerJS left alive in
-// shared/plan/restore-source.ts.
+// shared/plan/restore/source.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
@@ -12,7 +12,7 @@ import {
   resolveRestore,
   restoreCondition,
   restoreSecretName,
-} from '../../shared/plan/restore-source.ts';
+} from '../../shared/plan/restore/source.ts';
 
 const s3 = {
   endpoint: 'http://s3.local:9000',

@@ -9,7 +9,7 @@ import {
   restoreCondition,
   restoreSecretName,
   seedResolution,
-} from '../../shared/plan/restore-source.ts';
+} from '../../shared/plan/restore/source.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 
 const s3 = {

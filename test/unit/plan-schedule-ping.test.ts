@@ -1,4 +1,4 @@
-// A schedule's own timing (shared/plan/schedule-ping.ts) and the bridge's timer for it
+// A schedule's own timing (shared/plan/schedule/ping.ts) and the bridge's timer for it
 // (standalone/bridge/api-pings.ts): which PingSource a schedule gets, what changes it, which event
 // names which schedule, and a timer that fires once when its clock passes the cron's time.
 import assert from 'node:assert/strict';
@@ -13,11 +13,11 @@ import {
   pingSourceStep,
   scheduleOfPing,
   type PingSource,
-} from '../../shared/plan/schedule-ping.ts';
+} from '../../shared/plan/schedule/ping.ts';
 import { snapshotTarget } from '../../functions/run-snapshot/targets.ts';
 import { ClockTicker, pingSpecOf } from '../../standalone/bridge/api-pings.ts';
 import type { WatchedObject } from '../../standalone/bridge/format.ts';
-import { parseCadence } from '../../shared/plan/cadence.ts';
+import { parseCadence } from '../../shared/plan/schedule/cadence.ts';
 
 type Schedule = EtcdSnapshotSchedule & KubeObject;
 const SINK = { uri: 'http://broker-ingress.knative-eventing.svc.cluster.local/etcdfn-system/etcdfn' };

@@ -2,7 +2,7 @@
 // less: the last failed run named with its reason, the Suspended condition after a resume, the
 // retention wording for keepLast 1, a name too long for its snapshots, the failures kept since the
 // last success, the starting deadline in seconds or one minute. Written against the mutants
-// StrykerJS left alive in shared/plan/schedule-plan.ts.
+// StrykerJS left alive in shared/plan/schedule/plan.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
@@ -14,8 +14,8 @@ import type {
 } from '../../shared/api/etcd-snapshot-schedule.ts';
 import type { Condition } from '../../shared/api/common.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planSchedule, type SchedulePlan } from '../../shared/plan/schedule-plan.ts';
-import { runSnapshotName } from '../../shared/plan/schedule-run.ts';
+import { planSchedule, type SchedulePlan } from '../../shared/plan/schedule/plan.ts';
+import { runSnapshotName } from '../../shared/plan/schedule/run.ts';
 
 const CREATED = new Date('2026-11-22T08:00:30Z');
 const DEST = {

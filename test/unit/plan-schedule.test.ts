@@ -18,9 +18,9 @@ import {
   scheduleTimingsFromEnv,
   type SchedulePlan,
   type ScheduleState,
-} from '../../shared/plan/schedule-plan.ts';
-import { isOwnedBy, owningSchedule, runSnapshotName } from '../../shared/plan/schedule-run.ts';
-import { parseCadence } from '../../shared/plan/cadence.ts';
+} from '../../shared/plan/schedule/plan.ts';
+import { isOwnedBy, owningSchedule, runSnapshotName } from '../../shared/plan/schedule/run.ts';
+import { parseCadence } from '../../shared/plan/schedule/cadence.ts';
 
 const CREATED = new Date('2026-11-22T08:00:30Z');
 const T = (iso: string) => new Date(iso);

@@ -1,4 +1,4 @@
-// What run-snapshot makes of a finished snapshot Job (shared/plan/snapshot-job-plan.ts), outcome by
+// What run-snapshot makes of a finished snapshot Job (shared/plan/snapshot/job.ts), outcome by
 // outcome and word for word: the message a person reads in the EtcdSnapshot's Ready condition, where
 // the file is said to be, and above all that only a Job that succeeded and reported a file it read
 // back counts as verified. Written against the mutants StrykerJS left alive in that file.
@@ -6,9 +6,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { jobOutcome, type AttemptJob } from '../../shared/plan/snapshot-job-plan.ts';
-import { planOutcome, type TakeOutcome } from '../../shared/plan/snapshot-outcome.ts';
+import { jobOutcome } from '../../shared/plan/snapshot/job.ts';
+import { planOutcome } from '../../shared/plan/snapshot/outcome.ts';
 import { failedMessage, savedMessage, type SaveFailureReason } from '../../shared/snapshot-file/result.ts';
+import type { TakeOutcome } from '../../shared/plan/snapshot/types.ts';
+import type { AttemptJob } from '../../shared/plan/snapshot/types.ts';
 
 const NOW = new Date('2026-11-22T10:02:00Z');
 const UID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';

@@ -1,13 +1,15 @@
 // Each outcome of a snapshot attempt and each release of a deleted EtcdSnapshot, as the whole plan a
 // person's tools see: the step and its reason (the invocation's summary), whether status is written,
 // the phase, the Ready condition and the Events with their type. Written against the mutants
-// StrykerJS left alive in shared/plan/snapshot-plan.ts (step reasons, statusChanged, Event types).
+// StrykerJS left alive in shared/plan/snapshot/plan.ts (step reasons, statusChanged, Event types).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-snapshot.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planSnapshot, type SnapshotPlan } from '../../shared/plan/snapshot-plan.ts';
-import { planOutcome, type TakeOutcome } from '../../shared/plan/snapshot-outcome.ts';
+import { planSnapshot } from '../../shared/plan/snapshot/plan.ts';
+import { planOutcome } from '../../shared/plan/snapshot/outcome.ts';
+import type { SnapshotPlan } from '../../shared/plan/snapshot/types.ts';
+import type { TakeOutcome } from '../../shared/plan/snapshot/types.ts';
 
 const DONE = new Date('2026-11-22T10:02:05Z');
 const URI = 's3://etcd/prod/prod/demo/before-upgrade-snap-uid.db';

@@ -11,16 +11,17 @@ import {
   jobOutcome,
   UNSCHEDULED_GRACE_MS,
   unscheduledSince,
-  type AttemptJob,
-} from '../../shared/plan/snapshot-job-plan.ts';
-import { planSnapshot, type SnapshotState, type SnapshotTimings } from '../../shared/plan/snapshot-plan.ts';
-import { planOutcome } from '../../shared/plan/snapshot-outcome.ts';
+} from '../../shared/plan/snapshot/job.ts';
+import { planSnapshot } from '../../shared/plan/snapshot/plan.ts';
+import { planOutcome } from '../../shared/plan/snapshot/outcome.ts';
 import {
   deleteMessage,
   failedMessage,
   parseStepReport,
   savedMessage,
 } from '../../shared/snapshot-file/result.ts';
+import type { SnapshotState, SnapshotTimings } from '../../shared/plan/snapshot/types.ts';
+import type { AttemptJob } from '../../shared/plan/snapshot/types.ts';
 
 const CREATED = new Date('2026-11-22T10:00:00Z');
 const NOW = new Date('2026-11-22T10:02:00Z');

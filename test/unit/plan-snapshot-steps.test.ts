@@ -2,21 +2,16 @@
 // (the invocation's summary), whether status is written, the Ready condition and the Events; the
 // edges of the stale, retry and deadline times; whether a claim is a retake (a retake first deletes
 // what the crashed attempt left, and only that); and the timings read from the environment. Written
-// against the mutants StrykerJS left alive in shared/plan/snapshot-plan.ts.
+// against the mutants StrykerJS left alive in shared/plan/snapshot/plan.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-snapshot.ts';
 import type { SnapshotLocation } from '../../shared/api/common.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import type { AttemptJob } from '../../shared/plan/snapshot-job-plan.ts';
-import {
-  planSnapshot,
-  snapshotTimingsFromEnv,
-  type SnapshotPlan,
-  type SnapshotState,
-  type SnapshotTimings,
-} from '../../shared/plan/snapshot-plan.ts';
+import { planSnapshot, snapshotTimingsFromEnv } from '../../shared/plan/snapshot/plan.ts';
+import type { SnapshotPlan, SnapshotState, SnapshotTimings } from '../../shared/plan/snapshot/types.ts';
+import type { AttemptJob } from '../../shared/plan/snapshot/types.ts';
 
 const MIN = 60_000;
 const CREATED = new Date('2026-11-22T10:00:00Z');

@@ -1,4 +1,4 @@
-// A snapshot's wake-up PingSource (shared/plan/snapshot-wake.ts): present exactly while the
+// A snapshot's wake-up PingSource (shared/plan/wake/snapshot-wake.ts): present exactly while the
 // snapshot is unfinished, owned by it, naming it; the event it sends reaches that snapshot, and the
 // bridge's timer fires it every minute.
 import assert from 'node:assert/strict';
@@ -6,9 +6,9 @@ import { describe, it } from 'node:test';
 import { snapshotTarget } from '../../functions/run-snapshot/targets.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
-import { SCHEDULE_PING_LABEL, type PingSource } from '../../shared/plan/schedule-ping.ts';
-import { desiredWake, snapshotOfWake, wakeName } from '../../shared/plan/snapshot-wake.ts';
-import { wakeStep } from '../../shared/plan/wake.ts';
+import { SCHEDULE_PING_LABEL, type PingSource } from '../../shared/plan/schedule/ping.ts';
+import { desiredWake, snapshotOfWake, wakeName } from '../../shared/plan/wake/snapshot-wake.ts';
+import { wakeStep } from '../../shared/plan/wake/wake.ts';
 import { ClockTicker, pingSpecOf } from '../../standalone/bridge/api-pings.ts';
 import type { WatchedObject } from '../../standalone/bridge/format.ts';
 

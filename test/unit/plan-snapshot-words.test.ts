@@ -1,13 +1,14 @@
 // What a person reads on an EtcdSnapshot, word for word, where plan-snapshot.test.ts checks less:
 // the size of a verified snapshot in B, KiB, MiB or GiB; what to do for each S3 refusal code; a
 // destination with neither s3 nor pvc. Written against the mutants StrykerJS left alive in
-// shared/plan/snapshot-plan.ts.
+// shared/plan/snapshot/plan.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planSnapshot, type SnapshotPlan } from '../../shared/plan/snapshot-plan.ts';
-import { planOutcome } from '../../shared/plan/snapshot-outcome.ts';
+import { planSnapshot } from '../../shared/plan/snapshot/plan.ts';
+import { planOutcome } from '../../shared/plan/snapshot/outcome.ts';
+import type { SnapshotPlan } from '../../shared/plan/snapshot/types.ts';
 
 const NOW = new Date('2026-11-22T10:02:00Z');
 const DONE = new Date('2026-11-22T10:02:05Z');

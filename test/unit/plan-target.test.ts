@@ -1,13 +1,13 @@
 // The locked target (status.observed) as a person reads it after planCluster: what a new cluster
 // locks, which spec edits of a reached cluster count as a new target and which do not, and when the
 // progress deadline starts and passes. Written against the mutants StrykerJS left alive in
-// shared/plan/target.ts (npm run mutation -- shared/plan/target.ts).
+// shared/plan/cluster/target.ts (npm run mutation -- shared/plan/cluster/target.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster, type ClusterPlan } from '../../shared/plan/cluster-plan.ts';
-import { deadlinePassed, specDiffersFromObserved } from '../../shared/plan/target.ts';
+import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
+import { deadlinePassed, specDiffersFromObserved } from '../../shared/plan/cluster/target.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 const progressing = (plan: ClusterPlan) => {

@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planCluster } from '../../shared/plan/cluster-plan.ts';
-import { isMinorDowngrade, versionRefusal } from '../../shared/plan/version-moves.ts';
+import { planCluster } from '../../shared/plan/cluster/plan.ts';
+import { isMinorDowngrade, versionRefusal } from '../../shared/plan/upgrade/version-moves.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
 /**
  * A reached 3-member cluster whose members are set to and run `running` (one may lag: `laggard`),
- * whose raft logs hold nothing of etcd 3.5 (the 3.7 guard of cluster-upgrade-wal.ts has its own table).
+ * whose raft logs hold nothing of etcd 3.5 (the 3.7 guard of upgrade/wal-guard.ts has its own table).
  */
 function world(wanted: string, running: string, laggard?: string) {
   const members = [0, 1, 2].map(i => {

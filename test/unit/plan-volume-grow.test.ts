@@ -1,14 +1,19 @@
 // Growing volumes, decided without I/O: reconcile-member's resize-pvc step and what its status says
-// (shared/plan/member-volume-grow.ts), reconcile-cluster's grow-volumes step and progress, and the
-// settled database figures in status.members (shared/plan/cluster-volumes.ts).
+// (shared/plan/member/volume-growth.ts), reconcile-cluster's grow-volumes step and progress, and the
+// settled database figures in status.members (shared/plan/space/volume-growth.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { freshFigures, memberFigures, planVolumeGrowth, settled } from '../../shared/plan/cluster-volumes.ts';
-import { planMember } from '../../shared/plan/member-plan.ts';
-import { refusalMessage, refusedStatus, volumeStatus } from '../../shared/plan/member-volume-grow.ts';
+import {
+  freshFigures,
+  memberFigures,
+  planVolumeGrowth,
+  settled,
+} from '../../shared/plan/space/volume-growth.ts';
+import { planMember } from '../../shared/plan/member/plan.ts';
+import { refusalMessage, refusedStatus, volumeStatus } from '../../shared/plan/member/volume-growth.ts';
 import * as cw from './cluster-world.ts';
 import { NOW, member, pod, pvc, running, self } from './member-world.ts';
 

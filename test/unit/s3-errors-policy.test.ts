@@ -11,7 +11,7 @@ import {
   type AllowedEndpoint,
 } from '../../shared/s3/endpoint-policy.ts';
 import { MAX_MESSAGE, reduceS3Error, s3ErrorText } from '../../shared/s3/errors.ts';
-import { SnapshotDigest } from '../../shared/s3/verify.ts';
+import { SnapshotDigest } from '../../shared/snapshot-file/verify.ts';
 
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 const KEY_ID = 'AKIAIOSFODNN7EXAMPLE';

@@ -176,23 +176,23 @@ blockOwnerDeletion (needed where the OwnerReferencesPermissionEnforcement admiss
   verbs: [get, create, update]
 - apiGroups: ['']
   resources: [events]
-  verbs: [create]
+  verbs: [create, patch]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, create, patch, delete]
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
   verbs: [get, create, patch, delete]
-# PingSources: run-snapshot, one per EtcdSnapshotSchedule (its own timing, shared/plan/schedule-ping.ts)
-# and per unfinished EtcdSnapshot; reconcile-cluster, one per cluster whose restore waits (shared/plan/wake.ts)
+# PingSources: run-snapshot, one per EtcdSnapshotSchedule (its own timing, shared/plan/schedule/ping.ts)
+# and per unfinished EtcdSnapshot; reconcile-cluster, one per cluster whose restore waits (shared/plan/wake/wake.ts)
 - apiGroups: [sources.knative.dev]
   resources: [pingsources]
   verbs: [get, create, update, delete]
 {{- end }}
 
-{{/* Cluster-scoped reads, which no Role can grant: A member whose node is gone (shared/plan/member-node-loss.ts): is the Pod's node there, is */}}
+{{/* Cluster-scoped reads, which no Role can grant: A member whose node is gone (shared/plan/member/node-loss.ts): is the Pod's node there, is */}}
 {{- define "etcdfn.clusterScopedRules" -}}
-# A member whose node is gone (shared/plan/member-node-loss.ts): is the Pod's node there, is
+# A member whose node is gone (shared/plan/member/node-loss.ts): is the Pod's node there, is
 # the member's volume tied to a node (its PersistentVolume's node affinity)?
 - apiGroups: ['']
   resources: [nodes, persistentvolumes]

@@ -157,7 +157,7 @@ spec:
         - all:
             - exact: { type: dev.knative.sources.ping }
             - suffix: { source: /pingsources/etcdfn-tick }
-        # A cluster's own wake-up while its restore waits on the user (shared/plan/cluster-wake.ts).
+        # A cluster's own wake-up while its restore waits on the user (shared/plan/wake/cluster-wake.ts).
         - all:
             - exact: { type: dev.knative.sources.ping }
             - suffix: { source: -etcdfn-cluster-wake }
