@@ -263,7 +263,20 @@ export interface EtcdClusterStatus {
   operation?: ClusterOperation;
   /** spec.maintenance.defrag.schedule's runs: the next one, and the progress of the last. */
   defragSchedule?: DefragScheduleStatus;
+  /** Where the members' raft logs may still hold entries of etcd 3.5 (shared/plan/upgrade/wal-guard.ts). */
+  legacyRaftEntries?: LegacyRaftEntries;
   conditions?: Condition[];
+}
+
+/**
+ * Entries etcd 3.5 wrote in its v2 request format (every 3.5 member's start, cluster version
+ * changes) stay in a member's write-ahead log until it saves a raft snapshot past them, and etcd
+ * 3.7 crashes replaying them. Absent while a member runs 3.5, or until every member has been seen
+ * on 3.6 or later.
+ */
+export interface LegacyRaftEntries {
+  /** No such entry lies above this raft index (0: the cluster formed on 3.6 or later, none at all). */
+  upToIndex: number;
 }
 
 export type EtcdCluster = EtcdfnObject<'EtcdCluster', EtcdClusterSpec, EtcdClusterStatus>;

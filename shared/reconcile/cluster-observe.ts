@@ -30,7 +30,15 @@ import {
 } from '../names.ts';
 import type { ClusterState, DowngradeFacts, EtcdView, PodFacts } from '../plan/cluster/types.ts';
 import { downgradeInPlay } from '../plan/upgrade/downgrade.ts';
-import { etcdEndpoints, ownMembers } from '../plan/cluster/members.ts';
+import {
+  etcdEndpoints,
+  isMemberReady,
+  memberUrls,
+  ownMembers,
+  runningMembers,
+} from '../plan/cluster/members.ts';
+import { needsRaftIndexes } from '../plan/upgrade/wal-guard.ts';
+import { ETCD_CONTAINER } from '../builders/pod.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import type { Context } from '../runtime/context.ts';
 import { observeRecoverySnapshot } from './cluster-observe-recovery.ts';
@@ -102,7 +110,38 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
   if (needsSelfReports(state)) state.selfReports = await selfReports(ctx, state);
   if (state.etcd?.reachable) state.dbSizes = await observeDbSizes(ctx, state);
   if (state.etcd?.reachable && cluster.spec.maintenance?.defrag) state.space = await observeSpace(ctx, state);
+  if (needsRaftIndexes(state)) state.raftIndexes = await observeRaftIndexes(ctx, state);
   return state;
+}
+
+/** Each ready member's committed and applied raft index, asked of the member itself (in parallel). */
+async function observeRaftIndexes(ctx: Context, state: ClusterState): Promise<ClusterState['raftIndexes']> {
+  const names = runningMembers(state)
+    .filter(m => isMemberReady(state, m))
+    .map(m => m.metadata.name ?? '');
+  const statuses = await ctx.etcd.clusterStatus(names.map(n => memberUrls(state.cluster, n).client));
+  const indexes: NonNullable<ClusterState['raftIndexes']> = {};
+  statuses.forEach((s, i) => {
+    if (s.kind === 'ok')
+      indexes[names[i]] = { raftIndex: s.status.raftIndex, applied: s.status.raftAppliedIndex };
+  });
+  return indexes;
+}
+
+/** The value of --snapshot-count on the etcd container (either spelling), if it carries one. */
+export function podSnapshotCount(pod: V1Pod): number | undefined {
+  const etcd = pod.spec?.containers.find(c => c.name === ETCD_CONTAINER);
+  const words = [...(etcd?.command ?? []), ...(etcd?.args ?? [])];
+  let found: number | undefined;
+  words.forEach((w, i) => {
+    const value = w.startsWith('--snapshot-count=')
+      ? w.slice('--snapshot-count='.length)
+      : w === '--snapshot-count'
+        ? words[i + 1]
+        : undefined;
+    if (value !== undefined && /^\d+$/.test(value)) found = Number(value);
+  });
+  return found;
 }
 
 export function podFacts(pod: V1Pod): PodFacts {
@@ -116,6 +155,8 @@ export function podFacts(pod: V1Pod): PodFacts {
   const problem = podProblem(pod);
   if (problem) facts.problem = problem;
   if (podForcesNewCluster(pod)) facts.forceNewCluster = true;
+  const snapshotCount = podSnapshotCount(pod);
+  if (snapshotCount !== undefined) facts.snapshotCount = snapshotCount;
   const restoreFailure = lastRestoreFailure(pod);
   if (restoreFailure) facts.restoreFailure = restoreFailure;
   return facts;

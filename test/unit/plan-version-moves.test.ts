@@ -10,7 +10,10 @@ import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import { isMinorDowngrade, versionRefusal } from '../../shared/plan/upgrade/version-moves.ts';
 import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
 
-/** A reached 3-member cluster whose members are set to and run `running` (one may lag: `laggard`). */
+/**
+ * A reached 3-member cluster whose members are set to and run `running` (one may lag: `laggard`),
+ * whose raft logs hold nothing of etcd 3.5 (the 3.7 guard of upgrade/wal-guard.ts has its own table).
+ */
 function world(wanted: string, running: string, laggard?: string) {
   const members = [0, 1, 2].map(i => {
     const m = member(i);
@@ -19,7 +22,10 @@ function world(wanted: string, running: string, laggard?: string) {
     m.status = { ...m.status, version };
     return m;
   });
-  const status: EtcdClusterStatus = locked(3, { clusterID: 'c0ffee0000000001' });
+  const status: EtcdClusterStatus = locked(3, {
+    clusterID: 'c0ffee0000000001',
+    legacyRaftEntries: { upToIndex: 0 },
+  });
   status.observed = { ...status.observed!, version: running };
   return state(cluster({ version: wanted }, status), members, {
     etcd: etcdOf([0, 1, 2].map(i => membership(i))),
@@ -127,7 +133,10 @@ describe('an upgrade to a version whose image cannot be pulled (3.6.99, never re
       m.status = { ...m.status, version: GOOD };
       return m;
     });
-    const status: EtcdClusterStatus = locked(3, { clusterID: 'c0ffee0000000001' });
+    const status: EtcdClusterStatus = locked(3, {
+      clusterID: 'c0ffee0000000001',
+      legacyRaftEntries: { upToIndex: 0 },
+    });
     status.observed = { ...status.observed!, version: observed };
     const s = state(cluster({ version: wanted }, status), members, {
       etcd: etcdOf([0, 1, 2].map(i => membership(i))),

@@ -32,6 +32,7 @@ import {
 } from './step.ts';
 import { outdatedMembers, upgradeStalledOnPull, upgradingMembers } from '../upgrade/upgrade.ts';
 import { versionRefusal } from '../upgrade/version-moves.ts';
+import { WAITING_FOR_RAFT_SNAPSHOT, legacyRaftEntries, raftSnapshotWait } from '../upgrade/wal-guard.ts';
 import { heldMember, isDeleting, isMemberReady, podOf, runningMembers } from './members.ts';
 import { deadlineFrom, deadlinePassed, observedFromSpec, specDiffersFromObserved } from './target.ts';
 import { networkPolicyChanges } from '../owned/network-policy.ts';
@@ -42,7 +43,7 @@ export type { ClusterAction, ClusterEvent, ClusterPlan } from './step.ts';
 export type { AddMemberOperation } from '../../api/cluster-operation.ts';
 
 export function planCluster(state: ClusterState): ClusterPlan {
-  const plan = planSteps(state);
+  const plan = withLegacyRaftEntries(state, planSteps(state));
   return state.cluster.status?.observed && !isDeleting(state.cluster)
     ? withDefragSchedule(
         state,
@@ -97,6 +98,8 @@ function planSteps(state: ClusterState): ClusterPlan {
   if (specDiffersFromObserved(cluster) && (complete || stalled || deadlinePassed(cluster, state.now))) {
     const refused = versionRefusal(state);
     if (refused) return refuseTarget(state, refused.reason, refused.message);
+    const wait = raftSnapshotWait(state, legacyRaftEntries(state));
+    if (wait) return waitForRaftSnapshots(state, wait);
     return adoptSpec(state, complete || stalled ? 'NewTarget' : 'RetryAfterDeadline');
   }
   if (!complete && deadlinePassed(cluster, state.now))
@@ -166,6 +169,36 @@ function refuseTarget(state: ClusterState, reason: string, message: string): Clu
     },
     events: already ? [] : [{ type: 'Warning', reason, message }],
   };
+}
+
+/**
+ * spec.version asks for etcd 3.7 while a member may still replay raft entries of etcd 3.5
+ * (../upgrade/wal-guard.ts): nothing is adopted and no member is touched; etcd itself ends the wait
+ * (a raft snapshot), and no event says when, so it is checked again with back-off (and on every
+ * resync). The message names no moving figure, so the status is written once, not at every check.
+ */
+function waitForRaftSnapshots(state: ClusterState, message: string): ClusterPlan {
+  const current = state.cluster.status ?? {};
+  const already = current.conditions?.some(
+    c => c.type === 'Progressing' && c.reason === WAITING_FOR_RAFT_SNAPSHOT,
+  );
+  return {
+    action: { kind: 'recheck', reason: 'waiting for raft snapshots past the etcd 3.5 entries' },
+    status: {
+      ...computeStatus(state, current, working(WAITING_FOR_RAFT_SNAPSHOT, message)),
+      ...(current.progressDeadline && { progressDeadline: current.progressDeadline }),
+    },
+    events: already ? [] : [{ type: 'Normal', reason: WAITING_FOR_RAFT_SNAPSHOT, message }],
+  };
+}
+
+/** status.legacyRaftEntries brought up to date (see ../upgrade/wal-guard.ts). */
+function withLegacyRaftEntries(state: ClusterState, plan: ClusterPlan): ClusterPlan {
+  if (isDeleting(state.cluster)) return plan;
+  const formsNow = plan.status.clusterID !== undefined && !state.cluster.status?.clusterID;
+  const record = legacyRaftEntries(state, formsNow);
+  const { legacyRaftEntries: _, ...rest } = plan.status;
+  return { ...plan, status: record ? { ...rest, legacyRaftEntries: record } : rest };
 }
 
 function deadlineExceeded(state: ClusterState): ClusterPlan {

@@ -20,6 +20,8 @@ export interface PodFacts {
   restoreFailure?: { reason: string; message: string };
   /** Its etcd starts with --force-new-cluster (a quorum-loss recovery's survivor, for one start). */
   forceNewCluster?: boolean;
+  /** The --snapshot-count its etcd runs with, read from the Pod (absent when it carries none). */
+  snapshotCount?: number;
 }
 
 /** etcd's membership as seen through the members' client URLs. */
@@ -72,4 +74,15 @@ export interface ClusterState {
   operatorNamespace?: string;
   /** Each running member's database size by member name, read only under a defragmentation policy. */
   space?: Record<string, MemberSpace | undefined>;
+  /**
+   * Each ready member's raft indexes as it reports them itself, by member name (only those that
+   * answered); read only while the etcd 3.5 entries guard needs them (../upgrade/wal-guard.ts).
+   */
+  raftIndexes?: Record<string, RaftIndexes>;
+}
+
+/** What one member says of its raft log: its committed index and the index it has applied. */
+export interface RaftIndexes {
+  raftIndex: number;
+  applied: number;
 }
