@@ -47,6 +47,8 @@ function globals(command: Command): GlobalOptions {
 }
 
 export function buildProgram(): Command {
+  // Over 80 lines: the declaration of every subcommand and option, read as the CLI's surface; each
+  // action is a one-line call into its own file.
   const program = new Command('kubectl etcdfn')
     .description('Operate etcdfn etcd clusters')
     .option('--kubeconfig <path>', 'path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)')

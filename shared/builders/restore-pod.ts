@@ -46,6 +46,7 @@ export function restoreSourceName(member: EtcdMember): string {
 }
 
 export function restoreInitContainers(member: EtcdMember, opts: RestoreContainerOptions): V1Container[] {
+  // Over 80 lines: mostly the init containers' spec, written out as the Pod will carry it.
   const restore = member.spec.restore;
   if (!restore) return [];
   const source = restore.source;

@@ -1,7 +1,7 @@
 // The auth concern's I/O (decision: shared/plan/cluster/auth.ts): read the two root credentials
 // Secrets, ask etcd to log root in with each password, then carry out the one step planAuth chose.
-// Thin on purpose: every choice is in the plan. Not yet called by reconcile-cluster: spec.auth is
-// refused by the CRD until the access seam (TLS + auth for every etcd call) is merged.
+// Thin on purpose: every choice is in the plan. reconcile-cluster runs it (through
+// cluster-auth-run.ts) once the cluster plan has nothing left to do.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import {

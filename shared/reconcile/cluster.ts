@@ -73,6 +73,8 @@ async function reconcileStep(
   ref: ClusterRef,
   opts: { woken?: boolean },
 ): Promise<StepResult> {
+  // Over 80 lines: observe, plan, claim, act, auth and the status write in the order of their crash
+  // points; what can be planned beforehand is, the rest is this invocation's I/O in sequence.
   // Certificate issuing, certificate status and the etcd access seam share one read per Secret.
   const ctx: Context = { ...eventCtx, kube: withSecretCache(eventCtx.kube) };
   const state = await observeCluster(ctx, ref);

@@ -27,7 +27,6 @@ import { endpointVerdict } from '../s3/client.ts';
 import { deleteOwnedObject } from '../s3/delete.ts';
 import { ACCESS_KEY_ID, credentialsIn, SECRET_ACCESS_KEY } from '../s3/location.ts';
 import { uploadStream } from '../s3/upload.ts';
-import { readBack } from '../snapshot-file/verify.ts';
 import { emitEvents } from './member-events.ts';
 import { claimExists, deleteAttemptJob, observeAttemptJob, startAttemptJob } from './snapshot-job.ts';
 import { noteLogContext } from '../log-context.ts';
@@ -35,9 +34,10 @@ import {
   SNAPSHOT_FINALIZER,
   type SnapshotPlan,
   type SnapshotState,
-  type StoredArtifact,
   type TakeOutcome,
 } from '../plan/snapshot/types.ts';
+import type { ClaimStep } from './snapshot-verify.ts';
+import { verify } from './snapshot-verify.ts';
 
 export interface SnapshotRef {
   namespace: string;
@@ -45,7 +45,6 @@ export interface SnapshotRef {
 }
 
 type Snapshot = EtcdSnapshot & KubeObject;
-type ClaimStep = Extract<SnapshotPlan['step'], { kind: 'claim' }>;
 
 const INSTANCE = 'run-snapshot';
 /** Result writes retried after a conflict that left our claim in place (someone edited labels, say). */
@@ -259,72 +258,6 @@ async function take(
     return { kind: 'timed-out', message: `no member served a snapshot within ${seconds} s` };
   }
   return { kind: 'etcd-unavailable', message: `no member served a snapshot (${failures.join('; ')})` };
-}
-
-/**
- * Reads the stored object back: its size and SHA-256 must be what was sent, and etcd's integrity
- * hash (the last 32 bytes) must match the rest. Anything else is Failed, with the object kept.
- */
-async function verify(
-  ctx: Context,
-  step: ClaimStep,
-  uploaded: {
-    credentials: { accessKeyId: string; secretAccessKey: string };
-    member: string;
-    artifact: StoredArtifact & { etag: string };
-    signal: AbortSignal;
-  },
-): Promise<TakeOutcome> {
-  const { credentials, member, artifact, signal } = uploaded;
-  const sentSha256 = artifact.checksum.replace(/^sha256:/, '');
-  const read = await readBack(step.target, credentials, artifact.etag, {
-    allowList: ctx.settings.s3AllowList,
-    signal,
-  });
-  const failed = (
-    reason: Extract<TakeOutcome, { kind: 'verify-failed' }>['reason'],
-    message: string,
-  ): TakeOutcome => ({ kind: 'verify-failed', source: member, artifact, reason, message });
-  switch (read.kind) {
-    case 'unavailable':
-      return { kind: 's3-unavailable', message: `reading ${artifact.uri} back failed: ${read.message}` };
-    case 'refused':
-      return failed(
-        'ReadBackRefused',
-        `S3 refused to read ${artifact.uri} back (${read.code}: ${read.message}), so it could not be verified; give the key in Secret ${step.target.secretName} s3:GetObject`,
-      );
-    case 'endpoint-refused':
-      return { kind: 'endpoint-refused', reason: read.reason, message: read.message };
-    case 'changed':
-      return failed('ObjectChanged', `verification failed: ${read.message}`);
-    case 'read':
-      break;
-  }
-  if (read.sizeBytes !== artifact.sizeBytes || read.sha256 !== sentSha256) {
-    return failed(
-      'ChecksumMismatch',
-      `verification failed: ${artifact.uri} read back as ${read.sizeBytes} bytes with sha256:${read.sha256}, but ${artifact.sizeBytes} bytes with ${artifact.checksum} were sent`,
-    );
-  }
-  if (read.integrity !== 'ok') {
-    return failed(
-      'IntegrityCheckFailed',
-      read.integrity === 'absent'
-        ? `verification failed: ${artifact.uri} (${read.sizeBytes} bytes) does not end with etcd's 32-byte integrity hash`
-        : `verification failed: etcd's integrity hash at the end of ${artifact.uri} does not match its contents`,
-    );
-  }
-  return {
-    kind: 'verified',
-    source: member,
-    artifact,
-    verification:
-      `read back ${read.sizeBytes} bytes from ${artifact.uri}: size and ${artifact.checksum} match the upload; ` +
-      `etcd's integrity hash (last 32 bytes: SHA-256 of the rest) matches; revision ${artifact.revision} is the member's revision when streaming began; ` +
-      (read.contents.kind === 'counted'
-        ? `its database holds ${read.contents.totalKey} keys at revision ${read.contents.revision} (entries in every bucket, as etcdutl 3.5's snapshot status counts them, and revision)`
-        : `its keys were not counted: ${read.contents.reason}`),
-  };
 }
 
 /** deletionPolicy Delete: the finalizer goes on before anything is stored. */

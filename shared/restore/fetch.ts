@@ -59,6 +59,8 @@ export type FetchResult =
   | { kind: 'fetched'; sizeBytes: number; sha256: string; snapshotMinor: string };
 
 export async function fetchSnapshot(req: FetchRequest): Promise<FetchResult> {
+  // Over 80 lines: the fetch's steps (marker, download, checksum, version) in the order a crash must
+  // resume them.
   const { paths } = req;
   if (existsSync(paths.marker)) {
     // Live data: never restored over. The restore step still runs (it has no shell to skip with),

@@ -12,8 +12,6 @@ import { createEtcdAdapter, type EtcdAdapter } from '../etcd/adapter.ts';
 import { loadKubeConfig } from '../k8s/client.ts';
 import { KubeObjects } from '../k8s/objects.ts';
 import { countEtcdCalls, countKubeRequests } from './metrics.ts';
-import { scheduleTimingsFromEnv, type ScheduleTimings } from '../plan/schedule/plan.ts';
-import { snapshotTimingsFromEnv } from '../plan/snapshot/plan.ts';
 import type { PingSink } from '../builders/ping-source.ts';
 import {
   ALLOWED_ENDPOINTS_ENV,
@@ -22,6 +20,8 @@ import {
   type AllowedEndpoint,
 } from '../s3/endpoint-policy.ts';
 import type { SnapshotTimings } from '../plan/snapshot/types.ts';
+import type { ScheduleTimings } from '../plan/schedule/types.ts';
+import { scheduleTimingsFromEnv, snapshotTimingsFromEnv } from './timings.ts';
 
 export interface OperatorSettings {
   /** Repository of etcd images; the tag is v<version>. */

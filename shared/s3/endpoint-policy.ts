@@ -177,6 +177,7 @@ export function checkEndpoint(
   addresses: readonly string[] = [],
   denied: readonly AddressRange[] = [],
 ): EndpointVerdict {
+  // Over 80 lines: the endpoint rules in the order their refusals are reported to the user.
   let url: URL;
   try {
     url = new URL(endpoint);

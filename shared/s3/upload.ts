@@ -67,6 +67,7 @@ export async function uploadStream(
   body: Readable,
   options: UploadOptions = {},
 ): Promise<UploadResult> {
+  // Over 80 lines: one multipart upload with its abort, error classification and cleanup together.
   const allowList = options.allowList ?? [];
   const verdict = await endpointVerdict(target.endpoint, allowList);
   if (!verdict.allowed) {

@@ -110,6 +110,8 @@ export interface Bridge {
 }
 
 export async function startBridge(options: BridgeOptions): Promise<Bridge> {
+  // Over 80 lines: wires the bridge's parts (sources, triggers, watchers, queue, delivery, ping
+  // sources) in start order beside their shutdown, so the two orders can be read against each other.
   const log = options.log ?? rootLog.child({ component: 'bridge' });
   const knativeDir = options.knativeDir ?? DEFAULT_KNATIVE_DIR;
   const sources = loadSources(knativeDir);

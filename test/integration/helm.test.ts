@@ -9,7 +9,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { buildCommand } from '../../standalone/main.ts';
-import { snapshotTimingsFromEnv } from '../../shared/plan/snapshot/plan.ts';
 import {
   CHART_DIR,
   containersOf,
@@ -25,6 +24,7 @@ import {
   type Obj,
 } from '../support/helm.ts';
 import { DIGEST, VALUE_SETS } from '../support/helm-values.ts';
+import { snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
 
 const chartValues = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Obj;
 const appVersion = (parse(readFileSync(join(CHART_DIR, 'Chart.yaml'), 'utf8')) as Obj).appVersion as string;

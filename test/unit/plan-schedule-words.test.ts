@@ -14,8 +14,9 @@ import type {
 } from '../../shared/api/etcd-snapshot-schedule.ts';
 import type { Condition } from '../../shared/api/common.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planSchedule, type SchedulePlan } from '../../shared/plan/schedule/plan.ts';
+import { planSchedule } from '../../shared/plan/schedule/plan.ts';
 import { runSnapshotName } from '../../shared/plan/schedule/run.ts';
+import type { SchedulePlan } from '../../shared/plan/schedule/types.ts';
 
 const CREATED = new Date('2026-11-22T08:00:30Z');
 const DEST = {

@@ -11,16 +11,11 @@ import type {
 } from '../../shared/api/etcd-snapshot-schedule.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { ownerOf, snapshotTarget } from '../../shared/s3/location.ts';
-import {
-  FAILED_KEPT,
-  planRetentionResult,
-  planSchedule,
-  scheduleTimingsFromEnv,
-  type SchedulePlan,
-  type ScheduleState,
-} from '../../shared/plan/schedule/plan.ts';
+import { planRetentionResult, planSchedule } from '../../shared/plan/schedule/plan.ts';
 import { isOwnedBy, owningSchedule, runSnapshotName } from '../../shared/plan/schedule/run.ts';
 import { parseCadence } from '../../shared/plan/schedule/cadence.ts';
+import { FAILED_KEPT, type SchedulePlan, type ScheduleState } from '../../shared/plan/schedule/types.ts';
+import { scheduleTimingsFromEnv } from '../../shared/runtime/timings.ts';
 
 const CREATED = new Date('2026-11-22T08:00:30Z');
 const T = (iso: string) => new Date(iso);

@@ -9,9 +9,10 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-snapshot.ts';
 import type { SnapshotLocation } from '../../shared/api/common.ts';
 import { findCondition } from '../../shared/conditions.ts';
-import { planSnapshot, snapshotTimingsFromEnv } from '../../shared/plan/snapshot/plan.ts';
+import { planSnapshot } from '../../shared/plan/snapshot/plan.ts';
 import type { SnapshotPlan, SnapshotState, SnapshotTimings } from '../../shared/plan/snapshot/types.ts';
 import type { AttemptJob } from '../../shared/plan/snapshot/types.ts';
+import { snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
 
 const MIN = 60_000;
 const CREATED = new Date('2026-11-22T10:00:00Z');

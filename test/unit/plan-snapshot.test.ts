@@ -5,12 +5,13 @@ import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-sna
 import type { SnapshotLocation } from '../../shared/api/common.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { ObjectEvent, TickEvent } from '../../shared/events/types.ts';
-import { planSnapshot, snapshotSources, snapshotTimingsFromEnv } from '../../shared/plan/snapshot/plan.ts';
+import { planSnapshot, snapshotSources } from '../../shared/plan/snapshot/plan.ts';
 import { planOutcome } from '../../shared/plan/snapshot/outcome.ts';
 import { snapshotTarget as s3Target, usePathStyle } from '../../shared/s3/location.ts';
 import { snapshotTarget } from '../../functions/run-snapshot/targets.ts';
 import type { SnapshotPlan, SnapshotState, SnapshotTimings } from '../../shared/plan/snapshot/types.ts';
 import type { TakeOutcome } from '../../shared/plan/snapshot/types.ts';
+import { snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
 
 const CREATED = new Date('2026-11-22T10:00:00Z');
 const NOW = new Date('2026-11-22T10:02:00Z');

@@ -113,6 +113,8 @@ function clusterOf(cluster: EtcdCluster | undefined, member: EtcdMember): EtcdCl
 }
 
 export function planFinalize(state: FinalizeState): FinalizeAction {
+  // Over 80 lines: the finalizer's ordered safety checks, each returning early; the order is the rule
+  // (a member leaves Kubernetes only after it has left etcd) that plan-finalize tests pin.
   const { member } = state;
   const cluster = clusterOf(state.cluster, member);
   const name = member.metadata.name ?? '';

@@ -22,6 +22,7 @@ import {
   type PingSource,
 } from '../../builders/ping-source.ts';
 import { SCHEDULE_LABEL } from './run.ts';
+import { controllerRef } from '../../builders/owner.ts';
 
 export { PING_SOURCE_API_VERSION, PING_SOURCE_KIND, SCHEDULE_PING_LABEL, type PingSource };
 
@@ -95,14 +96,11 @@ export function desiredPingSource(
         [MANAGED_BY_LABEL]: MANAGED_BY,
       },
       ownerReferences: [
-        {
+        controllerRef({
           apiVersion: API_VERSION,
           kind: ETCD_SNAPSHOT_SCHEDULE.kind,
-          name,
-          uid: schedule.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
+          metadata: schedule.metadata,
+        }),
       ],
     },
     spec: {

@@ -25,7 +25,6 @@
 // object a minute. Unfinished snapshots, and Complete ones without a Verified condition (made before
 // verification existed), are never deleted.
 import type { Condition } from '../../api/common.ts';
-import type { EtcdCluster } from '../../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../api/etcd-snapshot.ts';
 import type { EtcdSnapshotSchedule, EtcdSnapshotScheduleStatus } from '../../api/etcd-snapshot-schedule.ts';
 import type { EventContent } from '../../builders/k8s-event.ts';
@@ -37,65 +36,22 @@ import { parseCadence } from './cadence.ts';
 import { runSnapshot, runSnapshotName, scheduledTimeOf } from './run.ts';
 import { DEFAULT_TIME_ZONE } from '../../api/defaults.ts';
 import { SNAPSHOT_VERIFIED } from '../snapshot/types.ts';
-
-export const SCHEDULE_READY = 'Ready';
-/** Present once the schedule has been suspended; its lastTransitionTime to False is when it resumed. */
-export const SCHEDULE_SUSPENDED = 'Suspended';
-export const SCHEDULE_RETENTION = 'Retention';
-/** Failed snapshots kept since the last successful one. */
-export const FAILED_KEPT = 3;
-export const DEFAULT_KEEP_LAST = 7;
-/** <schedule>-<yyyymmddhhmm> must stay a valid object name (253 characters). */
-export const MAX_SCHEDULE_NAME = 253 - 13;
-
-export interface ScheduleTimings {
-  /** A run not started this long after its time is skipped and recorded as missed. */
-  startingDeadlineMs: number;
-}
-
-export function scheduleTimingsFromEnv(env: NodeJS.ProcessEnv = process.env): ScheduleTimings {
-  const value = Number(env.ETCDFN_SCHEDULE_STARTING_DEADLINE_SECONDS);
-  return { startingDeadlineMs: (Number.isFinite(value) && value > 0 ? value : 300) * 1000 };
-}
-
-export interface ScheduleState {
-  now: Date;
-  schedule: EtcdSnapshotSchedule;
-  /** The EtcdCluster named by spec.clusterRef; undefined when it does not exist. */
-  cluster?: EtcdCluster;
-  /** The EtcdSnapshots whose ownerReferences name this schedule (by uid). */
-  snapshots: readonly EtcdSnapshot[];
-  timings: ScheduleTimings;
-}
-
-/** A snapshot retention removes: first its S3 object (when it has one), then the EtcdSnapshot. */
-export interface ScheduleDeletion {
-  name: string;
-  uid: string;
-  /** Delete this object from the store first (verified snapshots with a recorded URI and ETag). */
-  s3Object: boolean;
-  /** The ETag status recorded for the object; the store's must match. */
-  etag?: string;
-  /**
-   * A verified snapshot on a PVC: remove its file first, by a Job that checks the owner file and
-   * this SHA-256 (the one status records) before it deletes anything.
-   */
-  pvcFileSha256?: string;
-  why: string;
-}
-
-export interface SchedulePlan {
-  /** Create this EtcdSnapshot once the status (the claim) is written. */
-  create?: EtcdSnapshot;
-  deletions: ScheduleDeletion[];
-  status: EtcdSnapshotScheduleStatus;
-  statusChanged: boolean;
-  /** Kubernetes Events about the schedule, recorded once the status is written. */
-  events: EventContent[];
-  summary: string;
-}
+import {
+  type ScheduleState,
+  type ScheduleDeletion,
+  type SchedulePlan,
+  SCHEDULE_READY,
+  SCHEDULE_SUSPENDED,
+  SCHEDULE_RETENTION,
+  FAILED_KEPT,
+  DEFAULT_KEEP_LAST,
+  MAX_SCHEDULE_NAME,
+} from './types.ts';
 
 export function planSchedule(state: ScheduleState): SchedulePlan {
+  // Over 80 lines: one ordered pass over a schedule's rules (name, cluster, suspension, the due run,
+  // a missed run, retention, status), each returning early; the order is what plan-schedule*.test.ts
+  // pins. Splitting it by rule, as reconcile-cluster's concerns are, is left open (issue 31).
   const { schedule, now, timings } = state;
   const name = schedule.metadata.name ?? '';
   const ns = schedule.metadata.namespace ?? '';

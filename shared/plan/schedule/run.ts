@@ -6,6 +6,7 @@ import type { EtcdSnapshotSchedule } from '../../api/etcd-snapshot-schedule.ts';
 import { API_VERSION, ETCD_SNAPSHOT_SCHEDULE } from '../../api/group.ts';
 import { toKubeTime } from '../../conditions.ts';
 import { CLUSTER_LABEL, MANAGED_BY } from '../../names.ts';
+import { controllerRef } from '../../builders/owner.ts';
 
 export const SCHEDULE_LABEL = 'etcdfn.io/schedule';
 /** The run (RFC 3339 time) a scheduled snapshot was made for. */
@@ -41,14 +42,11 @@ export function runSnapshot(schedule: EtcdSnapshotSchedule, time: Date): EtcdSna
       labels,
       annotations: { [SCHEDULED_TIME_ANNOTATION]: toKubeTime(time) },
       ownerReferences: [
-        {
+        controllerRef({
           apiVersion: API_VERSION,
           kind: ETCD_SNAPSHOT_SCHEDULE.kind,
-          name,
-          uid: schedule.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
+          metadata: schedule.metadata,
+        }),
       ],
     },
     spec: {

@@ -3,8 +3,7 @@
 // finished, its Pod's termination message; this turns that into the attempt's outcome.
 import type { EtcdSnapshot } from '../../api/etcd-snapshot.ts';
 import { parseDeleteReport, parseStepReport, pvcUri, snapshotFilePath } from '../../snapshot-file/result.ts';
-import type { TakeOutcome } from './types.ts';
-import type { AttemptJob } from './types.ts';
+import type { TakeOutcome, AttemptJob } from './types.ts';
 
 /** The outcome of a finished Job's attempt. */
 export function jobOutcome(

@@ -3,11 +3,11 @@
 import type { EtcdSnapshot, EtcdSnapshotStatus, SnapshotPhase } from '../../api/etcd-snapshot.ts';
 import { setCondition, toKubeTime, type ConditionInput } from '../../conditions.ts';
 import { ownerOf, snapshotTarget } from '../../s3/location.ts';
-import { SNAPSHOT_READY, SNAPSHOT_VERIFIED, type SnapshotPlan } from './types.ts';
-import type { TakeOutcome } from './types.ts';
+import { SNAPSHOT_READY, SNAPSHOT_VERIFIED, type SnapshotPlan, type TakeOutcome } from './types.ts';
 
 /** The status after the attempt that `claimed` (the snapshot as the claim wrote it) made. */
 export function planOutcome(claimed: EtcdSnapshot, outcome: TakeOutcome, now: Date): SnapshotPlan {
+  // Over 80 lines: one case per TakeOutcome kind, each the status and condition a person reads for it.
   const name = claimed.metadata.name ?? '';
   const cluster = claimed.spec.clusterRef.name;
   const base = claimed.status ?? {};

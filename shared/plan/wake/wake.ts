@@ -17,6 +17,7 @@ import {
   SCHEDULE_PING_LABEL,
   type PingSource,
 } from '../../builders/ping-source.ts';
+import { controllerRef } from '../../builders/owner.ts';
 
 export const WAKE_SCHEDULE = '* * * * *';
 
@@ -46,16 +47,7 @@ export function wakePingSource(
         [SCHEDULE_PING_LABEL]: 'true',
         'app.kubernetes.io/managed-by': MANAGED_BY,
       },
-      ownerReferences: [
-        {
-          apiVersion: owner.apiVersion,
-          kind: owner.kind,
-          name: owner.metadata.name ?? '',
-          uid: owner.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [controllerRef(owner)],
     },
     spec: {
       schedule: WAKE_SCHEDULE,
