@@ -1,5 +1,5 @@
 // Values the CRD schemas default or enforce, for code that reads objects the API server has not
-// defaulted (fixtures, tests). test/unit/crd-rules.test.ts checks they agree with crds/.
+// defaulted (fixtures, tests). test/unit/crds.test.ts checks they agree with crds/.
 import type { IssuerKind } from './etcd-cluster.ts';
 import type { StorageMedium } from './common.ts';
 
