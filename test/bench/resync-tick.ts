@@ -13,7 +13,8 @@
 // The tick is the real path: reconcile-cluster's handler given a PingSource tick, which lists the
 // clusters and runs reconcileCluster for each within the resync budget, through a counting proxy in
 // front of the API server. Figures: wall time, API reads and writes, etcd calls, and the process's
-// RSS (the API server is in this process too: its RSS before the tick is reported beside the peak).
+// RSS (the handler runs in this process; kube-apiserver and etcd are processes of their own; the
+// RSS before the tick is reported beside the peak).
 import { fileURLToPath } from 'node:url';
 import { API_VERSION } from '../../shared/api/group.ts';
 import type { EtcdAdapter } from '../../shared/etcd/adapter.ts';
@@ -65,17 +66,26 @@ function copyOf(object: KubeObject, namespace: string, ownerUid: string | undefi
   const owners = (meta.ownerReferences as { kind: string; uid: string }[] | undefined)?.map(o =>
     o.kind === 'EtcdCluster' && ownerUid ? { ...o, uid: ownerUid } : o,
   );
-  return {
+  const copy = {
     ...object,
     metadata: { ...meta, namespace, ...(owners ? { ownerReferences: owners } : {}) },
-  } as KubeObject;
+  } as KubeObject & { spec?: { clusterIP?: string; clusterIPs?: string[] } };
+  // A Service's cluster IP is the API server's to allocate (a copy of one is refused as taken).
+  if (object.kind === 'Service' && copy.spec && copy.spec.clusterIP !== 'None') {
+    const { clusterIP: _ip, clusterIPs: _ips, ...spec } = copy.spec;
+    copy.spec = spec;
+  }
+  return copy;
 }
 
 /** Copies the grown cluster's objects into `count - 1` more namespaces (status included). */
 async function copyClusters(world: ReconcileWorld, count: number): Promise<void> {
   const kube = world.kube;
   const originals = new Map<string, KubeObject[]>();
-  for (const [apiVersion, kind] of KINDS) originals.set(kind, await kube.list(apiVersion, kind, NS));
+  // kube-controller-manager puts its own kube-root-ca.crt ConfigMap into every new namespace.
+  const ours = (o: KubeObject) => !(o.kind === 'ConfigMap' && o.metadata.name === 'kube-root-ca.crt');
+  for (const [apiVersion, kind] of KINDS)
+    originals.set(kind, (await kube.list(apiVersion, kind, NS)).filter(o => ours({ ...o, kind })));
   const put = async (object: KubeObject, namespace: string, ownerUid?: string): Promise<KubeObject> => {
     const created = await kube.create(copyOf(object, namespace, ownerUid));
     if (created.kind !== 'created') throw new Error(`${object.kind} copy: ${created.kind}`);

@@ -157,7 +157,7 @@ async function runResyncTick(): Promise<void> {
     }),
     figureOf({
       section,
-      figure: `one tick over ${clusters}: peak RSS (API server in the same process)`,
+      figure: `one tick over ${clusters}: peak RSS of the process running the handler`,
       unit: 'MiB',
       stats: of('peak RSS MiB'),
       baseline: { label: 'RSS before the tick', stats: of('RSS before MiB') },
