@@ -85,7 +85,10 @@ async function copyClusters(world: ReconcileWorld, count: number): Promise<void>
   // kube-controller-manager puts its own kube-root-ca.crt ConfigMap into every new namespace.
   const ours = (o: KubeObject) => !(o.kind === 'ConfigMap' && o.metadata.name === 'kube-root-ca.crt');
   for (const [apiVersion, kind] of KINDS)
-    originals.set(kind, (await kube.list(apiVersion, kind, NS)).filter(o => ours({ ...o, kind })));
+    originals.set(
+      kind,
+      (await kube.list(apiVersion, kind, NS)).filter(o => ours({ ...o, kind })),
+    );
   const put = async (object: KubeObject, namespace: string, ownerUid?: string): Promise<KubeObject> => {
     const created = await kube.create(copyOf(object, namespace, ownerUid));
     if (created.kind !== 'created') throw new Error(`${object.kind} copy: ${created.kind}`);
