@@ -3,6 +3,7 @@
 // agent runs (stream from etcd → file → read back and verify). Prints one JSON line:
 // { bytes, seconds, maxRssMiB }. Arguments: s3 <etcd url> <s3 endpoint> <bucket> <key> | pvc <etcd url> <dir>.
 import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { snapshot } from '../../shared/etcd/snapshot.ts';
 import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { uploadStream } from '../../shared/s3/upload.ts';
@@ -16,6 +17,9 @@ const started = performance.now();
 let bytes: number;
 if (mode === 'pvc') {
   const [dir] = rest;
+  // The Job's volume is mounted before the agent runs: the mount exists (saveSnapshotFile resolves
+  // the path inside it and refuses one outside).
+  await mkdir(dir ?? '', { recursive: true });
   const saved = await saveSnapshotFile({
     mount: dir ?? '',
     dir: dir ?? '',
