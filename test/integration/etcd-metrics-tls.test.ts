@@ -276,7 +276,11 @@ for (const minor of MINORS) {
           token: name,
           extraArgs: flags,
         });
-        const exit = await Promise.race([etcd.exited, sleep(15_000).then(() => undefined)]);
+        // An unref'd timer: when etcd exits at once, a pending 15 s timer must not hold the file open.
+        const giveUp = new Promise<undefined>(resolve =>
+          setTimeout(() => resolve(undefined), 15_000).unref(),
+        );
+        const exit = await Promise.race([etcd.exited, giveUp]);
         await etcd.stop({ force: true });
         assert.ok(exit && exit.code !== 0, `${name}: etcd kept running with ${flags.join(' ')}`);
         return etcd.logs();
