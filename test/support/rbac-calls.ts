@@ -197,6 +197,8 @@ export function scanApiCalls(dirs = ['shared', 'functions']): ScanResult {
         node.expression.text === 'controllerRef'
       ) {
         for (const k of kindsOfType(checker.getTypeAtLocation(node.arguments[0]))) owners.add(k);
+        // An owner written out in place ({ apiVersion, kind: ETCD_SNAPSHOT_SCHEDULE.kind, metadata }).
+        for (const k of kindsOfText(node.arguments[0]?.getText() ?? '')) owners.add(k);
       }
       if (
         ts.isObjectLiteralExpression(node) &&
