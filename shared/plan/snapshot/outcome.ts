@@ -17,6 +17,17 @@ export function planOutcome(claimed: EtcdSnapshot, outcome: TakeOutcome, now: Da
     phase,
     conditions: setCondition(base.conditions, condition, now),
   });
+  /** Failed for good: the condition and a SnapshotFailed Warning say why and what to do. */
+  const failed = (reason: string, message: string): SnapshotPlan => ({
+    step: { kind: 'fail', reason: `EtcdSnapshot ${name}: ${message}` },
+    status: set(
+      'Failed',
+      { type: SNAPSHOT_READY, status: 'False', reason, message },
+      { completionTime: toKubeTime(now) },
+    ),
+    statusChanged: true,
+    events: [{ type: 'Warning', reason: 'SnapshotFailed', message }],
+  });
   switch (outcome.kind) {
     case 'verified': {
       const a = outcome.artifact;
@@ -67,17 +78,7 @@ export function planOutcome(claimed: EtcdSnapshot, outcome: TakeOutcome, now: Da
     case 'endpoint-refused': {
       const message = `${outcome.message}; then create a new EtcdSnapshot`;
       const reason = outcome.kind === 'object-exists' ? 'ObjectExists' : outcome.reason;
-      const status = set(
-        'Failed',
-        { type: SNAPSHOT_READY, status: 'False', reason, message },
-        { completionTime: toKubeTime(now) },
-      );
-      return {
-        step: { kind: 'fail', reason: `EtcdSnapshot ${name}: ${message}` },
-        status,
-        statusChanged: true,
-        events: [{ type: 'Warning', reason: 'SnapshotFailed', message }],
-      };
+      return failed(reason, message);
     }
     case 's3-refused':
     case 'credentials-invalid': {
@@ -86,17 +87,7 @@ export function planOutcome(claimed: EtcdSnapshot, outcome: TakeOutcome, now: Da
           ? refusedMessage(claimed, outcome.code, outcome.message)
           : outcome.message;
       const reason = outcome.kind === 's3-refused' ? 'UploadRefused' : 'CredentialsInvalid';
-      const status = set(
-        'Failed',
-        { type: SNAPSHOT_READY, status: 'False', reason, message },
-        { completionTime: toKubeTime(now) },
-      );
-      return {
-        step: { kind: 'fail', reason: `EtcdSnapshot ${name}: ${message}` },
-        status,
-        statusChanged: true,
-        events: [{ type: 'Warning', reason: 'SnapshotFailed', message }],
-      };
+      return failed(reason, message);
     }
     case 'etcd-unavailable':
     case 's3-unavailable':
