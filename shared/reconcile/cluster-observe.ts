@@ -35,6 +35,7 @@ import {
   isMemberReady,
   memberUrls,
   ownMembers,
+  podsOfMembers,
   runningMembers,
 } from '../plan/cluster/members.ts';
 import { needsRaftIndexes } from '../plan/upgrade/wal-guard.ts';
@@ -84,11 +85,12 @@ export async function observeCluster(ctx: Context, ref: ClusterRef): Promise<Clu
       namespaced('networking.k8s.io/v1', 'NetworkPolicy', networkPolicyName(ref.name)),
     ),
   ]);
+  const own = ownMembers(cluster, members);
   const state: ClusterState = {
     now: ctx.now(),
     cluster,
-    members: ownMembers(cluster, members),
-    pods: pods.map(podFacts),
+    members: own,
+    pods: podsOfMembers(own, pods).map(podFacts),
     services: { headless, client },
     pdb,
     networkPolicy,

@@ -13,6 +13,7 @@ import { pvcName } from '../names.ts';
 import { isPodReady, isPodTerminal } from '../plan/member/pod.ts';
 import { needsEtcd, planMember, type MemberPlan, type MemberState } from '../plan/member/plan.ts';
 import { ownUrls } from '../plan/member/status.ts';
+import { ownPod } from '../plan/member/step.ts';
 import { memberUrls } from '../plan/cluster/members.ts';
 import type { Context } from '../runtime/context.ts';
 import { clusterEtcd } from '../runtime/cluster-etcd.ts';
@@ -107,13 +108,16 @@ function clusterVoterEndpoints(cluster: EtcdCluster, member: EtcdMember): string
 /** etcd's membership through the cluster's ready voters and the member itself; its own status if ready. */
 async function observeEtcd(ctx: Context, state: MemberState, cluster: EtcdCluster): Promise<void> {
   const own = ownUrls(state.member).client;
-  const podUp = state.pod !== undefined && !isPodTerminal(state.pod);
+  // The member's name reaches whichever Pod holds it: a Pod left by an earlier member of the same
+  // name (a cluster deleted and made again) runs another cluster's etcd, whose answer is not ours.
+  const pod = ownPod(state);
+  const podUp = pod !== undefined && !isPodTerminal(pod);
   const voters = clusterVoterEndpoints(cluster, state.member);
   const endpoints = podUp ? [...voters, own] : voters;
   const etcd = clusterEtcd(ctx, cluster);
   const [listed, self] = await Promise.all([
     endpoints.length > 0 ? etcd.listMembers(endpoints) : undefined,
-    state.pod && isPodReady(state.pod) ? etcd.memberStatus(own) : undefined,
+    pod && isPodReady(pod) ? etcd.memberStatus(own) : undefined,
   ]);
   if (listed?.kind === 'ok') state.etcd = { members: listed.members, clusterId: listed.clusterId };
   if (self?.kind === 'ok') state.self = self.status;

@@ -12,10 +12,12 @@ import { metrics } from '../runtime/metrics.ts';
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../api/etcd-snapshot.ts';
-import { API_VERSION, ETCD_CLUSTER, ETCD_SNAPSHOT } from '../api/group.ts';
+import type { EtcdMember } from '../api/etcd-member.ts';
+import { API_VERSION, ETCD_CLUSTER, ETCD_MEMBER, ETCD_SNAPSHOT } from '../api/group.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
 import { clusterSelector } from '../names.ts';
+import { ownMembers, podsOfMembers } from '../plan/cluster/members.ts';
 import { isPodReady } from '../plan/member/pod.ts';
 import { planSnapshot } from '../plan/snapshot/plan.ts';
 import { planOutcome } from '../plan/snapshot/outcome.ts';
@@ -134,17 +136,21 @@ export async function observeSnapshot(
     state.claimFound = await claimExists(ctx, snapshot);
     if (snapshot.status?.phase === 'Started') state.job = await observeAttemptJob(ctx, snapshot);
   }
-  const [cluster, pods, secret] = await Promise.all([
+  const selector = clusterSelector(clusterName);
+  const [cluster, members, pods, secret] = await Promise.all([
     ctx.kube.find<EtcdCluster & KubeObject>(
       objectRef(API_VERSION, ETCD_CLUSTER.kind, ref.namespace, clusterName),
     ),
-    ctx.kube.list<V1Pod & KubeObject>('v1', 'Pod', ref.namespace, clusterSelector(clusterName)),
+    ctx.kube.list<EtcdMember & KubeObject>(API_VERSION, ETCD_MEMBER.kind, ref.namespace, selector),
+    ctx.kube.list<V1Pod & KubeObject>('v1', 'Pod', ref.namespace, selector),
     secretName
       ? ctx.kube.find<V1Secret & KubeObject>(objectRef('v1', 'Secret', ref.namespace, secretName))
       : undefined,
   ]);
   if (cluster) state.cluster = cluster;
-  state.readyPods = pods.filter(isPodReady).map(p => p.metadata.name ?? '');
+  // Only Pods of this cluster's members: one left by an earlier cluster of the same name holds its data.
+  const own = cluster ? podsOfMembers(ownMembers(cluster, members), pods) : [];
+  state.readyPods = own.filter(isPodReady).map(p => p.metadata.name ?? '');
   if (!secret) return { snapshot, state };
   const values = secretValues(secret);
   state.secretKeys = Object.keys(values);

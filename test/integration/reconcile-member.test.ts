@@ -125,3 +125,69 @@ describe('reconcile-member against the sandbox API server and real etcd', { time
     assert.match((await ready())?.message ?? '', /data kept on data-demo-0/);
   });
 });
+
+describe(
+  'reconcile-member beside a Pod an earlier member of the same name left',
+  { timeout: 180_000 },
+  () => {
+    // A cluster deleted and made again under its name: until garbage collection removes the old Pods,
+    // they run the old cluster's etcd, and the new member's name reaches them.
+    let world: ReconcileWorld;
+    const ref = { namespace: NS, name: 'again-0' };
+    const podRef = { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'again-0' };
+
+    before(async () => {
+      world = await ReconcileWorld.start('again');
+      await world.grow(1);
+    });
+    after(async () => world?.stop());
+
+    it('does not take that etcd’s member ID as its own, and replaces the Pod', async () => {
+      const old = (await world.member('again-0'))!;
+      assert.ok(old.metadata.uid);
+      // The old member goes; its Pod stays, controlled by no one (what the garbage collector's
+      // orphaning leaves), its etcd still answering on the member's name.
+      assert.equal(
+        (await world.kube.delete(memberRef('again-0'), { propagationPolicy: 'Orphan' })).kind,
+        'deleted',
+      );
+      await until(
+        async () => !(await world.kube.find<V1Pod & KubeObject>(podRef))?.metadata.ownerReferences?.length,
+      );
+      await world.kube.mergePatch(memberRef('again-0'), { metadata: { finalizers: null } });
+      await until(async () => (await world.member('again-0')) === undefined);
+      const created = await world.kube.create({
+        apiVersion: old.apiVersion,
+        kind: old.kind,
+        metadata: {
+          name: 'again-0',
+          namespace: NS,
+          labels: old.metadata.labels,
+          ownerReferences: old.metadata.ownerReferences,
+        },
+        spec: old.spec,
+      });
+      assert.equal(created.kind, 'created');
+      const listed = await world.rawEtcd.listMembers([world.clientURL('again-0')]);
+      assert.equal(listed.kind, 'ok', 'the old etcd still answers');
+
+      await reconcileMember(world.ctx, ref);
+
+      const status = (await world.member('again-0'))?.status;
+      assert.equal(status?.memberID, undefined, 'no member ID taken from a Pod that is not this member’s');
+      assert.notEqual(status?.hasData, true, 'its volume is not said to hold data');
+      const ready = findCondition(status?.conditions, 'Ready');
+      assert.equal(ready?.reason, 'PodConflict', JSON.stringify(ready));
+      const pod = await world.kube.find<V1Pod & KubeObject>(podRef);
+      assert.ok(!pod || pod.metadata.deletionTimestamp, 'the earlier member’s Pod is deleted');
+    });
+  },
+);
+
+async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise(r => setTimeout(r, 200));
+  }
+}

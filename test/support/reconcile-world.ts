@@ -228,10 +228,27 @@ export class ReconcileWorld {
     const ref = { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: member };
     let pod = await this.kube.find<V1Pod & KubeObject>(ref);
     if (!pod) {
+      // Controlled by its EtcdMember, as reconcile-member creates it.
+      const owner = await this.member(member);
       const created = await this.kube.create<V1Pod & KubeObject>({
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: member, namespace: NS, labels: clusterLabels(this.clusterName) },
+        metadata: {
+          name: member,
+          namespace: NS,
+          labels: clusterLabels(this.clusterName),
+          ...(owner?.metadata.uid && {
+            ownerReferences: [
+              {
+                apiVersion: API_VERSION,
+                kind: 'EtcdMember',
+                name: member,
+                uid: owner.metadata.uid,
+                controller: true,
+              },
+            ],
+          }),
+        },
         spec: { containers: [{ name: 'etcd', image: 'quay.io/coreos/etcd:v3.5.16' }] },
       });
       if (created.kind !== 'created') throw new Error(`Pod ${member}: ${created.kind}`);

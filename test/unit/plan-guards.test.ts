@@ -16,7 +16,7 @@ import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
 import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 import { planFinalize, type FinalizeState } from '../../shared/plan/member/finalize.ts';
-import { ownMembers } from '../../shared/plan/cluster/members.ts';
+import { ownMembers, podsOfMembers } from '../../shared/plan/cluster/members.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const LATER = new Date('2026-11-22T10:30:00Z');
@@ -281,6 +281,58 @@ describe('guard: orphan removal', () => {
       assert.deepEqual(ownMembers(c, [m]), row.mine ? [m] : []);
     });
   }
+});
+
+describe('guard: a Pod left by an earlier member of the same name is not this member’s', () => {
+  // The cluster deleted and made again under its name: the old Pods run the old cluster's etcd
+  // until garbage collection removes them, and the new members' names reach them.
+  const withUid = (ordinal: number, uid: string): EtcdMember => {
+    const m = member(ordinal, { owner: 'uid-1' });
+    m.metadata.uid = uid;
+    return m;
+  };
+  const pod = (name: string, controller?: { kind: string; uid: string }) => ({
+    metadata: {
+      name,
+      ...(controller && {
+        ownerReferences: [{ apiVersion: 'v1', name, controller: true, ...controller }],
+      }),
+    },
+  });
+  const rows: { name: string; pod: ReturnType<typeof pod>; counts: boolean }[] = [
+    {
+      name: 'controlled by the member of its name',
+      pod: pod('demo-0', { kind: 'EtcdMember', uid: 'm-0' }),
+      counts: true,
+    },
+    {
+      name: 'controlled by an earlier EtcdMember of the same name',
+      pod: pod('demo-0', { kind: 'EtcdMember', uid: 'm-old' }),
+      counts: false,
+    },
+    {
+      name: 'controlled by an EtcdMember whose name no member here has',
+      pod: pod('demo-7', { kind: 'EtcdMember', uid: 'm-7' }),
+      counts: false,
+    },
+    {
+      name: 'controlled by no EtcdMember (as ownMembers keeps an unowned member)',
+      pod: pod('demo-0'),
+      counts: true,
+    },
+  ];
+  for (const row of rows) {
+    it(`${row.name} → ${row.counts ? 'counts' : 'left out'}`, () => {
+      assert.deepEqual(
+        podsOfMembers([withUid(0, 'm-0'), withUid(1, 'm-1')], [row.pod]),
+        row.counts ? [row.pod] : [],
+      );
+    });
+  }
+  it('a member with no UID yet (a plain object) cannot tell, and keeps its Pod', () => {
+    const p = pod('demo-0', { kind: 'EtcdMember', uid: 'm-old' });
+    assert.deepEqual(podsOfMembers([member(0)], [p]), [p]);
+  });
 });
 
 describe('guard: scale-down checks the members that stay', () => {

@@ -1,5 +1,7 @@
 // Facts about a cluster's members that both planners and the status share.
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../api/etcd-cluster.ts';
+import { ETCD_MEMBER } from '../../api/group.ts';
 import type { EtcdMember } from '../../api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../../etcd/members.ts';
 import { isMemoryMedium } from '../../builders/storage.ts';
@@ -23,6 +25,27 @@ export function ownMembers(cluster: EtcdCluster, labelled: EtcdMember[]): EtcdMe
   return labelled.filter(m => {
     const owners = m.metadata.ownerReferences?.filter(o => o.kind === 'EtcdCluster') ?? [];
     return owners.length === 0 || uid === undefined || owners.some(o => o.uid === uid);
+  });
+}
+
+/**
+ * The labelled Pods that run these members. A Pod controlled by an EtcdMember that is not the
+ * same-named member here (one an earlier cluster of the same name left, until garbage collection
+ * removes it) runs that cluster's etcd: counting it would report its readiness, dial its etcd, or
+ * snapshot its data as this cluster's. A Pod controlled by no EtcdMember is kept, as ownMembers
+ * keeps a member owned by no cluster.
+ */
+export function podsOfMembers<P extends { metadata?: V1ObjectMeta }>(
+  members: readonly EtcdMember[],
+  pods: readonly P[],
+): P[] {
+  return pods.filter(pod => {
+    const controller = pod.metadata?.ownerReferences?.find(o => o.controller && o.kind === ETCD_MEMBER.kind);
+    if (!controller) return true;
+    const member = members.find(m => m.metadata.name === pod.metadata?.name);
+    return (
+      member !== undefined && (member.metadata.uid === undefined || member.metadata.uid === controller.uid)
+    );
   });
 }
 
