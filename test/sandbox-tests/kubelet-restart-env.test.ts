@@ -68,18 +68,13 @@ describe('kubelet: env from an annotation follows the annotation at each in-plac
     };
     await waitForPod(core, `${NS}/reader`, 'to run', running(0));
 
-    await core.patchNamespacedPod(
+    const patched = await core.patchNamespacedPod(
       { name: 'reader', namespace: NS, body: { metadata: { annotations: { [ANNOTATION]: 'second' } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    // Give the kubelet's watch the patch before the restart (a real kubelet's view lags the same way).
-    await waitForPod(
-      core,
-      `${NS}/reader`,
-      'to carry the new annotation',
-      p => p.metadata?.annotations?.[ANNOTATION] === 'second',
-    );
-    await new Promise(resolve => setTimeout(resolve, 300));
+    // The restart must come after the kubelet's watch brought it the patch (a real kubelet's view
+    // lags the same way): wait for the kubelet to hold that version of the Pod, however long it takes.
+    await kubeletHolds(kubelet, 'reader', patched.metadata?.resourceVersion ?? '');
 
     await kubelet.faults.kill({ namespace: NS, pod: 'reader', container: 'main' });
     const once = await waitForPod(core, `${NS}/reader`, 'to restart once', running(1));
@@ -95,3 +90,14 @@ describe('kubelet: env from an annotation follows the annotation at each in-plac
     assert.equal(twice.metadata?.uid, created.metadata?.uid, 'the same Pod throughout');
   });
 });
+
+/** Until the kubelet's own copy of the Pod is at `resourceVersion` or newer (integers on this API server). */
+async function kubeletHolds(kubelet: Kubelet, pod: string, resourceVersion: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const held = (await kubelet.faults.state()).pods.find(p => p.namespace === NS && p.name === pod);
+    if (held?.resourceVersion && BigInt(held.resourceVersion) >= BigInt(resourceVersion)) return;
+    if (Date.now() > deadline) throw new Error(`the kubelet still holds ${pod} at ${held?.resourceVersion}`);
+    await new Promise(resolve => setTimeout(resolve, 50));
+  }
+}

@@ -50,6 +50,8 @@ export interface PodState {
   dir: string;
   /** The kubelet has seen the Pod's deletion (its deletionTimestamp). */
   deleting: boolean;
+  /** The resourceVersion of the Pod as the kubelet holds it (its watch may lag the API server). */
+  resourceVersion: string | undefined;
   containers: ContainerState[];
 }
 

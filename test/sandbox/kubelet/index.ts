@@ -556,6 +556,7 @@ class ProcessKubelet implements Kubelet, Faults {
         ip: w.podIP,
         dir: w.podDir,
         deleting: !!w.current.metadata.deletionTimestamp,
+        resourceVersion: w.current.metadata.resourceVersion,
         containers: w.containers().map(c => ({
           name: c.name,
           pid: c.pid,
