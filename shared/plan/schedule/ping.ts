@@ -114,7 +114,7 @@ export function desiredPingSource(
   };
 }
 
-/** The schedule PingSource's drift, in the shape of every owned PingSource (shared/plan/owned/ping-sources.ts). */
+/** The schedule PingSource's drift, in the shape of every owned PingSource (plan/owned/ping-sources.ts). */
 export type PingSourceStep = PingSourceDrift;
 
 /** What to do to bring the existing PingSource (if any) to the desired one. */
