@@ -11,6 +11,7 @@ import { ROLE_LABEL } from '../../shared/names.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { reconcileMember } from '../../shared/reconcile/member.ts';
 import { NS, ReconcileWorld, memberRef } from '../support/reconcile-world.ts';
+import { waitFor } from '../support/wait.ts';
 
 const SEED = { namespace: NS, name: 'demo-0' };
 const podRef = { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'demo-0' };
@@ -151,11 +152,16 @@ describe(
         (await world.kube.delete(memberRef('again-0'), { propagationPolicy: 'Orphan' })).kind,
         'deleted',
       );
-      await until(
+      await waitFor(
+        'the Pod orphaned',
         async () => !(await world.kube.find<V1Pod & KubeObject>(podRef))?.metadata.ownerReferences?.length,
+        { timeoutMs: 30_000, intervalMs: 200 },
       );
       await world.kube.mergePatch(memberRef('again-0'), { metadata: { finalizers: null } });
-      await until(async () => (await world.member('again-0')) === undefined);
+      await waitFor('the old member gone', async () => (await world.member('again-0')) === undefined, {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      });
       const created = await world.kube.create({
         apiVersion: old.apiVersion,
         kind: old.kind,
@@ -183,11 +189,3 @@ describe(
     });
   },
 );
-
-async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise(r => setTimeout(r, 200));
-  }
-}
