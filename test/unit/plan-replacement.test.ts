@@ -7,60 +7,40 @@ import { describe, it } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
-import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
-import { buildPdb } from '../../shared/builders/pdb.ts';
 import { controllerRef } from '../../shared/builders/owner.ts';
-import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
 import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 import { planMember, type MemberState } from '../../shared/plan/member/plan.ts';
+import { state as clusterState, locked, membership } from '../support/cluster-world.ts';
+import { etcdCluster, etcdMember } from '../support/etcd-objects.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const ID = 'c0ffee0000000001';
 const idOf = (ordinal: number) => (0x1000 + ordinal).toString(16).padStart(16, '0');
 
+/** demo locked at `replicas` and formed as ID (generation 1, no resourceVersion). */
 function cluster(replicas: number, extra: EtcdClusterStatus = {}): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'uid-1', generation: 1 },
-    spec: { replicas, version: '3.5.16', storage: { size: '1Gi', medium: '' }, progressDeadlineSeconds: 600 },
-    status: {
-      clusterToken: 'prod-demo-uid-1',
-      observed: { replicas, version: '3.5.16', storage: { size: '1Gi', medium: '' } },
-      progressDeadline: '2026-11-22T10:10:00Z',
-      nextMemberOrdinal: replicas,
-      clusterID: ID,
-      ...extra,
-    },
-  };
+  return etcdCluster({
+    metadata: { generation: 1 },
+    spec: { replicas, storage: { size: '1Gi', medium: '' }, progressDeadlineSeconds: 600 },
+    status: locked(replicas, { clusterID: ID, ...extra }),
+  });
 }
 
 function member(ordinal: number, status: EtcdMemberStatus = {}, deleting = false): EtcdMember {
   const name = `demo-${ordinal}`;
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
+  return etcdMember(name, {
     metadata: {
-      name,
-      namespace: 'prod',
       uid: `${name}-uid`,
       labels: { 'etcdfn.io/cluster': 'demo' },
       finalizers: ['etcdfn.io/member-cleanup'],
-      ...(deleting && { deletionTimestamp: NOW }),
+      deletionTimestamp: deleting ? NOW : undefined,
     },
-    spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
-      storage: { size: '1Gi', medium: '' },
-      bootstrap: ordinal === 0,
-      initialCluster: `${name}=http://${name}.demo.prod.svc:2380`,
-      clusterToken: 'prod-demo-uid-1',
-    },
+    spec: { storage: { size: '1Gi', medium: '' }, bootstrap: ordinal === 0 },
     status: { isVoter: true, memberID: idOf(ordinal), ...status },
-  };
+  });
 }
 
 const lost = (reason = 'PVCMissing') => ({
@@ -84,15 +64,6 @@ const memoryLost = {
   },
 };
 
-const membership = (ordinal: number, o: { learner?: boolean; started?: boolean } = {}): Membership => ({
-  id: idOf(ordinal),
-  name: o.started === false ? '' : `demo-${ordinal}`,
-  peerURLs: [`http://demo-${ordinal}.demo.prod.svc:2380`],
-  clientURLs: o.started === false ? [] : [`http://demo-${ordinal}.demo.prod.svc:2379`],
-  isLearner: o.learner ?? false,
-  started: o.started ?? true,
-});
-
 const etcdOf = (members: Membership[]): EtcdView => ({
   reachable: true,
   members,
@@ -100,25 +71,9 @@ const etcdOf = (members: Membership[]): EtcdView => ({
   leaderId: members[0]?.id,
 });
 
-function world(c: EtcdCluster, members: EtcdMember[], ready: number[], etcd?: EtcdView): ClusterState {
-  const s: ClusterState = {
-    now: NOW,
-    cluster: c,
-    members,
-    pods: members.map(m => ({
-      name: m.metadata.name ?? '',
-      ready: ready.includes(Number(m.metadata.name?.split('-')[1])),
-      phase: 'Running',
-      deleting: false,
-    })),
-    services: { headless: buildHeadlessService(c), client: buildClientService(c) },
-  };
-  if (etcd) s.etcd = etcd;
-  const pdb = buildPdb(c, { voters: etcd?.reachable ? etcd.members.filter(e => !e.isLearner).length : 0 });
-  if (pdb) s.pdb = pdb;
-  s.networkPolicy = buildNetworkPolicy(c);
-  return s;
-}
+/** planCluster's world with exactly `ready` of the members' Pods ready. */
+const world = (c: EtcdCluster, members: EtcdMember[], ready: number[], etcd?: EtcdView): ClusterState =>
+  clusterState(c, members, { ready, etcd });
 
 const condition = (plan: ReturnType<typeof planCluster>) =>
   findCondition(plan.status.conditions, 'MemberReplacement');
