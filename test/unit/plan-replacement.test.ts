@@ -21,7 +21,7 @@ const ID = 'c0ffee0000000001';
 const idOf = (ordinal: number) => (0x1000 + ordinal).toString(16).padStart(16, '0');
 
 /** demo locked at `replicas` and formed as ID (generation 1, no resourceVersion). */
-function cluster(replicas: number, extra: EtcdClusterStatus = {}): EtcdCluster {
+function formedCluster(replicas: number, extra: EtcdClusterStatus = {}): EtcdCluster {
   return etcdCluster({
     metadata: { generation: 1 },
     spec: { replicas, storage: { size: '1Gi', medium: '' }, progressDeadlineSeconds: 600 },
@@ -159,13 +159,13 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
   ];
   for (const row of rows) {
     it(row.name, () => {
-      const c = cluster(row.members.length);
+      const c = formedCluster(row.members.length);
       const plan = planCluster(world(c, row.members, row.ready, row.etcd));
       assert.equal(plan.action.kind, row.kind, JSON.stringify(plan.action));
       if (row.kind === 'none') {
         // Claim before acting: the replacement is recorded; the next invocation deletes the member.
         assert.equal(plan.status.replacement?.member, 'demo-1');
-        const recorded = cluster(row.members.length, plan.status);
+        const recorded = formedCluster(row.members.length, plan.status);
         const next = planCluster(world(recorded, row.members, row.ready, row.etcd));
         assert.equal(next.action.kind, 'delete-member', JSON.stringify(next.action));
         assert.equal((next.action as { member: string }).member, 'demo-1');
@@ -186,7 +186,7 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
   }
 
   it('one at a time: a second lost member waits for the first replacement', () => {
-    const c = cluster(3, {
+    const c = formedCluster(3, {
       replacement: {
         member: 'demo-1',
         oldID: idOf(1),
@@ -206,18 +206,18 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
   it('a NodeLost replacement is recorded with cause NodeLost and says the node is gone', () => {
     const members = [member(0), member(1, lost('NodeLost')), member(2)];
     const etcd = etcdOf([membership(0), membership(1), membership(2)]);
-    const plan = planCluster(world(cluster(3), members, [0, 2], etcd));
+    const plan = planCluster(world(formedCluster(3), members, [0, 2], etcd));
     assert.equal(plan.status.replacement?.cause, 'NodeLost');
     assert.match(
       condition(plan)?.message ?? '',
       /^replacing member demo-1 \(ID [0-9a-f]+\), whose node is gone \(/,
     );
-    const other = planCluster(world(cluster(3), [member(0), member(1, lost()), member(2)], [0, 2], etcd));
+    const other = planCluster(world(formedCluster(3), [member(0), member(1, lost()), member(2)], [0, 2], etcd));
     assert.equal(other.status.replacement?.cause, undefined, 'DataLost stays the default');
   });
 
   it('the new member is recorded at its claim, and the replacement completes with old and new IDs', () => {
-    const started = cluster(3, {
+    const started = formedCluster(3, {
       replacement: { member: 'demo-1', oldID: idOf(1), reason: 'gone', startedAt: '2026-11-22T09:59:00Z' },
     });
     const two = [member(0), member(2)];
@@ -226,7 +226,7 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
     assert.equal(claim.status.replacement?.newMember, 'demo-3');
     assert.match(condition(claim)?.message ?? '', /new member demo-3 joining as a learner/);
 
-    const joined = cluster(3, { ...claim.status, operation: undefined });
+    const joined = formedCluster(3, { ...claim.status, operation: undefined });
     delete joined.status!.operation;
     const three = [member(0), member(2), member(3)];
     const done = planCluster(
@@ -243,7 +243,7 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
 });
 
 describe('reconcile-member never restarts a member on an empty volume under its old ID', () => {
-  const c = cluster(3);
+  const c = formedCluster(3);
   const pvc = (m: EtcdMember, uid: string, deleting = false): V1PersistentVolumeClaim => ({
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -381,7 +381,7 @@ describe('a crash-looping member with start settings the cluster no longer asks 
     );
 
   it('its option taken out of the spec: recorded as a CrashLoop replacement, naming the field', () => {
-    const plan = planCluster(state(cluster(4), looping(3, bad)));
+    const plan = planCluster(state(formedCluster(4), looping(3, bad)));
     assert.equal(
       plan.status.replacement?.member,
       'demo-3',
@@ -398,7 +398,7 @@ describe('a crash-looping member with start settings the cluster no longer asks 
     );
   });
   it('the spec still has that option: not replaced (a new member would fail the same way)', () => {
-    const c = cluster(4);
+    const c = formedCluster(4);
     c.spec.options = bad;
     c.status!.observed!.options = bad;
     const plan = planCluster(state(c, looping(3, bad)));
@@ -407,12 +407,12 @@ describe('a crash-looping member with start settings the cluster no longer asks 
   it('not crash-looping, though its options differ: left alone', () => {
     const m = looping(3, bad);
     m.status!.conditions = [];
-    assert.equal(planCluster(state(cluster(4), m)).status.replacement, undefined);
+    assert.equal(planCluster(state(formedCluster(4), m)).status.replacement, undefined);
   });
   it('a member that lost its data comes first (here held: the crash-looping learner is not healthy)', () => {
     const plan = planCluster(
       world(
-        cluster(4),
+        formedCluster(4),
         [member(0), member(1, lost()), member(2), looping(3, bad)],
         [0, 2],
         etcdOf([
