@@ -48,14 +48,15 @@ export interface Rearming {
   stop: () => Promise<void>;
 }
 
+/** The crash points of one sandbox: its crash directory and its functions' restart counts. */
 export class CrashPoints {
+  readonly dir: string;
+  private readonly restarts: () => Record<string, number>;
+
   /**
    * `dir` is the directory the sandbox was started with (`crashDir`); `restarts` reads the
    * sandbox's restart count per function (a function, as the sandbox may start after this).
    */
-  readonly dir: string;
-  private readonly restarts: () => Record<string, number>;
-
   constructor(dir: string, restarts: () => Record<string, number>) {
     this.dir = dir;
     this.restarts = restarts;
