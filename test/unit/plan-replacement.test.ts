@@ -212,7 +212,9 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
       condition(plan)?.message ?? '',
       /^replacing member demo-1 \(ID [0-9a-f]+\), whose node is gone \(/,
     );
-    const other = planCluster(world(formedCluster(3), [member(0), member(1, lost()), member(2)], [0, 2], etcd));
+    const other = planCluster(
+      world(formedCluster(3), [member(0), member(1, lost()), member(2)], [0, 2], etcd),
+    );
     assert.equal(other.status.replacement?.cause, undefined, 'DataLost stays the default');
   });
 
