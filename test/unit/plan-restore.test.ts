@@ -10,7 +10,7 @@ import {
   restoreSecretName,
   seedResolution,
 } from '../../shared/plan/restore/source.ts';
-import { etcdCluster } from '../support/etcd-objects.ts';
+import { etcdCluster, etcdMember } from '../support/etcd-objects.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 
 const s3 = {
@@ -135,21 +135,20 @@ describe('restoreCondition', () => {
 
 describe('seedResolution: a snapshotRef is resolved once, when the seed is created', () => {
   const restore = { source: { s3: { ...s3, key: 'backups/nightly.db' }, sha256: 'ab'.repeat(32) } };
-  const seed = (extra: Partial<EtcdMember['spec']> = {}, deleting = false): EtcdMember => ({
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
-    metadata: { name: 'new-0', namespace: 'prod', ...(deleting && { deletionTimestamp: new Date() }) },
-    spec: {
-      clusterName: 'new',
-      version: '3.5.16',
-      storage: {},
-      initialCluster: 'x',
-      clusterToken: 't',
-      bootstrap: true,
-      restore,
-      ...extra,
-    },
-  });
+  /** new-0, the seed member of cluster new, restoring `restore`. */
+  const seed = (extra: Partial<EtcdMember['spec']> = {}, deleting = false): EtcdMember =>
+    etcdMember('new-0', {
+      metadata: { deletionTimestamp: deleting ? new Date() : undefined },
+      spec: {
+        clusterName: 'new',
+        storage: {},
+        initialCluster: 'x',
+        clusterToken: 't',
+        bootstrap: true,
+        restore,
+        ...extra,
+      },
+    });
   it("the seed's recorded object is the source, whatever happened to the EtcdSnapshot since", () => {
     assert.deepEqual(seedResolution([seed()]), {
       kind: 'ready',
