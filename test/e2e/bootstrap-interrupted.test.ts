@@ -7,14 +7,14 @@
 //   new members under a new token, the old ones and their PVCs gone, the retry reported.
 // Each ends with one cluster ID on every member, 3/3 Ready, and a put readable through every member.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import type { CrashPoint } from '../../shared/runtime/crash.ts';
+import { CrashPoints } from '../support/crash-points.ts';
 import { beforeCreation, converged, mark, type Cluster } from '../support/converge.ts';
 import { notOneCluster } from '../support/one-cluster.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
@@ -36,16 +36,16 @@ describe(
   () => {
     let sandbox: FullSandbox;
     let kube: KubeObjects;
-    let crashDir: string;
+    let crashPoints: CrashPoints;
 
     before(async () => {
-      crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-bootstrap-interrupted-'));
-      sandbox = await startFullSandbox({ tickSeconds: 5, crashDir });
+      crashPoints = CrashPoints.inTempDir('etcdfn-bootstrap-interrupted-', () => sandbox.restarts());
+      sandbox = await startFullSandbox({ tickSeconds: 5, crashDir: crashPoints.dir });
       kube = new KubeObjects(sandbox.kc);
     });
     after(async () => {
       await sandbox?.stop();
-      if (crashDir) rmSync(crashDir, { recursive: true, force: true });
+      crashPoints?.remove();
     });
 
     const ref = (name: string) => ({ apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name });
@@ -72,17 +72,10 @@ describe(
         `functions.log (tail):\n${log}`,
       ].join('\n');
     };
+    /** Arms `point` now; the function returned waits for its crash. */
     const arm = (point: CrashPoint) => {
-      const fn = point.startsWith('member:') ? 'reconcile-member' : 'reconcile-cluster';
-      const before = sandbox.restarts()[fn] ?? 0;
-      const file = join(crashDir, point);
-      writeFileSync(file, '');
-      return () =>
-        waitFor(
-          `the crash at ${point}`,
-          async () => !existsSync(file) && (sandbox.restarts()[fn] ?? 0) > before,
-          { timeoutMs: TIMEOUT, intervalMs: 250 },
-        ).finally(() => rmSync(file, { force: true }));
+      const armed = crashPoints.arm(point);
+      return () => armed.crashed({ timeoutMs: TIMEOUT });
     };
     const create = async (name: string, progressDeadlineSeconds?: number) => {
       const created = await kube.create({

@@ -7,14 +7,14 @@
 // etcd cluster of exactly the three claimed members: no fourth member, no second claim, every
 // member answering for the cluster ID in status, a put readable through each of them.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import type { CrashPoint } from '../../shared/runtime/crash.ts';
+import { CrashPoints } from '../support/crash-points.ts';
 import { beforeCreation, converged, type Cluster } from '../support/converge.ts';
 import { notOneCluster } from '../support/one-cluster.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
@@ -23,10 +23,6 @@ import { waitFor } from '../support/wait.ts';
 const NS = 'default';
 const TIMEOUT = 120_000;
 type Member = EtcdMember & KubeObject;
-
-const FUNCTION_OF = { cluster: 'reconcile-cluster', member: 'reconcile-member', finalize: 'finalize-member' };
-const functionOf = (point: CrashPoint): string =>
-  FUNCTION_OF[point.split(':')[0] as keyof typeof FUNCTION_OF];
 
 /** Every side effect of the static bootstrap, in the order a bootstrap passes them. */
 const POINTS: CrashPoint[] = [
@@ -50,16 +46,21 @@ describe(
   () => {
     let sandbox: FullSandbox;
     let kube: KubeObjects;
-    let crashDir: string;
+    let crashPoints: CrashPoints;
 
     before(async () => {
-      crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-crash-bootstrap-'));
-      sandbox = await startFullSandbox({ tickSeconds: 5, crashDir, chaos: true, chaosSeed: 7 });
+      crashPoints = CrashPoints.inTempDir('etcdfn-crash-bootstrap-', () => sandbox.restarts());
+      sandbox = await startFullSandbox({
+        tickSeconds: 5,
+        crashDir: crashPoints.dir,
+        chaos: true,
+        chaosSeed: 7,
+      });
       kube = new KubeObjects(sandbox.kc);
     });
     after(async () => {
       await sandbox?.stop();
-      if (crashDir) rmSync(crashDir, { recursive: true, force: true });
+      crashPoints?.remove();
     });
 
     const ref = (name: string) => ({ apiVersion: API_VERSION, kind: 'EtcdCluster', namespace: NS, name });
@@ -85,23 +86,19 @@ describe(
     POINTS.forEach((point, i) => {
       it(`crash after ${point}`, async () => {
         const name = `sb-${i}`;
-        const fn = functionOf(point);
-        const restartsBefore = sandbox.restarts()[fn] ?? 0;
-        const file = join(crashDir, point);
-        writeFileSync(file, '');
-        const created = await kube.create({
-          apiVersion: API_VERSION,
-          kind: 'EtcdCluster',
-          metadata: { name, namespace: NS },
-          spec: { replicas: 3, version: '3.5.16', storage: { size: '1Gi', medium: '' } },
-        });
-        assert.equal(created.kind, 'created');
-        await waitFor(
-          `the crash at ${point} (${fn} killed and started again)`,
-          async () => !existsSync(file) && (sandbox.restarts()[fn] ?? 0) > restartsBefore,
-          { timeoutMs: TIMEOUT, intervalMs: 250 },
-          describeWorld(name),
-        ).finally(() => rmSync(file, { force: true }));
+        await crashPoints.crashThrough(
+          point,
+          async () => {
+            const created = await kube.create({
+              apiVersion: API_VERSION,
+              kind: 'EtcdCluster',
+              metadata: { name, namespace: NS },
+              spec: { replicas: 3, version: '3.5.16', storage: { size: '1Gi', medium: '' } },
+            });
+            assert.equal(created.kind, 'created');
+          },
+          { timeoutMs: TIMEOUT, describe: describeWorld(name) },
+        );
 
         const c = await converged(
           { kube, namespace: NS, name },

@@ -10,8 +10,7 @@
 // fresh single-member cluster per bootstrap point. The bridge delivers with chaos (duplicates,
 // reordering, delays, parallel delivery), so a crash also kills whatever else was in flight.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
@@ -21,6 +20,7 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import { createEtcdAdapter } from '../../shared/etcd/adapter.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { CRASH_POINTS, type CrashPoint } from '../../shared/runtime/crash.ts';
+import { CrashPoints } from '../support/crash-points.ts';
 import { beforeCreation, converged as convergedAfter, mark, type Mark } from '../support/converge.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
@@ -38,10 +38,6 @@ interface PodLike extends KubeObject {
 interface PdbLike extends KubeObject {
   spec?: { minAvailable?: number };
 }
-
-const FUNCTION_OF = { cluster: 'reconcile-cluster', member: 'reconcile-member', finalize: 'finalize-member' };
-const functionOf = (point: CrashPoint): string =>
-  FUNCTION_OF[point.split(':')[0] as keyof typeof FUNCTION_OF];
 
 /** Each bootstrap point is crashed through on a new single-member cluster. */
 const BOOTSTRAP: CrashPoint[] = [
@@ -109,18 +105,23 @@ const SCALING: Step[] = [
 describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { timeout: 2_400_000 }, () => {
   let sandbox: FullSandbox;
   let kube: KubeObjects;
-  let crashDir: string;
+  let crashPoints: CrashPoints;
   const etcd = createEtcdAdapter({ timeoutMs: 3000 });
   const covered = new Set<CrashPoint>();
 
   before(async () => {
-    crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-crash-points-'));
-    sandbox = await startFullSandbox({ tickSeconds: 5, crashDir, chaos: true, chaosSeed: 3 });
+    crashPoints = CrashPoints.inTempDir('etcdfn-crash-points-', () => sandbox.restarts());
+    sandbox = await startFullSandbox({
+      tickSeconds: 5,
+      crashDir: crashPoints.dir,
+      chaos: true,
+      chaosSeed: 3,
+    });
     kube = new KubeObjects(sandbox.kc);
   });
   after(async () => {
     await sandbox?.stop();
-    if (crashDir) rmSync(crashDir, { recursive: true, force: true });
+    crashPoints?.remove();
   });
 
   const clusterRef = (name: string) => ({
@@ -243,17 +244,7 @@ describe('a crash after every side effect converges (etcd 3.5.16, chaos on)', { 
       await drive();
       return since;
     }
-    const fn = functionOf(point);
-    const before = sandbox.restarts()[fn] ?? 0;
-    const file = join(crashDir, point);
-    writeFileSync(file, '');
-    await drive();
-    await waitFor(
-      `the crash at ${point} (${fn} killed and started again)`,
-      async () => !existsSync(file) && (sandbox.restarts()[fn] ?? 0) > before,
-      { timeoutMs: STEP_TIMEOUT, intervalMs: 250 },
-      describeWorld(name),
-    ).finally(() => rmSync(file, { force: true }));
+    await crashPoints.crashThrough(point, drive, { timeoutMs: STEP_TIMEOUT, describe: describeWorld(name) });
     covered.add(point);
     return since;
   }

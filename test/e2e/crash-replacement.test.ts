@@ -7,20 +7,17 @@
 // return to full size with etcd's member list equal to the EtcdMembers, MemberReplacement say
 // Replaced with the old member's name and ID, and every key written at the start still be there.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import { toHexId } from '../../shared/etcd/ids.ts';
 import type { CrashPoint } from '../../shared/runtime/crash.ts';
+import { CrashPoints, functionOf } from '../support/crash-points.ts';
 import { beforeCreation, converged, mark, type ClusterRef } from '../support/converge.ts';
 import { NS, STEP_TIMEOUT, healingSandbox, type Member } from '../support/healing-sandbox.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NAME = 'crashrep';
 const KEYS = 200;
-const FUNCTION_OF = { cluster: 'reconcile-cluster', member: 'reconcile-member', finalize: 'finalize-member' };
 
 /** The side effects of one replacement, in the order it passes them. */
 const POINTS: CrashPoint[] = [
@@ -37,18 +34,17 @@ const POINTS: CrashPoint[] = [
   'cluster:operation-cleared',
 ];
 
-const crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-crash-replacement-'));
-
 describe(
   'a crash after each side effect of a replacement converges (etcd 3.5.16, chaos on)',
   { timeout: 3_000_000 },
   () => {
-    const world = healingSandbox(31, { crashDir, tickSeconds: 5 });
-    const { start, stop, kube, running, members, pods, withEtcd, describeWorld } = world;
+    const crashPoints = CrashPoints.inTempDir('etcdfn-crash-replacement-', () => world.running().restarts());
+    const world = healingSandbox(31, { crashDir: crashPoints.dir, tickSeconds: 5 });
+    const { start, stop, kube, members, pods, withEtcd, describeWorld } = world;
     before(start);
     after(async () => {
       await stop();
-      rmSync(crashDir, { recursive: true, force: true });
+      crashPoints.remove();
     });
     const ref = (): ClusterRef => ({ kube: kube(), namespace: NS, name: NAME });
 
@@ -90,24 +86,21 @@ describe(
         const victim = [...before.keys()].sort().find(n => n !== leader);
         assert.ok(victim);
         const oldID = before.get(victim);
-        const fn = FUNCTION_OF[point.split(':')[0] as keyof typeof FUNCTION_OF];
-        const restarts = running().restarts()[fn] ?? 0;
+        const restartsBefore = crashPoints.restartsOf(functionOf(point));
         const since = await mark(ref());
-        const file = join(crashDir, point);
-        writeFileSync(file, '');
         // The fault: the member's PVC is deleted while its Pod runs.
-        await kube().delete({
-          apiVersion: 'v1',
-          kind: 'PersistentVolumeClaim',
-          namespace: NS,
-          name: `data-${victim}`,
-        });
-        await waitFor(
-          `the crash at ${point} (${fn} killed and started again)`,
-          async () => !existsSync(file) && (running().restarts()[fn] ?? 0) > restarts,
-          { timeoutMs: STEP_TIMEOUT, intervalMs: 250 },
+        const deletePvc = () =>
+          kube().delete({
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            namespace: NS,
+            name: `data-${victim}`,
+          });
+        await crashPoints.crashThrough(point, deletePvc, {
+          restartsBefore,
+          timeoutMs: STEP_TIMEOUT,
           describe,
-        ).finally(() => rmSync(file, { force: true }));
+        });
         await waitFor(
           `${victim} replaced`,
           async () => !(await members(NAME)).some((m: Member) => m.metadata.name === victim),

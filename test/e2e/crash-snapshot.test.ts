@@ -6,8 +6,7 @@
 // one object under its key, holding the bytes status records (sha256 and etcd's integrity hash
 // recomputed here from the store); a partial object left at the key is never marked Complete.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
@@ -18,6 +17,7 @@ import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { SNAPSHOT_CRASH_POINTS, type CrashPoint } from '../../shared/runtime/crash.ts';
 import { OWNER_METADATA } from '../../shared/s3/location.ts';
 import { SnapshotDigest } from '../../shared/snapshot-file/verify.ts';
+import { CrashPoints } from '../support/crash-points.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
 import { beforeCreation, converged } from '../support/converge.ts';
@@ -42,7 +42,7 @@ describe(
     let sandbox: FullSandbox;
     let s3: TestS3;
     let kube: KubeObjects;
-    let crashDir: string;
+    let crashPoints: CrashPoints;
     const covered = new Set<CrashPoint>();
 
     before(async () => {
@@ -51,16 +51,16 @@ describe(
       process.env.ETCDFN_SNAPSHOT_ATTEMPT_TIMEOUT_SECONDS = '40';
       process.env.ETCDFN_SNAPSHOT_STALE_GRACE_SECONDS = '2';
       process.env.ETCDFN_SNAPSHOT_RETRY_DELAY_SECONDS = '2';
-      crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-crash-snapshot-'));
+      crashPoints = CrashPoints.inTempDir('etcdfn-crash-snapshot-', () => sandbox.restarts());
       s3 = await startS3rver([BUCKET]);
-      sandbox = await startFullSandbox({ tickSeconds: 2, crashDir });
+      sandbox = await startFullSandbox({ tickSeconds: 2, crashDir: crashPoints.dir });
       kube = new KubeObjects(sandbox.kc);
       assert.equal((await kube.create(s3rverSecret(SECRET, NS))).kind, 'created');
     });
     after(async () => {
       await sandbox?.stop();
       await s3?.stop();
-      if (crashDir) rmSync(crashDir, { recursive: true, force: true });
+      crashPoints?.remove();
     });
 
     const get = async <T extends KubeObject>(kind: string, name: string) => {
@@ -89,16 +89,7 @@ describe(
       name: string,
       timeoutMs = STEP_TIMEOUT,
     ): Promise<void> {
-      const before = sandbox.restarts()[FN] ?? 0;
-      const file = join(crashDir, point);
-      writeFileSync(file, '');
-      await drive();
-      await waitFor(
-        `the crash at ${point} (${FN} killed and started again)`,
-        async () => !existsSync(file) && (sandbox.restarts()[FN] ?? 0) > before,
-        { timeoutMs, intervalMs: 250 },
-        world(name),
-      ).finally(() => rmSync(file, { force: true }));
+      await crashPoints.crashThrough(point, drive, { fn: FN, timeoutMs, describe: world(name) });
       covered.add(point);
     }
 

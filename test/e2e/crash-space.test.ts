@@ -5,14 +5,12 @@
 // time the cluster must end writable with every key kept, no alarm, no claim left in status, and
 // (for the policy) each member defragmented exactly once.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3 } from 'etcd3';
 import { API_VERSION } from '../../shared/api/group.ts';
 import type { CrashPoint } from '../../shared/runtime/crash.ts';
+import { CrashPoints } from '../support/crash-points.ts';
 import { converged, mark, type ClusterRef } from '../support/converge.ts';
 import { NS, STEP_TIMEOUT, healingSandbox, type Cluster } from '../support/healing-sandbox.ts';
 import { waitFor } from '../support/wait.ts';
@@ -23,7 +21,6 @@ const BIG = 'x'.repeat(128 * 1024);
 const CHURN = 'y'.repeat(64 * 1024);
 const MIB = 1024 * 1024;
 const FN = 'reconcile-cluster';
-const crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-crash-space-'));
 
 interface EventLike {
   reason?: string;
@@ -35,12 +32,13 @@ interface EventLike {
 }
 
 describe('a crash in space maintenance converges (etcd 3.5.16, chaos on)', { timeout: 3_000_000 }, () => {
-  const world = healingSandbox(47, { crashDir, tickSeconds: 5 });
+  const crashPoints = CrashPoints.inTempDir('etcdfn-crash-space-', () => world.running().restarts());
+  const world = healingSandbox(47, { crashDir: crashPoints.dir, tickSeconds: 5 });
   const { start, stop, kube, running, pods, describeWorld } = world;
   before(start);
   after(async () => {
     await stop();
-    rmSync(crashDir, { recursive: true, force: true });
+    crashPoints.remove();
   });
   const ref = (): ClusterRef => ({ kube: kube(), namespace: NS, name: NAME });
   const hosts = async () =>
@@ -74,15 +72,12 @@ describe('a crash in space maintenance converges (etcd 3.5.16, chaos on)', { tim
     return out;
   }
   async function armAndAwait(point: CrashPoint, restarts: number, fault: () => Promise<void>): Promise<void> {
-    const file = join(crashDir, point);
-    writeFileSync(file, '');
-    await fault();
-    await waitFor(
-      `the crash at ${point} (${FN} killed and started again)`,
-      async () => !existsSync(file) && (running().restarts()[FN] ?? 0) > restarts,
-      { timeoutMs: STEP_TIMEOUT, intervalMs: 250 },
-      describeWorld(NAME),
-    ).finally(() => rmSync(file, { force: true }));
+    await crashPoints.crashThrough(point, fault, {
+      fn: FN,
+      restartsBefore: restarts,
+      timeoutMs: STEP_TIMEOUT,
+      describe: describeWorld(NAME),
+    });
   }
   async function healthy(since: Awaited<ReturnType<typeof mark>>): Promise<Cluster> {
     const done = await converged(ref(), {

@@ -6,11 +6,9 @@
 // deleted. The points are armed again as soon as they fire, until the recovery is done. It must
 // still end with 3/3, the survivor's member ID kept, two new IDs and every key readable.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CrashPoint } from '../../shared/runtime/crash.ts';
+import { CrashPoints } from '../support/crash-points.ts';
 import { NS, STEP_TIMEOUT, healingSandbox } from '../support/healing-sandbox.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -22,18 +20,17 @@ const POINTS: CrashPoint[] = [
   'cluster:restore-member-deleted',
 ];
 
-const crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-crash-force-'));
-
 describe(
   'a crash after every side effect of a ForceNewCluster recovery converges (etcd 3.5.16, chaos on)',
   { timeout: 1_200_000 },
   () => {
-    const world = healingSandbox(43, { crashDir, tickSeconds: 5 });
+    const crashPoints = CrashPoints.inTempDir('etcdfn-crash-force-', () => world.running().restarts());
+    const world = healingSandbox(43, { crashDir: crashPoints.dir, tickSeconds: 5 });
     const { start, stop, kube, running, cluster, withEtcd, describeWorld, mark, converged } = world;
     before(start);
     after(async () => {
       await stop();
-      rmSync(crashDir, { recursive: true, force: true });
+      crashPoints.remove();
     });
 
     it('3 members, 2 lost for good, reconcile-cluster killed after each step: 3/3, the survivor’s ID kept, all keys', async t => {
@@ -43,20 +40,12 @@ describe(
       const [survivor, ...lost] = [...formed.ids.keys()].sort();
       const survivorID = formed.ids.get(survivor ?? '') ?? '';
       const restarts = running().restarts()['reconcile-cluster'] ?? 0;
-      const fired = new Map<CrashPoint, number>(POINTS.map(p => [p, 0]));
-      for (const p of POINTS) writeFileSync(join(crashDir, p), '');
-      let done = false;
       // Arms each point again once it fired (its file is gone), until the recovery is done.
-      const rearm = setInterval(() => {
-        if (done) return;
-        for (const p of POINTS) {
-          const file = join(crashDir, p);
-          if (!existsSync(file)) {
-            fired.set(p, (fired.get(p) ?? 0) + 1);
-            writeFileSync(file, '');
-          }
-        }
-      }, 100);
+      const rearming = crashPoints.rearming(
+        POINTS.map(p => [p, Infinity] as const),
+        100,
+      );
+      const { fired } = rearming;
       try {
         const since = await mark(NAME);
         for (const victim of lost) {
@@ -75,7 +64,8 @@ describe(
           { timeoutMs: STEP_TIMEOUT * 2, intervalMs: 250 },
           describeWorld(NAME),
         );
-        done = true;
+        // Done: disarmed, so no crash slows the convergence checked next.
+        await rearming.stop();
         const after = await converged(NAME, 3, since, [survivor ?? '']);
         assert.equal(after.ids.size, 3);
         assert.equal(after.ids.get(survivor ?? ''), survivorID, "the survivor's member ID is kept");
@@ -96,9 +86,7 @@ describe(
           `crashes fired: ${[...fired].map(([p, n]) => `${p} ×${n}`).join(', ')}; reconcile-cluster restarted ${crashes}×; ${survivor} kept ${survivorID}; new ${newcomers.map(n => `${n} ${after.ids.get(n)}`).join(', ')}`,
         );
       } finally {
-        done = true;
-        clearInterval(rearm);
-        for (const p of POINTS) rmSync(join(crashDir, p), { force: true });
+        await rearming.stop();
       }
     });
   },

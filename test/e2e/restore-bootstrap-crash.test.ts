@@ -8,9 +8,6 @@
 // new cluster ID, and the restore done once: a key written afterwards survives the seed Pod's
 // recreation and further reconciles.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
@@ -19,6 +16,7 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import { toHexId } from '../../shared/etcd/ids.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import type { CrashPoint } from '../../shared/runtime/crash.ts';
+import { CrashPoints } from '../support/crash-points.ts';
 import { beforeCreation, converged, mark } from '../support/converge.ts';
 import { kubectl } from '../support/kubectl.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
@@ -71,7 +69,7 @@ describe(
     let sandbox: FullSandbox;
     let s3: TestS3;
     let kube: KubeObjects;
-    let crashDir: string;
+    let crashPoints: CrashPoints;
     let sourceId: string;
     let snapshotKey: string;
     let restoredId: string;
@@ -100,17 +98,21 @@ describe(
     }
 
     before(async () => {
-      crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-crash-bootstrap-restore-'));
+      crashPoints = CrashPoints.inTempDir('etcdfn-crash-bootstrap-restore-', () => sandbox.restarts());
       // Not 127.0.0.1: a Pod's 127.0.0.1 is the Pod itself on the sandbox (as on a real node).
       s3 = await startS3rver([BUCKET], undefined, '127.0.0.2');
-      sandbox = await startFullSandbox({ tickSeconds: 5, startTimeoutMs: 300_000, crashDir });
+      sandbox = await startFullSandbox({
+        tickSeconds: 5,
+        startTimeoutMs: 300_000,
+        crashDir: crashPoints.dir,
+      });
       kube = new KubeObjects(sandbox.kc);
       assert.equal((await kube.create(s3rverSecret(SECRET, NS))).kind, 'created');
     });
     after(async () => {
       await sandbox?.stop();
       await s3?.stop();
-      if (crashDir) rmSync(crashDir, { recursive: true, force: true });
+      crashPoints?.remove();
     });
 
     it(`${KEYS} keys in a 1-member cluster, snapshotted to S3, the cluster deleted`, async () => {
@@ -150,23 +152,10 @@ describe(
 
     it('a 3-member cluster restoring from S3 while crashing at every step converges', async t => {
       // Arm every point; re-arm each one as it fires, until it has fired its count.
-      const left = new Map(ARMED.map(([point, { most }]) => [point, most]));
-      const fired = new Map<CrashPoint, number>();
-      for (const [point] of ARMED) writeFileSync(join(crashDir, point), '');
-      let arming = true;
-      const rearm = (async () => {
-        while (arming) {
-          for (const [point, count] of left) {
-            if (count > 0 && !existsSync(join(crashDir, point))) {
-              fired.set(point, (fired.get(point) ?? 0) + 1);
-              left.set(point, count - 1);
-              if (count - 1 > 0) writeFileSync(join(crashDir, point), '');
-            }
-          }
-          await new Promise(r => setTimeout(r, 50));
-        }
-      })();
-      const restartsBefore = Object.values(sandbox.restarts()).reduce((a, b) => a + b, 0);
+      const { fired, stop: stopRearming } = crashPoints.rearming(
+        ARMED.map(([point, { most }]) => [point, most] as const),
+      );
+      const restartsBefore = crashPoints.totalRestarts();
       const source = { s3: store(snapshotKey) };
       await create('EtcdCluster', NAME, {
         replicas: 3,
@@ -189,9 +178,7 @@ describe(
           },
         });
       } finally {
-        arming = false;
-        await rearm;
-        for (const [point] of ARMED) rmSync(join(crashDir, point), { force: true });
+        await stopRearming();
       }
       t.diagnostic(
         `crashes: ${JSON.stringify(Object.fromEntries(fired))}; restarts ${JSON.stringify(sandbox.restarts())}`,
@@ -201,7 +188,7 @@ describe(
         assert.ok(times >= least && times <= most, `${point} fired ${times}×, not ${least}–${most}×`);
       }
       const total = [...fired.values()].reduce((sum, n) => sum + n, 0);
-      const restarts = () => Object.values(sandbox.restarts()).reduce((a, b) => a + b, 0) - restartsBefore;
+      const restarts = () => crashPoints.totalRestarts() - restartsBefore;
       await waitFor(`${total} function restarts, one per crash`, async () => restarts() >= total, {
         timeoutMs: 240_000,
         intervalMs: 250,

@@ -6,15 +6,13 @@
 // as one without crashes does: keys of the snapshot on every member, later keys gone, a new cluster
 // ID, 3/3 converged, the request done once.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Etcd3 } from 'etcd3';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { API_VERSION } from '../../shared/api/group.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { RESTORE_CRASH_POINTS, type CrashPoint } from '../../shared/runtime/crash.ts';
+import { CrashPoints } from '../support/crash-points.ts';
 import { beforeCreation, converged, mark } from '../support/converge.ts';
 import { s3rverSecret, startS3rver, type TestS3 } from '../support/s3rver.ts';
 import { startFullSandbox, type FullSandbox } from '../support/sandbox.ts';
@@ -46,7 +44,7 @@ describe(
     let sandbox: FullSandbox;
     let s3: TestS3;
     let kube: KubeObjects;
-    let crashDir: string;
+    let crashPoints: CrashPoints;
     const clusterRef = () => ({ kube, namespace: NS, name: NAME });
     const ref = (kind: string, name: string) => ({ apiVersion: API_VERSION, kind, namespace: NS, name });
     const getCluster = async (): Promise<Cluster> => {
@@ -72,16 +70,20 @@ describe(
     }
 
     before(async () => {
-      crashDir = mkdtempSync(join(tmpdir(), 'etcdfn-crash-restore-'));
+      crashPoints = CrashPoints.inTempDir('etcdfn-crash-restore-', () => sandbox.restarts());
       s3 = await startS3rver([BUCKET], undefined, '127.0.0.2');
-      sandbox = await startFullSandbox({ tickSeconds: 5, startTimeoutMs: 300_000, crashDir });
+      sandbox = await startFullSandbox({
+        tickSeconds: 5,
+        startTimeoutMs: 300_000,
+        crashDir: crashPoints.dir,
+      });
       kube = new KubeObjects(sandbox.kc);
       assert.equal((await kube.create(s3rverSecret(SECRET, NS))).kind, 'created');
     });
     after(async () => {
       await sandbox?.stop();
       await s3?.stop();
-      if (crashDir) rmSync(crashDir, { recursive: true, force: true });
+      crashPoints?.remove();
     });
 
     it('a 3-member cluster restored in place while crashing at every step ends restored, once', async t => {
@@ -134,23 +136,8 @@ describe(
       await put(ip, 'b/', 50);
 
       // Arm every point; re-arm the repeating ones each time one fires.
-      const left = new Map(ARMED);
-      const fired = new Map<CrashPoint, number>();
-      for (const [point] of ARMED) writeFileSync(join(crashDir, point), '');
-      let arming = true;
-      const rearm = (async () => {
-        while (arming) {
-          for (const [point, count] of left) {
-            if (count > 0 && !existsSync(join(crashDir, point))) {
-              fired.set(point, (fired.get(point) ?? 0) + 1);
-              left.set(point, count - 1);
-              if (count - 1 > 0) writeFileSync(join(crashDir, point), '');
-            }
-          }
-          await new Promise(r => setTimeout(r, 50));
-        }
-      })();
-      const restartsBefore = Object.values(sandbox.restarts()).reduce((a, b) => a + b, 0);
+      const { fired, left, stop: stopRearming } = crashPoints.rearming(ARMED);
+      const restartsBefore = crashPoints.totalRestarts();
       const since = await mark(clusterRef());
       const requestID = 'r-crash-1';
       const patched = await kube.mergePatch(ref('EtcdCluster', NAME), {
@@ -172,9 +159,7 @@ describe(
           },
         });
       } finally {
-        arming = false;
-        await rearm;
-        for (const [point] of ARMED) rmSync(join(crashDir, point), { force: true });
+        await stopRearming();
       }
       t.diagnostic(
         `crashes: ${JSON.stringify(Object.fromEntries(fired))}; restarts ${JSON.stringify(sandbox.restarts())}`,
@@ -182,7 +167,7 @@ describe(
       for (const [point, count] of ARMED) assert.equal(fired.get(point), count, `${point} fired ${count}×`);
       // Every crash killed a function; the last one (after the Done write) may still be restarting.
       const total = ARMED.reduce((sum, [, n]) => sum + n, 0);
-      const restarts = () => Object.values(sandbox.restarts()).reduce((a, b) => a + b, 0) - restartsBefore;
+      const restarts = () => crashPoints.totalRestarts() - restartsBefore;
       await waitFor(`${total} function restarts, one per crash`, async () => restarts() >= total, {
         timeoutMs: 120_000,
         intervalMs: 250,

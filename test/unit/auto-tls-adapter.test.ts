@@ -3,17 +3,15 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { KubeObject, KubeObjects, ObjectRef } from '../../shared/k8s/objects.ts';
 import { ensureAutoTls } from '../../shared/reconcile/auto-tls.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const DAY = 86_400_000;
-const cluster: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'db', namespace: 'prod', uid: 'cluster-uid' },
-  spec: { replicas: 3, version: '3.5.16', tls: { client: { auto: {} }, peer: { auto: {} } } },
-};
+const cluster = etcdCluster({
+  metadata: { name: 'db', uid: 'cluster-uid' },
+  spec: { tls: { client: { auto: {} }, peer: { auto: {} } } },
+});
 const timings = { leafLifetimeMs: 90 * DAY, caLifetimeMs: 3650 * DAY };
 
 type Secret = KubeObject & { type?: string; data?: Record<string, string> };

@@ -6,20 +6,18 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { KubeObject, KubeObjects, ObjectRef } from '../../shared/k8s/objects.ts';
 import { ensureAutoTls } from '../../shared/reconcile/auto-tls.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const DAY = 86_400_000;
 const NOW = new Date('2026-11-29T05:00:00.000Z');
-/** namespace '' = none; tls null = no TLS at all. */
-const cluster = (namespace = 'prod', tls: unknown = { client: { auto: {} }, peer: { auto: {} } }) =>
-  ({
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'db', ...(namespace && { namespace }), uid: 'cluster-uid' },
-    spec: { replicas: 3, version: '3.5.16', ...(tls !== null && { tls }) },
-  }) as EtcdCluster;
+/** Cluster db with auto TLS on both planes by default; namespace '' = none; tls null = no TLS at all. */
+const autoTlsCluster = (namespace = 'prod', tls: unknown = { client: { auto: {} }, peer: { auto: {} } }) =>
+  etcdCluster({
+    metadata: { name: 'db', namespace: namespace || undefined, uid: 'cluster-uid' },
+    spec: { tls: tls === null ? undefined : tls },
+  });
 
 type Secret = KubeObject & { type?: string; data?: Record<string, string> };
 
@@ -60,7 +58,7 @@ const cert = (s: Secret | undefined) => new X509Certificate(pem(s, 'tls.crt'));
 describe('auto TLS: what is issued, and when a pass stops', () => {
   it('the CA: named after the cluster, valid from a minute ago for its whole lifetime, in a TLS Secret of its own', async () => {
     const { kube, secrets } = store();
-    await ensureAutoTls(kube, cluster(), { leafLifetimeMs: 90 * DAY, caLifetimeMs: 3650 * DAY }, NOW);
+    await ensureAutoTls(kube, autoTlsCluster(), { leafLifetimeMs: 90 * DAY, caLifetimeMs: 3650 * DAY }, NOW);
     const ca = secrets.get('db-ca');
     assert.equal(ca?.apiVersion, 'v1');
     assert.equal(ca?.kind, 'Secret');
@@ -75,12 +73,22 @@ describe('auto TLS: what is issued, and when a pass stops', () => {
 
   it('a leaf: valid from a minute ago for its lifetime, but never past its CA’s end', async () => {
     const long = store();
-    await ensureAutoTls(long.kube, cluster(), { leafLifetimeMs: 90 * DAY, caLifetimeMs: 3650 * DAY }, NOW);
+    await ensureAutoTls(
+      long.kube,
+      autoTlsCluster(),
+      { leafLifetimeMs: 90 * DAY, caLifetimeMs: 3650 * DAY },
+      NOW,
+    );
     const leaf = cert(long.secrets.get('db-peer-tls'));
     assert.equal(new Date(leaf.validFrom).getTime(), NOW.getTime() - 60_000);
     assert.equal(new Date(leaf.validTo).getTime(), NOW.getTime() + 90 * DAY);
     const short = store();
-    await ensureAutoTls(short.kube, cluster(), { leafLifetimeMs: 90 * DAY, caLifetimeMs: 30 * DAY }, NOW);
+    await ensureAutoTls(
+      short.kube,
+      autoTlsCluster(),
+      { leafLifetimeMs: 90 * DAY, caLifetimeMs: 30 * DAY },
+      NOW,
+    );
     assert.equal(
       cert(short.secrets.get('db-server-tls')).validTo,
       cert(short.secrets.get('db-ca')).validTo,
@@ -90,7 +98,12 @@ describe('auto TLS: what is issued, and when a pass stops', () => {
 
   it('asks for the cluster’s Secrets by kind and namespace; a cluster without a namespace uses default', async () => {
     const { kube, finds, secrets } = store();
-    await ensureAutoTls(kube, cluster(''), { leafLifetimeMs: 90 * DAY, caLifetimeMs: 3650 * DAY }, NOW);
+    await ensureAutoTls(
+      kube,
+      autoTlsCluster(''),
+      { leafLifetimeMs: 90 * DAY, caLifetimeMs: 3650 * DAY },
+      NOW,
+    );
     assert.ok(finds.length > 0);
     for (const ref of finds) {
       assert.deepEqual(
@@ -110,7 +123,7 @@ describe('auto TLS: what is issued, and when a pass stops', () => {
     const { kube, finds, created } = store();
     const pass = await ensureAutoTls(
       kube,
-      cluster('prod', null),
+      autoTlsCluster('prod', null),
       { leafLifetimeMs: DAY, caLifetimeMs: DAY },
       NOW,
     );
@@ -121,10 +134,10 @@ describe('auto TLS: what is issued, and when a pass stops', () => {
   it('a leaf Secret holding its certificate but not its key is issued again', async () => {
     const { kube, secrets } = store();
     const timings = { leafLifetimeMs: 90 * DAY, caLifetimeMs: 3650 * DAY };
-    await ensureAutoTls(kube, cluster(), timings, NOW);
+    await ensureAutoTls(kube, autoTlsCluster(), timings, NOW);
     const peer = secrets.get('db-peer-tls')!;
     secrets.set('db-peer-tls', { ...peer, data: { 'tls.crt': peer.data!['tls.crt'] } });
-    const pass = await ensureAutoTls(kube, cluster(), timings, NOW);
+    const pass = await ensureAutoTls(kube, autoTlsCluster(), timings, NOW);
     assert.deepEqual(
       pass.written.map(s => (s.kind === 'issue' ? s.certificate.secret : s.kind)),
       ['db-peer-tls'],
@@ -134,14 +147,19 @@ describe('auto TLS: what is issued, and when a pass stops', () => {
 
   it('a CA lost to a race: the pass stops at once, nothing counted as written', async () => {
     const { kube, created } = store({ lose: ['db-ca'] });
-    const pass = await ensureAutoTls(kube, cluster(), { leafLifetimeMs: DAY, caLifetimeMs: DAY }, NOW);
+    const pass = await ensureAutoTls(kube, autoTlsCluster(), { leafLifetimeMs: DAY, caLifetimeMs: DAY }, NOW);
     assert.deepEqual(pass, { written: [], last: { kind: 'create-ca' } });
     assert.equal(created.length, 1);
   });
 
   it('a leaf lost to a race: the pass stops after it, with the CA counted', async () => {
     const { kube, created } = store({ lose: ['db-server-tls'] });
-    const pass = await ensureAutoTls(kube, cluster(), { leafLifetimeMs: DAY, caLifetimeMs: 10 * DAY }, NOW);
+    const pass = await ensureAutoTls(
+      kube,
+      autoTlsCluster(),
+      { leafLifetimeMs: DAY, caLifetimeMs: 10 * DAY },
+      NOW,
+    );
     assert.deepEqual(
       pass.written.map(s => s.kind),
       ['create-ca'],
@@ -153,19 +171,27 @@ describe('auto TLS: what is issued, and when a pass stops', () => {
   it('a renewal that loses its replace to a race stops there', async () => {
     const timings = { leafLifetimeMs: 90 * DAY, caLifetimeMs: 3650 * DAY };
     const first = store();
-    await ensureAutoTls(first.kube, cluster(), timings, NOW);
+    await ensureAutoTls(first.kube, autoTlsCluster(), timings, NOW);
     const racing = store({ conflict: true });
     for (const [name, secret] of first.secrets) racing.secrets.set(name, secret);
-    const pass = await ensureAutoTls(racing.kube, cluster(), timings, new Date(NOW.getTime() + 61 * DAY));
+    const pass = await ensureAutoTls(
+      racing.kube,
+      autoTlsCluster(),
+      timings,
+      new Date(NOW.getTime() + 61 * DAY),
+    );
     assert.deepEqual(pass.written, []);
     assert.equal(pass.last.kind, 'issue');
   });
 
   it('a store that never settles: eight steps, then an error naming the cluster', async () => {
     const { kube, created } = store({ forget: true });
-    await assert.rejects(ensureAutoTls(kube, cluster(), { leafLifetimeMs: DAY, caLifetimeMs: DAY }, NOW), {
-      message: 'auto TLS for db: still issuing after 8 steps',
-    });
+    await assert.rejects(
+      ensureAutoTls(kube, autoTlsCluster(), { leafLifetimeMs: DAY, caLifetimeMs: DAY }, NOW),
+      {
+        message: 'auto TLS for db: still issuing after 8 steps',
+      },
+    );
     assert.equal(created.length, 8);
   });
 });

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1PodDisruptionBudget, V1Service } from '@kubernetes/client-node';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import {
   buildClientService,
   buildHeadlessService,
@@ -11,18 +10,7 @@ import {
   pdbMinAvailable,
   serviceDrift,
 } from '../../shared/builders/index.ts';
-
-function cluster(extra?: {
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'cluster-uid' },
-    spec: { version: '3.5.16', replicas: 3, ...(extra && { additionalMetadata: extra }) },
-  };
-}
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 /** What the API server hands back: the desired object plus fields it defaults or assigns. */
 function asStored(svc: V1Service): V1Service {
@@ -34,7 +22,7 @@ function asStored(svc: V1Service): V1Service {
 
 describe('Services', () => {
   it('the headless Service publishes every member, ready or not, for peer discovery', () => {
-    const svc = buildHeadlessService(cluster());
+    const svc = buildHeadlessService(etcdCluster());
     assert.equal(svc.metadata?.name, 'demo');
     assert.equal(svc.metadata?.namespace, 'prod');
     assert.equal(svc.spec?.clusterIP, 'None');
@@ -50,7 +38,7 @@ describe('Services', () => {
   });
 
   it('the client Service selects ready voters only, so clients never land on a learner', () => {
-    const svc = buildClientService(cluster());
+    const svc = buildClientService(etcdCluster());
     assert.equal(svc.metadata?.name, 'demo-client');
     assert.equal(svc.spec?.type, 'ClusterIP');
     assert.notEqual(svc.spec?.clusterIP, 'None');
@@ -63,7 +51,14 @@ describe('Services', () => {
   });
 
   it('both carry the cluster labels and additionalMetadata, and are owned by the cluster', () => {
-    const c = cluster({ labels: { team: 'db', 'etcdfn.io/cluster': 'evil' }, annotations: { note: 'x' } });
+    const c = etcdCluster({
+      spec: {
+        additionalMetadata: {
+          labels: { team: 'db', 'etcdfn.io/cluster': 'evil' },
+          annotations: { note: 'x' },
+        },
+      },
+    });
     for (const svc of [buildHeadlessService(c), buildClientService(c)]) {
       assert.equal(svc.metadata?.labels?.['etcdfn.io/cluster'], 'demo');
       assert.equal(svc.metadata?.labels?.team, 'db');
@@ -73,13 +68,13 @@ describe('Services', () => {
   });
 
   it('an untouched Service has no drift', () => {
-    for (const desired of [buildHeadlessService(cluster()), buildClientService(cluster())]) {
+    for (const desired of [buildHeadlessService(etcdCluster()), buildClientService(etcdCluster())]) {
       assert.equal(serviceDrift(asStored(desired), desired), undefined);
     }
   });
 
   it('what users add to a Service is theirs: extra ports, type, labels and annotations are kept', () => {
-    const desired = buildClientService(cluster());
+    const desired = buildClientService(etcdCluster());
     const existing = asStored(desired);
     existing.spec!.type = 'LoadBalancer';
     existing.spec!.ports![0].nodePort = 31000;
@@ -90,7 +85,7 @@ describe('Services', () => {
   });
 
   it('a selector that no longer selects voters only is put back exactly', () => {
-    const desired = buildClientService(cluster());
+    const desired = buildClientService(etcdCluster());
     const existing = asStored(desired);
     existing.spec!.selector = { 'etcdfn.io/cluster': 'demo', extra: 'x' };
     assert.deepEqual(serviceDrift(existing, desired), {
@@ -99,14 +94,14 @@ describe('Services', () => {
   });
 
   it('publishNotReadyAddresses is restored on the headless Service', () => {
-    const desired = buildHeadlessService(cluster());
+    const desired = buildHeadlessService(etcdCluster());
     const existing = asStored(desired);
     delete existing.spec!.publishNotReadyAddresses;
     assert.deepEqual(serviceDrift(existing, desired), { spec: { publishNotReadyAddresses: true } });
   });
 
   it('a changed named port is fixed in place, keeping the user ports and its nodePort', () => {
-    const desired = buildHeadlessService(cluster());
+    const desired = buildHeadlessService(etcdCluster());
     const existing = asStored(desired);
     existing.spec!.ports = [
       { name: 'client', port: 12379, targetPort: 12379, protocol: 'TCP', nodePort: 30001 },
@@ -122,7 +117,7 @@ describe('Services', () => {
   });
 
   it('a user port squatting on one of our port numbers gives way', () => {
-    const desired = buildClientService(cluster());
+    const desired = buildClientService(etcdCluster());
     const existing = asStored(desired);
     existing.spec!.ports = [{ name: 'grpc', port: 2379, protocol: 'TCP' }];
     assert.deepEqual(serviceDrift(existing, desired)?.spec.ports, desired.spec?.ports);
@@ -145,17 +140,19 @@ describe('PodDisruptionBudget', () => {
   for (const [voters, target, want] of table) {
     it(`${voters} voters, target ${target} → minAvailable ${want}`, () => {
       assert.equal(pdbMinAvailable(voters, target), want);
-      assert.equal(buildPdb(cluster(), { voters, targetReplicas: target })?.spec?.minAvailable, want);
+      assert.equal(buildPdb(etcdCluster(), { voters, targetReplicas: target })?.spec?.minAvailable, want);
     });
   }
 
   it('no voters, no PDB (the caller deletes it)', () => {
-    assert.equal(buildPdb(cluster(), { voters: 0, targetReplicas: 3 }), undefined);
+    assert.equal(buildPdb(etcdCluster(), { voters: 0, targetReplicas: 3 }), undefined);
     assert.equal(pdbMinAvailable(0, 0), 0);
   });
 
   it('selects the voters of this cluster, is owned by it and named after it', () => {
-    const pdb = buildPdb(cluster({ labels: { team: 'db' } }), { voters: 3 })!;
+    const pdb = buildPdb(etcdCluster({ spec: { additionalMetadata: { labels: { team: 'db' } } } }), {
+      voters: 3,
+    })!;
     assert.equal(pdb.apiVersion, 'policy/v1');
     assert.equal(pdb.metadata?.name, 'demo');
     assert.deepEqual(pdb.spec?.selector, {
@@ -163,11 +160,11 @@ describe('PodDisruptionBudget', () => {
     });
     assert.equal(pdb.spec?.maxUnavailable, undefined);
     assert.equal(pdb.metadata?.labels?.team, 'db');
-    assert.equal(isControlledBy(pdb, cluster()), true);
+    assert.equal(isControlledBy(pdb, etcdCluster()), true);
   });
 
   it('the target defaults to the locked target, then to the spec', () => {
-    const c = cluster();
+    const c = etcdCluster();
     assert.equal(buildPdb(c, { voters: 1 })?.spec?.minAvailable, 2);
     c.status = { observed: { replicas: 5, version: '3.5.16', storage: {} } };
     assert.equal(buildPdb(c, { voters: 1 })?.spec?.minAvailable, 3);
@@ -180,21 +177,21 @@ describe('PodDisruptionBudget', () => {
   });
 
   it('no drift when only the status and labels differ', () => {
-    const desired = buildPdb(cluster(), { voters: 3 })!;
+    const desired = buildPdb(etcdCluster(), { voters: 3 })!;
     const existing = stored(desired);
     existing.metadata!.labels = { mine: 'x' };
     assert.equal(pdbDrift(existing, desired), undefined);
   });
 
   it('follows the voter count and drops a maxUnavailable someone set', () => {
-    const desired = buildPdb(cluster(), { voters: 5, targetReplicas: 5 })!;
-    const existing = stored(buildPdb(cluster(), { voters: 3 })!);
+    const desired = buildPdb(etcdCluster(), { voters: 5, targetReplicas: 5 })!;
+    const existing = stored(buildPdb(etcdCluster(), { voters: 3 })!);
     existing.spec!.maxUnavailable = 1;
     assert.deepEqual(pdbDrift(existing, desired), { spec: { minAvailable: 3, maxUnavailable: null } });
   });
 
   it('puts back a selector that no longer selects exactly the voters', () => {
-    const desired = buildPdb(cluster(), { voters: 3 })!;
+    const desired = buildPdb(etcdCluster(), { voters: 3 })!;
     const existing = stored(desired);
     existing.spec!.selector = {
       matchLabels: { 'etcdfn.io/cluster': 'demo' },

@@ -11,26 +11,18 @@ import {
   initialClusterState,
   isStaticInitialMember,
 } from '../../shared/builders/index.ts';
+import { etcdMember } from '../support/etcd-objects.ts';
 
 const NS = 'prod';
 const ALL = [0, 1, 2].map(i => `demo-${i}=http://demo-${i}.demo.prod.svc:2380`).join(',');
 
+/** Member `name` joining (not bootstrap) a 3-member demo, token prod-demo-uid. */
 function member(spec: Partial<EtcdMemberSpec> = {}, status?: EtcdMemberStatus, name = 'demo-1'): EtcdMember {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
-    metadata: { name, namespace: NS, uid: 'member-uid' },
-    spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
-      storage: { size: '1Gi' },
-      initialCluster: ALL,
-      clusterToken: 'prod-demo-uid',
-      bootstrap: false,
-      ...spec,
-    },
+  return etcdMember(name, {
+    metadata: { namespace: NS, uid: 'member-uid' },
+    spec: { initialCluster: ALL, clusterToken: 'prod-demo-uid', bootstrap: false, ...spec },
     ...(status && { status }),
-  };
+  });
 }
 const flags = (m: EtcdMember) => etcdFlags(m, { namespace: NS, clusterFormed: true });
 

@@ -10,25 +10,17 @@ import {
 } from '../../shared/builders/index.ts';
 import type { PodIPFamily } from '../../shared/builders/etcd-listen.ts';
 import { etcdBinaries, type EtcdMinor } from '../support/etcd-binaries.ts';
+import { etcdMember } from '../support/etcd-objects.ts';
 
 const NS = 'prod';
 
+/** Member demo-abcde joining (not bootstrap), token prod-demo-uid; `memberID` in its status if given. */
 function member(spec: Partial<EtcdMemberSpec> = {}, memberID?: string): EtcdMember {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
-    metadata: { name: 'demo-abcde', namespace: NS, uid: 'member-uid' },
-    spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
-      storage: { size: '1Gi' },
-      initialCluster: 'demo-abcde=http://demo-abcde.demo.prod.svc:2380',
-      clusterToken: 'prod-demo-uid',
-      bootstrap: false,
-      ...spec,
-    },
+  return etcdMember('demo-abcde', {
+    metadata: { namespace: NS, uid: 'member-uid' },
+    spec: { clusterToken: 'prod-demo-uid', bootstrap: false, ...spec },
     ...(memberID && { status: { memberID } }),
-  };
+  });
 }
 
 /** The flags as a map; asserts no flag appears twice (etcd would take the last one silently). */

@@ -2,23 +2,26 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster, EtcdClusterSpec } from '../../shared/api/etcd-cluster.ts';
 import { buildMember, controllerRef, isControlledBy, tlsSecretNames } from '../../shared/builders/index.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
-function cluster(spec: Partial<EtcdClusterSpec> = {}, observed: Record<string, unknown> = {}): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'cluster-uid' },
-    spec: { version: '3.5.16', replicas: 3, ...spec },
+/** demo (uid cluster-uid) as reconcile-cluster locked it: its token and its observed target. */
+function lockedCluster(
+  spec: Partial<EtcdClusterSpec> = {},
+  observed: Record<string, unknown> = {},
+): EtcdCluster {
+  return etcdCluster({
+    metadata: { uid: 'cluster-uid' },
+    spec,
     status: {
       clusterToken: 'prod-demo-cluster-uid',
       observed: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' }, ...observed },
     },
-  };
+  });
 }
 
 describe('owner references', () => {
   it('name the owner as the one controller and block its deletion until the object is gone', () => {
-    assert.deepEqual(controllerRef(cluster()), {
+    assert.deepEqual(controllerRef(lockedCluster()), {
       apiVersion: 'etcdfn.io/v1alpha1',
       kind: 'EtcdCluster',
       name: 'demo',
@@ -29,46 +32,46 @@ describe('owner references', () => {
   });
 
   it('cannot be made to an owner that was never created (no uid)', () => {
-    const unsaved = cluster();
+    const unsaved = lockedCluster();
     delete unsaved.metadata.uid;
     assert.throws(() => controllerRef(unsaved), /no uid/);
   });
 
   it('isControlledBy matches by uid, so a recreated owner of the same name does not own old objects', () => {
-    const owned = { metadata: { ownerReferences: [controllerRef(cluster())] } };
-    assert.equal(isControlledBy(owned, cluster()), true);
-    const recreated = cluster();
+    const owned = { metadata: { ownerReferences: [controllerRef(lockedCluster())] } };
+    assert.equal(isControlledBy(owned, lockedCluster()), true);
+    const recreated = lockedCluster();
     recreated.metadata.uid = 'other-uid';
     assert.equal(isControlledBy(owned, recreated), false);
     const notController = {
-      metadata: { ownerReferences: [{ ...controllerRef(cluster()), controller: false }] },
+      metadata: { ownerReferences: [{ ...controllerRef(lockedCluster()), controller: false }] },
     };
-    assert.equal(isControlledBy(notController, cluster()), false);
-    assert.equal(isControlledBy({ metadata: {} }, cluster()), false);
+    assert.equal(isControlledBy(notController, lockedCluster()), false);
+    assert.equal(isControlledBy({ metadata: {} }, lockedCluster()), false);
   });
 });
 
 describe('buildMember', () => {
   it('is created by generateName, owned by the cluster and carries the cleanup finalizer from the start', () => {
-    const m = buildMember(cluster(), { bootstrap: false });
+    const m = buildMember(lockedCluster(), { bootstrap: false });
     assert.equal(m.apiVersion, 'etcdfn.io/v1alpha1');
     assert.equal(m.kind, 'EtcdMember');
     assert.equal(m.metadata.generateName, 'demo-');
     assert.equal(m.metadata.name, undefined);
     assert.equal(m.metadata.namespace, 'prod');
     assert.deepEqual(m.metadata.finalizers, ['etcdfn.io/member-cleanup']);
-    assert.equal(isControlledBy(m, cluster()), true);
+    assert.equal(isControlledBy(m, lockedCluster()), true);
     assert.equal(m.metadata.labels?.['etcdfn.io/cluster'], 'demo');
   });
 
   it('takes a deterministic name when the caller has one', () => {
-    const m = buildMember(cluster(), { bootstrap: true, name: 'demo-0' });
+    const m = buildMember(lockedCluster(), { bootstrap: true, name: 'demo-0' });
     assert.equal(m.metadata.name, 'demo-0');
     assert.equal(m.metadata.generateName, undefined);
   });
 
   it('copies the locked target, not the spec being edited', () => {
-    const c = cluster(
+    const c = lockedCluster(
       { version: '3.5.17', storage: { size: '5Gi' } },
       {
         storage: { size: '2Gi', medium: 'Memory', storageClassName: 'fast' },
@@ -94,14 +97,14 @@ describe('buildMember', () => {
   });
 
   it('shares no objects with the cluster it was copied from', () => {
-    const c = cluster({}, { resources: { limits: { cpu: '1' } } });
+    const c = lockedCluster({}, { resources: { limits: { cpu: '1' } } });
     const m = buildMember(c, { bootstrap: false });
     m.spec.resources!.limits!.cpu = '8';
     assert.equal(c.status?.observed?.resources?.limits?.cpu, '1');
   });
 
   it('additionalMetadata cannot override or add etcdfn.io/ labels', () => {
-    const c = cluster(
+    const c = lockedCluster(
       {},
       {
         additionalMetadata: {
@@ -125,17 +128,17 @@ describe('buildMember', () => {
 
   it('restores into the seed only', () => {
     const restore = { source: { pvc: { claimName: 'backups', subPath: 'snap.db' } } };
-    const c = cluster({ bootstrap: { restore } });
+    const c = lockedCluster({ bootstrap: { restore } });
     assert.deepEqual(buildMember(c, { bootstrap: true }).spec.restore, restore);
     assert.equal(buildMember(c, { bootstrap: true }).spec.bootstrap, true);
     assert.equal(buildMember(c, { bootstrap: false }).spec.restore, undefined);
   });
 
   it('refuses to build a member before the target and token are recorded (a caller bug)', () => {
-    const noObserved = cluster();
+    const noObserved = lockedCluster();
     delete noObserved.status!.observed;
     assert.throws(() => buildMember(noObserved, { bootstrap: true }), /status\.observed/);
-    const noToken = cluster();
+    const noToken = lockedCluster();
     delete noToken.status!.clusterToken;
     assert.throws(() => buildMember(noToken, { bootstrap: true }), /clusterToken/);
   });
@@ -213,7 +216,7 @@ describe('member TLS from the cluster spec', () => {
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const ec = cluster(c.tls ? { tls: c.tls } : {});
+      const ec = lockedCluster(c.tls ? { tls: c.tls } : {});
       assert.deepEqual(buildMember(ec, { bootstrap: false }).spec.tls, c.want);
       assert.deepEqual(tlsSecretNames(ec), c.secrets);
     });

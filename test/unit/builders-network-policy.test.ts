@@ -1,27 +1,18 @@
 // The cluster's NetworkPolicy: who may reach which port of the members.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import {
   buildNetworkPolicy,
   DEFAULT_OPERATOR_NAMESPACE,
   networkPolicyDrift,
 } from '../../shared/builders/network-policy.ts';
 import { memberLabels } from '../../shared/names.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 import {
   admits as admitsPort,
   selects as matches,
   type PodSource,
 } from '../support/network-policy-admits.ts';
-
-function cluster(spec: Partial<EtcdCluster['spec']> = {}): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'uid-1' },
-    spec: { replicas: 3, version: '3.5.16', ...spec },
-  };
-}
 
 /** The policy's verdict for `source` on `port` of a member Pod (test/support/network-policy-admits.ts). */
 function admits(policy: ReturnType<typeof buildNetworkPolicy>, source: PodSource, port: number): boolean {
@@ -42,7 +33,7 @@ const foreignClient = { namespace: 'team-b', labels: { 'etcdfn.io/client': 'demo
 const prometheus = { namespace: 'monitoring', labels: { app: 'prometheus' } };
 
 describe('buildNetworkPolicy', () => {
-  const policy = buildNetworkPolicy(cluster());
+  const policy = buildNetworkPolicy(etcdCluster());
 
   it('is on by default, owned by the cluster and selects only its member Pods', () => {
     assert.ok(policy);
@@ -82,13 +73,17 @@ describe('buildNetworkPolicy', () => {
 
   it('metrics port: closed unless a namespace is named', () => {
     assert.equal(admits(policy, prometheus, 2381), false);
-    const open = buildNetworkPolicy(cluster({ networkPolicy: { metricsNamespace: 'monitoring' } }));
+    const open = buildNetworkPolicy(
+      etcdCluster({ spec: { networkPolicy: { metricsNamespace: 'monitoring' } } }),
+    );
     assert.equal(admits(open, prometheus, 2381), true);
     assert.equal(admits(open, stranger, 2381), false);
   });
 
   it('probe port (2382, plain /health and /metrics with client mTLS): no Pod at all, the metrics namespace neither', () => {
-    const open = buildNetworkPolicy(cluster({ networkPolicy: { metricsNamespace: 'monitoring' } }));
+    const open = buildNetworkPolicy(
+      etcdCluster({ spec: { networkPolicy: { metricsNamespace: 'monitoring' } } }),
+    );
     for (const source of [prometheus, client, operator, member, stranger]) {
       assert.equal(admits(policy, source, 2382), false);
       assert.equal(admits(open, source, 2382), false);
@@ -97,20 +92,20 @@ describe('buildNetworkPolicy', () => {
 
   it("admits the operator's namespace as configured", () => {
     assert.equal(DEFAULT_OPERATOR_NAMESPACE, 'etcdfn-system');
-    const elsewhere = buildNetworkPolicy(cluster(), { operatorNamespace: 'ops' });
+    const elsewhere = buildNetworkPolicy(etcdCluster(), { operatorNamespace: 'ops' });
     assert.equal(admits(elsewhere, { namespace: 'ops', labels: operator.labels }, 2379), true);
     assert.equal(admits(elsewhere, { namespace: 'ops', labels: {} }, 2379), false);
     assert.equal(admits(elsewhere, operator, 2379), false);
   });
 
   it('is absent when the cluster turns it off', () => {
-    assert.equal(buildNetworkPolicy(cluster({ networkPolicy: { enabled: false } })), undefined);
-    assert.ok(buildNetworkPolicy(cluster({ networkPolicy: { enabled: true } })));
+    assert.equal(buildNetworkPolicy(etcdCluster({ spec: { networkPolicy: { enabled: false } } })), undefined);
+    assert.ok(buildNetworkPolicy(etcdCluster({ spec: { networkPolicy: { enabled: true } } })));
   });
 });
 
 describe('networkPolicyDrift', () => {
-  const desired = buildNetworkPolicy(cluster())!;
+  const desired = buildNetworkPolicy(etcdCluster())!;
 
   it('is undefined for the policy as built, and as read back with protocols defaulted', () => {
     assert.equal(networkPolicyDrift(structuredClone(desired), desired), undefined);

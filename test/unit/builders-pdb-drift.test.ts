@@ -5,13 +5,9 @@ import { describe, it } from 'node:test';
 import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import { buildPdb, pdbDrift } from '../../shared/builders/index.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
-const cluster: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'demo', namespace: 'prod', uid: 'cluster-uid' },
-  spec: { version: '3.5.16', replicas: 3 },
-};
+const cluster = etcdCluster({ metadata: { uid: 'cluster-uid' } });
 const desired = buildPdb(cluster, { voters: 3 })!;
 const voters = { 'etcdfn.io/cluster': 'demo', 'etcdfn.io/role': 'voter' };
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember, EtcdMemberSpec } from '../../shared/api/etcd-member.ts';
 import {
   buildMember,
@@ -12,19 +11,18 @@ import {
   type BuildMemberPodOptions,
 } from '../../shared/builders/index.ts';
 import { etcdImage, parseEtcdImageDigests } from '../../shared/builders/pod.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const NS = 'prod';
 
-const cluster: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'demo', namespace: NS, uid: 'cluster-uid' },
-  spec: { version: '3.5.16' },
+const cluster = etcdCluster({
+  metadata: { namespace: NS, uid: 'cluster-uid' },
+  spec: { replicas: undefined },
   status: {
     clusterToken: 'prod-demo-cluster-uid',
     observed: { replicas: 3, version: '3.5.16', storage: { size: '1Gi' } },
   },
-};
+});
 
 /** A member as it is after creation (named by the API server) and after being added to etcd. */
 function member(spec: Partial<EtcdMemberSpec> = {}, status: EtcdMember['status'] = undefined): EtcdMember {

@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Secret } from '@kubernetes/client-node';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import {
   buildAppliedRootSecret,
   buildGeneratedRootSecret,
@@ -12,13 +11,12 @@ import {
   readRootCredentials,
 } from '../../shared/builders/root-credentials.ts';
 import { appliedRootSecretName } from '../../shared/names.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
-const cluster: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
+const cluster = etcdCluster({
   metadata: { name: 'db', namespace: 'ns', uid: 'u-1' },
-  spec: { version: '3.5.16', auth: { enabled: true, rootCredentialsSecretRef: { name: 'db-root' } } },
-};
+  spec: { replicas: undefined, auth: { enabled: true, rootCredentialsSecretRef: { name: 'db-root' } } },
+});
 
 describe('root credentials Secrets', () => {
   it('generates a basic-auth Secret under the spec’s name, owned by the cluster, that reads back', () => {

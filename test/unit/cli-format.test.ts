@@ -7,6 +7,7 @@ import { buildStatusView, renderStatus } from '../../cli/status.ts';
 import { describeOutcome, snapshotManifest } from '../../cli/snapshot.ts';
 import { dataLocation } from '../../cli/pause.ts';
 import { resumeReplicas } from '../../cli/resume.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const NOW = new Date('2026-11-22T10:10:00Z');
 const condition = (type: string, status: 'True' | 'False', reason: string, message: string) => ({
@@ -17,28 +18,37 @@ const condition = (type: string, status: 'True' | 'False', reason: string, messa
   lastTransitionTime: '2026-11-22T10:05:00Z',
 });
 
-const cluster = (over: Partial<Cluster['status']> = {}, annotations?: Record<string, string>): Cluster => ({
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'demo', namespace: 'prod', ...(annotations ? { annotations } : {}) },
-  spec: { replicas: 3, version: '3.5.16' },
-  status: {
-    phase: 'Running',
-    ready: '3/3',
-    clusterID: 'cdf818194e3a8c32',
-    members: [
-      { name: 'demo-0', id: '8e9e05c52164694d', role: 'voter', ready: true, version: '3.5.16', leader: true },
-      { name: 'demo-1', id: '91bc3c398fb3c146', role: 'voter', ready: true, version: '3.5.16' },
-      { name: 'demo-2', id: 'fd422379fda50e48', role: 'learner', ready: false },
-    ],
-    conditions: [
-      condition('Available', 'True', 'QuorumHealthy', '3 of 3 members ready'),
-      condition('Progressing', 'False', 'Reconciled', 'spec reached'),
-      condition('Degraded', 'False', 'QuorumHealthy', ''),
-    ],
-    ...over,
-  },
-});
+/** demo Running 3/3 (a learner among them), as the API server returns it; `over` replaces status fields. */
+const runningCluster = (
+  over: Partial<Cluster['status']> = {},
+  annotations?: Record<string, string>,
+): Cluster =>
+  etcdCluster({
+    metadata: { uid: undefined, annotations },
+    status: {
+      phase: 'Running',
+      ready: '3/3',
+      clusterID: 'cdf818194e3a8c32',
+      members: [
+        {
+          name: 'demo-0',
+          id: '8e9e05c52164694d',
+          role: 'voter',
+          ready: true,
+          version: '3.5.16',
+          leader: true,
+        },
+        { name: 'demo-1', id: '91bc3c398fb3c146', role: 'voter', ready: true, version: '3.5.16' },
+        { name: 'demo-2', id: 'fd422379fda50e48', role: 'learner', ready: false },
+      ],
+      conditions: [
+        condition('Available', 'True', 'QuorumHealthy', '3 of 3 members ready'),
+        condition('Progressing', 'False', 'Reconciled', 'spec reached'),
+        condition('Degraded', 'False', 'QuorumHealthy', ''),
+      ],
+      ...over,
+    },
+  });
 
 const pod = (name: string, podIP?: string): Pod => ({
   apiVersion: 'v1',
@@ -66,7 +76,7 @@ const snapshot: Snapshot = {
 describe('kubectl etcdfn status output', () => {
   it('prints the head line, the conditions and a member table with the leader marked', () => {
     const view = buildStatusView(
-      cluster(),
+      runningCluster(),
       [pod('demo-0', '127.0.1.2'), pod('demo-1', '127.0.1.3'), pod('demo-2')],
       snapshot,
     );
@@ -93,7 +103,13 @@ describe('kubectl etcdfn status output', () => {
   it('says so when there are no members, no conditions and no snapshot', () => {
     const text = renderStatus(
       buildStatusView(
-        cluster({ members: [], conditions: [], phase: undefined, ready: undefined, clusterID: undefined }),
+        runningCluster({
+          members: [],
+          conditions: [],
+          phase: undefined,
+          ready: undefined,
+          clusterID: undefined,
+        }),
         [],
       ),
       NOW,
@@ -106,7 +122,7 @@ describe('kubectl etcdfn status output', () => {
 
   it('-o json has the same facts, with nulls for what is unknown', () => {
     const view = JSON.parse(
-      JSON.stringify(buildStatusView(cluster(), [pod('demo-0', '127.0.1.2')], snapshot)),
+      JSON.stringify(buildStatusView(runningCluster(), [pod('demo-0', '127.0.1.2')], snapshot)),
     );
     assert.equal(view.ready, '3/3');
     assert.deepEqual(view.members[0], {
@@ -131,7 +147,7 @@ describe('kubectl etcdfn status output', () => {
       },
     };
     assert.match(
-      renderStatus(buildStatusView(cluster(), [], pending), NOW),
+      renderStatus(buildStatusView(runningCluster(), [], pending), NOW),
       /Latest snapshot: demo-x7k2p {3}Pending {3}10m ago {3}no ready member of demo$/,
     );
   });
@@ -174,7 +190,7 @@ describe('kubectl etcdfn snapshot', () => {
 
 describe('kubectl etcdfn pause and resume', () => {
   it('pause reports where the data is from the Available condition of a paused cluster', () => {
-    const paused = cluster({
+    const paused = runningCluster({
       conditions: [
         condition(
           'Available',
@@ -185,17 +201,20 @@ describe('kubectl etcdfn pause and resume', () => {
       ],
     });
     assert.match(dataLocation(paused) ?? '', /data-demo-0/);
-    assert.equal(dataLocation(cluster()), undefined);
+    assert.equal(dataLocation(runningCluster()), undefined);
   });
 
   it('resume goes back to the recorded replicas, or --replicas, and refuses to guess', () => {
-    assert.equal(resumeReplicas(cluster({}, { 'etcdfn.io/replicas-before-pause': '5' }), undefined), 5);
-    assert.equal(resumeReplicas(cluster({}, { 'etcdfn.io/replicas-before-pause': '5' }), 3), 3);
+    assert.equal(
+      resumeReplicas(runningCluster({}, { 'etcdfn.io/replicas-before-pause': '5' }), undefined),
+      5,
+    );
+    assert.equal(resumeReplicas(runningCluster({}, { 'etcdfn.io/replicas-before-pause': '5' }), 3), 3);
     assert.throws(
-      () => resumeReplicas(cluster(), undefined),
+      () => resumeReplicas(runningCluster(), undefined),
       /no etcdfn\.io\/replicas-before-pause annotation .*pass --replicas N/,
     );
-    assert.throws(() => resumeReplicas(cluster(), 0), /--replicas must be a whole number ≥ 1/);
+    assert.throws(() => resumeReplicas(runningCluster(), 0), /--replicas must be a whole number ≥ 1/);
   });
 });
 

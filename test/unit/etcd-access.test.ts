@@ -9,13 +9,14 @@ import type { EtcdAdapter } from '../../shared/etcd/adapter.ts';
 import type { KubeObjects, ObjectRef } from '../../shared/k8s/objects.ts';
 import { clusterEtcd, withClusterEtcd } from '../../shared/runtime/cluster-etcd.ts';
 import { settingsFromEnv, type Context } from '../../shared/runtime/context.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
-const cluster = (tls?: EtcdClusterTLS): EtcdCluster => ({
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'c', namespace: 'ns' },
-  spec: { version: '3.5.16', ...(tls && { tls }) },
-});
+/** Cluster c in ns (no uid, no replicas), with `tls` if given. */
+const clusterWithTls = (tls?: EtcdClusterTLS): EtcdCluster =>
+  etcdCluster({
+    metadata: { name: 'c', namespace: 'ns', uid: undefined },
+    spec: { replicas: undefined, tls },
+  });
 const mtls: EtcdClusterTLS = {
   client: { serverSecretRef: { name: 'srv' }, operatorClientSecretRef: { name: 'op' } },
   peer: { secretRef: { name: 'peer' } },
@@ -69,15 +70,15 @@ describe('accessFor: a cluster’s access from its Secrets', () => {
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const got = accessFor(cluster(c.tls), name => c.secrets[name]);
+      const got = accessFor(clusterWithTls(c.tls), name => c.secrets[name]);
       if (got.kind === 'ok') assert.equal(render(got.access), c.want);
       else assert.ok(got.problem.message.startsWith(c.want), got.problem.message);
     });
   }
 
   it('reads the server and operator client Secrets, not the peer Secret (members mount that one)', () => {
-    assert.deepEqual(accessSecretNames(cluster(mtls)), ['srv', 'op']);
-    assert.deepEqual(accessSecretNames(cluster()), []);
+    assert.deepEqual(accessSecretNames(clusterWithTls(mtls)), ['srv', 'op']);
+    assert.deepEqual(accessSecretNames(clusterWithTls()), []);
   });
 });
 
@@ -132,14 +133,14 @@ const tlsSecrets = () => ({
 describe('clusterEtcd: the adapter bound to one cluster for one event', () => {
   it('a plaintext cluster dials with ctx.etcd and reads no Secret', async () => {
     const w = world({});
-    await clusterEtcd(w.ctx, cluster()).listMembers(['http://x']);
+    await clusterEtcd(w.ctx, clusterWithTls()).listMembers(['http://x']);
     assert.deepEqual(w.reads, []);
     assert.deepEqual(w.dialled, ['plain']);
   });
 
   it('a TLS cluster dials with its Secrets’ contents, read once for the cluster object', async () => {
     const w = world(tlsSecrets());
-    const c = cluster(mtls);
+    const c = clusterWithTls(mtls);
     await clusterEtcd(w.ctx, c).listMembers(['https://x']);
     await withClusterEtcd(w.ctx, c).etcd.listMembers(['https://x']);
     assert.deepEqual(w.reads.sort(), ['Secret/op', 'Secret/srv']);
@@ -149,9 +150,9 @@ describe('clusterEtcd: the adapter bound to one cluster for one event', () => {
 
   it('the next event (a new read of the cluster) sees a rotated Secret', async () => {
     const w = world(tlsSecrets());
-    await clusterEtcd(w.ctx, cluster(mtls)).listMembers(['https://x']);
+    await clusterEtcd(w.ctx, clusterWithTls(mtls)).listMembers(['https://x']);
     w.secrets.op = { 'tls.crt': 'OP2', 'tls.key': 'K2' };
-    await clusterEtcd(w.ctx, cluster(mtls)).listMembers(['https://x']);
+    await clusterEtcd(w.ctx, clusterWithTls(mtls)).listMembers(['https://x']);
     const certs = w.dialled.map(d => (d === 'plain' ? 'plain' : d.tls?.cert?.toString()));
     assert.deepEqual(certs, ['OP1', 'OP2']);
   });
@@ -161,7 +162,7 @@ describe('clusterEtcd: the adapter bound to one cluster for one event', () => {
     let gets = 0;
     const etcd = clusterEtcd(w.ctx, () => {
       gets++;
-      return Promise.resolve(cluster(mtls));
+      return Promise.resolve(clusterWithTls(mtls));
     });
     await etcd.listMembers(['https://x']);
     await etcd.listMembers(['https://x']);
@@ -171,7 +172,7 @@ describe('clusterEtcd: the adapter bound to one cluster for one event', () => {
 
   it('a missing Secret fails every call with the Secret and the fix, and dials nothing', async () => {
     const w = world({ srv: { 'ca.crt': 'CA1' } });
-    const etcd = clusterEtcd(w.ctx, cluster(mtls));
+    const etcd = clusterEtcd(w.ctx, clusterWithTls(mtls));
     const listed = await etcd.listMembers(['https://x']);
     assert.deepEqual(listed, {
       kind: 'error',

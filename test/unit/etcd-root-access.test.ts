@@ -6,20 +6,21 @@ import { describe, it } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import { rootAuthAccess, rootAuthSecretName } from '../../shared/etcd/root-access.ts';
 import { accessFor, accessSecretNames } from '../../shared/etcd/access.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
-const cluster = (authEnabled?: boolean): EtcdCluster => ({
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'db', namespace: 'ns', uid: 'u' },
-  spec: { version: '3.5.16', auth: { enabled: true, rootCredentialsSecretRef: { name: 'db-root' } } },
-  ...(authEnabled === undefined ? {} : { status: { authEnabled } }),
-});
+/** Cluster db in ns asking for auth; status.authEnabled as given (no status when undefined). */
+const clusterWithAuth = (authEnabled?: boolean): EtcdCluster =>
+  etcdCluster({
+    metadata: { name: 'db', namespace: 'ns', uid: 'u' },
+    spec: { replicas: undefined, auth: { enabled: true, rootCredentialsSecretRef: { name: 'db-root' } } },
+    ...(authEnabled !== undefined && { status: { authEnabled } }),
+  });
 
 describe('root access', () => {
   it('uses no credentials while auth is not on yet', () => {
-    assert.equal(rootAuthSecretName(cluster()), undefined);
+    assert.equal(rootAuthSecretName(clusterWithAuth()), undefined);
     assert.deepEqual(
-      rootAuthAccess(cluster(false), () => assert.fail('no Secret is read')),
+      rootAuthAccess(clusterWithAuth(false), () => assert.fail('no Secret is read')),
       {},
     );
   });
@@ -27,29 +28,31 @@ describe('root access', () => {
   it("logs in as root with the applied copy's password once auth is on", () => {
     const read = (name: string) =>
       name === 'db-etcd-root-applied' ? { password: Buffer.from('p1') } : undefined;
-    assert.equal(rootAuthSecretName(cluster(true)), 'db-etcd-root-applied');
-    assert.deepEqual(rootAuthAccess(cluster(true), read), { auth: { username: 'root', password: 'p1' } });
+    assert.equal(rootAuthSecretName(clusterWithAuth(true)), 'db-etcd-root-applied');
+    assert.deepEqual(rootAuthAccess(clusterWithAuth(true), read), {
+      auth: { username: 'root', password: 'p1' },
+    });
   });
 
   it('names the missing or empty Secret and what to do, without any password', () => {
-    const missing = rootAuthAccess(cluster(true), () => undefined);
+    const missing = rootAuthAccess(clusterWithAuth(true), () => undefined);
     assert.ok(
       'problem' in missing && /db-etcd-root-applied.*not found.*db-root/.test(missing.problem.message),
     );
-    const empty = rootAuthAccess(cluster(true), () => ({ password: Buffer.alloc(0) }));
+    const empty = rootAuthAccess(clusterWithAuth(true), () => ({ password: Buffer.alloc(0) }));
     assert.ok('problem' in empty && empty.problem.key === 'password', JSON.stringify(empty));
   });
 
   it('reaches every etcd call through the access seam: the applied Secret is read and its password used', () => {
-    assert.deepEqual(accessSecretNames(cluster(true)), ['db-etcd-root-applied']);
-    assert.deepEqual(accessSecretNames(cluster(false)), []);
+    assert.deepEqual(accessSecretNames(clusterWithAuth(true)), ['db-etcd-root-applied']);
+    assert.deepEqual(accessSecretNames(clusterWithAuth(false)), []);
     const read = (name: string) =>
       name === 'db-etcd-root-applied' ? { password: Buffer.from('p2') } : undefined;
-    assert.deepEqual(accessFor(cluster(true), read), {
+    assert.deepEqual(accessFor(clusterWithAuth(true), read), {
       kind: 'ok',
       access: { auth: { username: 'root', password: 'p2' } },
     });
-    const unresolved = accessFor(cluster(true), () => undefined);
+    const unresolved = accessFor(clusterWithAuth(true), () => undefined);
     assert.equal(unresolved.kind, 'unresolved');
   });
 });

@@ -10,6 +10,7 @@ import { desiredPingSource, pingSourceStep } from '../../shared/plan/schedule/pi
 import { desiredClusterWake } from '../../shared/plan/wake/cluster-wake.ts';
 import { brokerIngress, sinkOfBroker, type Broker } from '../../shared/reconcile/ping-sink.ts';
 import { settingsFromEnv } from '../../shared/runtime/context.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const AUDIENCE = 'eventing.knative.dev/broker/ops/etcdfn';
 const broker = (address?: NonNullable<Broker['status']>['address']): Broker => ({
@@ -46,12 +47,7 @@ describe("the Broker's address as the PingSources' sink", () => {
     });
     assert.deepEqual(desiredPingSource(schedule, sink)!.spec.sink, sink);
     const wake = desiredClusterWake(
-      {
-        apiVersion: 'etcdfn.io/v1alpha1',
-        kind: 'EtcdCluster',
-        metadata: { name: 'demo', namespace: 'team-a', uid: 'u' },
-        spec: { version: '3.5.16' },
-      },
+      etcdCluster({ metadata: { namespace: 'team-a', uid: 'u' }, spec: { replicas: undefined } }),
       true,
       sink,
     )!;

@@ -10,18 +10,16 @@ import {
   type ObservedCertificate,
 } from '../../shared/plan/tls/auto-tls.ts';
 import { autoCertificates } from '../../shared/tls/auto-certificates.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const DAY = 86_400_000;
 const now = new Date('2026-11-26T12:00:00Z');
 const at = (days: number): Date => new Date(now.getTime() + days * DAY);
 
-const cluster = (tls: EtcdCluster['spec']['tls']): EtcdCluster => ({
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'db', namespace: 'prod', uid: 'u' },
-  spec: { replicas: 3, version: '3.5.16', ...(tls && { tls }) },
-});
-const both = autoCertificates(cluster({ client: { auto: {} }, peer: { auto: {} } }));
+/** Cluster db in prod with `tls`. */
+const dbWithTls = (tls: EtcdCluster['spec']['tls']): EtcdCluster =>
+  etcdCluster({ metadata: { name: 'db', uid: 'u' }, spec: { tls } });
+const both = autoCertificates(dbWithTls({ client: { auto: {} }, peer: { auto: {} } }));
 
 /** A leaf issued `age` days ago for 90 days, with the names asked for. */
 function leaf(
@@ -73,9 +71,9 @@ describe('which certificates auto TLS keeps', () => {
   });
 
   it('keeps none for a cluster without auto TLS, and only the peer one for peer-only auto', () => {
-    assert.deepEqual(autoCertificates(cluster(undefined)), []);
+    assert.deepEqual(autoCertificates(dbWithTls(undefined)), []);
     const peerOnly = autoCertificates(
-      cluster({ client: { serverSecretRef: { name: 's' } }, peer: { auto: {} } }),
+      dbWithTls({ client: { serverSecretRef: { name: 's' } }, peer: { auto: {} } }),
     );
     assert.deepEqual(
       peerOnly.map(c => c.role),

@@ -10,7 +10,7 @@ import { findCondition } from '../../shared/conditions.ts';
 import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import type { ClusterState } from '../../shared/plan/cluster/types.ts';
 import { needsEtcd, planFinalize } from '../../shared/plan/member/finalize.ts';
-import { LATER, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { LATER, cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 const NAMES = ['demo-0', 'demo-1', 'demo-2'];
 const LIST = NAMES.map(n => `${n}=http://${n}.demo.prod.svc:2380`).join(',');

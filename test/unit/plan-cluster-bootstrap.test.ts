@@ -9,7 +9,7 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import type { ClusterState } from '../../shared/plan/cluster/types.ts';
-import { NOW, cluster, locked, member, state } from './cluster-world.ts';
+import { NOW, cluster, locked, member, state } from '../support/cluster-world.ts';
 
 const s3 = {
   endpoint: 'http://s3.local:9000',

@@ -13,7 +13,7 @@ import {
   type DefragDecision,
 } from '../../shared/plan/space/defrag.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
-import { NOW, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { NOW, cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 import type { MemberSpace } from '../../shared/plan/space/types.ts';
 
 const MIB = 1024 * 1024;

@@ -8,7 +8,7 @@ import { findCondition } from '../../shared/conditions.ts';
 import { downgradeInPlay } from '../../shared/plan/upgrade/downgrade.ts';
 import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import type { DowngradeFacts } from '../../shared/plan/cluster/types.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 const NEW = '3.7.3';
 const OLD = '3.6.16';

@@ -9,7 +9,7 @@ import { buildPdb } from '../../shared/builders/pdb.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import type { ClusterState } from '../../shared/plan/cluster/types.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 import { desiredPdb } from '../../shared/plan/owned/pdb.ts';
 
 const formed = (replicas: number, extra: EtcdClusterStatus = {}) =>

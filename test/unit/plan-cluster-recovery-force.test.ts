@@ -13,7 +13,7 @@ import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts
 import { chooseSurvivor, needsSelfReports } from '../../shared/plan/recovery/force-new-cluster.ts';
 import { quorumLost } from '../../shared/plan/recovery/force-new-cluster-status.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
-import { cluster, etcdOf, locked, member, membership, NOW, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, NOW, state } from '../support/cluster-world.ts';
 
 const CLUSTER_ID = 'c0ffee0000000001';
 const idOf = (ordinal: number) => membership(ordinal).id;

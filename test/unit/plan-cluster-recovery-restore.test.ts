@@ -18,7 +18,7 @@ import {
   latestVerifiedSnapshot,
   resolveRecovery,
 } from '../../shared/plan/recovery/restore-latest-snapshot.ts';
-import { cluster, etcdOf, locked, member, membership, NOW, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, NOW, state } from '../support/cluster-world.ts';
 import type { RecoverySnapshot } from '../../shared/plan/recovery/types.ts';
 
 const ID = 'c0ffee0000000001';

@@ -9,7 +9,7 @@ import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import type { EtcdView } from '../../shared/plan/cluster/types.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 const CLUSTER_ID = 'c0ffee0000000001';
 const LOSS = "PVC data-demo-1, which held demo-1's data, is gone";

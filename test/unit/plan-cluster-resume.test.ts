@@ -12,8 +12,8 @@ import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts
 import { planFinalize } from '../../shared/plan/member/finalize.ts';
 import { planMember } from '../../shared/plan/member/plan.ts';
 import { RESUME_SEED_ANNOTATION } from '../../shared/plan/cluster/members.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
-import * as mw from './member-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
+import * as mw from '../support/member-world.ts';
 
 const ID = 'c0ffee0000000001';
 const formed = (replicas: number, extra: EtcdClusterStatus = {}) =>

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
-import { NOW, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { NOW, cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 const formed = (replicas: number, extra: EtcdClusterStatus = {}) =>
   cluster({ replicas }, locked(replicas, { clusterID: 'c0ffee0000000001', ...extra }));

@@ -8,7 +8,7 @@ import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import { liveDataTooLarge } from '../../shared/plan/space/nospace-alarm.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
 import type { EtcdView } from '../../shared/plan/cluster/types.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 const formed = (extra: EtcdClusterStatus = {}) => locked(3, { clusterID: 'c0ffee0000000001', ...extra });
 const three = () => [member(0), member(1), member(2)];

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import { staticBootstrap } from '../../shared/plan/membership/bootstrap.ts';
-import { NOW, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { NOW, cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 const progressing = (plan: ClusterPlan) => {
   const c = findCondition(plan.status.conditions, 'Progressing');

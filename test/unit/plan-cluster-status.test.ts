@@ -9,7 +9,7 @@ import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { computeStatus, stableError } from '../../shared/plan/cluster/status.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 import type { Progress } from '../../shared/plan/cluster/step.ts';
 
 const ID = 'c0ffee0000000001';

@@ -11,7 +11,17 @@ import { buildPdb } from '../../shared/builders/pdb.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { isComplete, planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
-import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, state } from './cluster-world.ts';
+import {
+  LATER,
+  NOW,
+  cluster,
+  etcdOf,
+  locked,
+  member,
+  membership,
+  observed,
+  state,
+} from '../support/cluster-world.ts';
 
 const OLD = '3.4.23';
 const NEW = '3.5.16';

@@ -9,7 +9,7 @@ import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import { leaderSuccessor } from '../../shared/plan/upgrade/upgrade.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 const OLD = '3.4.23';
 const NEW = '3.5.16';

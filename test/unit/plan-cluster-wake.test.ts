@@ -18,25 +18,23 @@ import {
 import { boundedName } from '../../shared/builders/ping-source.ts';
 import { wakeStep } from '../../shared/plan/wake/wake.ts';
 import type { RestoreResolution } from '../../shared/plan/restore/types.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const SINK = { uri: 'http://broker.example/etcdfn' };
 type Cluster = EtcdCluster & KubeObject;
 
-function cluster(conditions: { type: string; status: string }[] = [], deleting = false): Cluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
+/** Cluster restored (uid c-uid) with `conditions` in its status. */
+function restoredCluster(conditions: { type: string; status: string }[] = [], deleting = false): Cluster {
+  return etcdCluster({
     metadata: {
       name: 'restored',
-      namespace: 'prod',
       uid: 'c-uid',
-      ...(deleting && { deletionTimestamp: new Date('2026-11-26T12:00:00Z') }),
+      deletionTimestamp: deleting ? new Date('2026-11-26T12:00:00Z') : undefined,
     },
-    spec: { replicas: 3, version: '3.5.16' },
     status: {
       conditions: conditions.map(c => ({ ...c, reason: 'R', message: 'm', lastTransitionTime: '' })),
-    },
-  } as Cluster;
+    } as Cluster['status'],
+  });
 }
 
 const blocked: RestoreResolution = { kind: 'blocked', reason: 'SecretNotFound', message: 'create it' };
@@ -60,7 +58,7 @@ describe('restoreWaits', () => {
 
 describe('desiredClusterWake', () => {
   it('while waiting: every minute, owned by the cluster, naming it, its name ending in the routed suffix', () => {
-    const wake = desiredClusterWake(cluster(), true, SINK)!;
+    const wake = desiredClusterWake(restoredCluster(), true, SINK)!;
     assert.equal(wake.metadata.name, 'restored-etcdfn-cluster-wake');
     assert.ok(wake.metadata.name?.endsWith(CLUSTER_WAKE_SUFFIX));
     assert.equal(wake.metadata.namespace, 'prod');
@@ -73,8 +71,8 @@ describe('desiredClusterWake', () => {
     );
   });
   it('not waiting, or being deleted: none', () => {
-    assert.equal(desiredClusterWake(cluster(), false, SINK), undefined);
-    assert.equal(desiredClusterWake(cluster([], true), true, SINK), undefined);
+    assert.equal(desiredClusterWake(restoredCluster(), false, SINK), undefined);
+    assert.equal(desiredClusterWake(restoredCluster([], true), true, SINK), undefined);
   });
   it('a long cluster name keeps the suffix and stays within 63 characters', () => {
     const name = clusterWakeName('c'.repeat(60));
@@ -87,14 +85,15 @@ describe('desiredClusterWake', () => {
 
 describe('mayHaveWake: the PingSource is read only when a blocked restore may have made one', () => {
   it('Restored=False: read', () =>
-    assert.equal(mayHaveWake(cluster([{ type: 'Restored', status: 'False' }])), true));
+    assert.equal(mayHaveWake(restoredCluster([{ type: 'Restored', status: 'False' }])), true));
   for (const conditions of [
     [],
     [{ type: 'Restored', status: 'True' }],
     [{ type: 'Restored', status: 'Unknown' }],
     [{ type: 'Available', status: 'False' }],
   ])
-    it(`${JSON.stringify(conditions)}: no read`, () => assert.equal(mayHaveWake(cluster(conditions)), false));
+    it(`${JSON.stringify(conditions)}: no read`, () =>
+      assert.equal(mayHaveWake(restoredCluster(conditions)), false));
 });
 
 describe('the wake-up event', () => {
@@ -142,7 +141,7 @@ describe('the shared wake-up pieces, at their edges', () => {
     assert.match(boundedName('p-', name), new RegExp(`^p-x-a{48}-[0-9a-f]{8}$`));
   });
   it('a wake-up whose owner references include ours as controller among others is ours', () => {
-    const c = cluster();
+    const c = restoredCluster();
     const mine = desiredClusterWake(c, true, SINK)!;
     const existing = {
       ...mine,
@@ -162,7 +161,7 @@ describe('the shared wake-up pieces, at their edges', () => {
     });
   });
   it('a cluster without status has no wake-up to read', () => {
-    const c = cluster();
+    const c = restoredCluster();
     delete c.status;
     assert.equal(mayHaveWake(c), false);
   });

@@ -6,7 +6,17 @@ import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster } from '../../shared/plan/cluster/plan.ts';
-import { LATER, NOW, cluster, etcdOf, locked, member, membership, observed, state } from './cluster-world.ts';
+import {
+  LATER,
+  NOW,
+  cluster,
+  etcdOf,
+  locked,
+  member,
+  membership,
+  observed,
+  state,
+} from '../support/cluster-world.ts';
 
 describe('planCluster', () => {
   it('creates the NetworkPolicy after the Services and before the seed member', () => {

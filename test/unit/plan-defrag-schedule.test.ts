@@ -15,7 +15,7 @@ import {
   type ScheduledRun,
 } from '../../shared/plan/space/defrag-schedule.ts';
 import { wakeStep } from '../../shared/plan/wake/wake.ts';
-import { NOW, cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { NOW, cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 import type { MemberSpace } from '../../shared/plan/space/types.ts';
 
 const MIB = 1024 * 1024;

@@ -8,40 +8,30 @@ import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import type { EtcdMember as EtcdMembership } from '../../shared/etcd/members.ts';
 import { planFinalize, type FinalizeState } from '../../shared/plan/member/finalize.ts';
+import { etcdCluster, etcdMember } from '../support/etcd-objects.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const url = (name: string, port: number) => `http://${name}.demo.prod.svc:${port}`;
 const idOf = (name: string) => `00000000000000a${name.slice(-1)}`;
 
-function cluster(status?: EtcdCluster['status']): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'cluster-uid' },
-    spec: { version: '3.5.16' },
+/** Cluster demo (uid cluster-uid, no replicas) with `status` if given. */
+function demoCluster(status?: EtcdCluster['status']): EtcdCluster {
+  return etcdCluster({
+    metadata: { uid: 'cluster-uid' },
+    spec: { replicas: undefined },
     ...(status && { status }),
-  };
+  });
 }
+/** A member with the cleanup finalizer; demo-2 is being deleted unless `deleting` says otherwise. */
 function member(name: string, o: { deleting?: boolean; dormant?: boolean } = {}): EtcdMember {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
+  return etcdMember(name, {
     metadata: {
-      name,
-      namespace: 'prod',
       uid: `${name}-uid`,
       finalizers: ['etcdfn.io/member-cleanup'],
-      ...((o.deleting ?? name === 'demo-2') && { deletionTimestamp: NOW }),
+      deletionTimestamp: (o.deleting ?? name === 'demo-2') ? NOW : undefined,
     },
-    spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
-      storage: { size: '1Gi' },
-      initialCluster: 'demo-0=…',
-      clusterToken: 't',
-      ...(o.dormant && { dormant: true }),
-    },
-  };
+    spec: { initialCluster: 'demo-0=…', clusterToken: 't', dormant: o.dormant ? true : undefined },
+  });
 }
 const inEtcd = (name: string, o: Partial<EtcdMembership> = {}): EtcdMembership => ({
   id: idOf(name),
@@ -54,7 +44,7 @@ const inEtcd = (name: string, o: Partial<EtcdMembership> = {}): EtcdMembership =
 });
 const state = (o: Partial<FinalizeState> = {}): FinalizeState => ({
   member: member('demo-2'),
-  cluster: cluster({ clusterID: 'c0ffee0000000001' }),
+  cluster: demoCluster({ clusterID: 'c0ffee0000000001' }),
   others: [member('demo-0'), member('demo-1')],
   tried: [url('demo-0', 2379)],
   etcd: {
@@ -67,7 +57,7 @@ const state = (o: Partial<FinalizeState> = {}): FinalizeState => ({
 
 describe('finalize-member, word for word', () => {
   it('a cluster that never wrote a status: the member is removed from etcd as usual', () => {
-    assert.equal(planFinalize(state({ cluster: cluster() })).kind, 'remove-from-etcd');
+    assert.equal(planFinalize(state({ cluster: demoCluster() })).kind, 'remove-from-etcd');
   });
 
   it('the MemberRemoved Event counts what is left, in the singular for one', () => {
@@ -113,7 +103,7 @@ describe('finalize-member, word for word', () => {
       state({
         others: [member('demo-1', { dormant: true }), member('demo-0', { dormant: true })],
         tried: [],
-        cluster: cluster({ clusterID: 'c0ffee0000000001' }),
+        cluster: demoCluster({ clusterID: 'c0ffee0000000001' }),
         member: {
           ...member('demo-2'),
           spec: { ...member('demo-2').spec, storage: { size: '1Gi', medium: 'Memory' } },

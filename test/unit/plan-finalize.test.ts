@@ -11,6 +11,7 @@ import {
   type FinalizeState,
   type FinalizeView,
 } from '../../shared/plan/member/finalize.ts';
+import { etcdCluster, etcdMember } from '../support/etcd-objects.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const CLUSTER_ID = 'c0ffee0000000001';
@@ -21,19 +22,13 @@ const ids: Record<string, string> = {
   'demo-2': '00000000000000a2',
 };
 
-function cluster(deleting = false, clusterID = CLUSTER_ID): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: {
-      name: 'demo',
-      namespace: 'prod',
-      uid: 'cluster-uid',
-      ...(deleting && { deletionTimestamp: NOW }),
-    },
-    spec: { version: '3.5.16' },
+/** Cluster demo (uid cluster-uid, no replicas) that formed as `clusterID`. */
+function demoCluster(deleting = false, clusterID = CLUSTER_ID): EtcdCluster {
+  return etcdCluster({
+    metadata: { uid: 'cluster-uid', deletionTimestamp: deleting ? NOW : undefined },
+    spec: { replicas: undefined },
     status: { clusterID },
-  };
+  });
 }
 
 interface MemberOptions {
@@ -44,31 +39,20 @@ interface MemberOptions {
 }
 
 function member(name: string, o: MemberOptions = {}): EtcdMember {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
+  return etcdMember(name, {
     metadata: {
-      name,
-      namespace: 'prod',
       uid: `${name}-uid`,
       resourceVersion: '7',
       finalizers: o.finalizer === false ? [] : ['etcdfn.io/member-cleanup'],
       // demo-2 is the member being deleted unless a row says otherwise.
-      ...((o.deleting ?? name === 'demo-2') && { deletionTimestamp: NOW }),
+      deletionTimestamp: (o.deleting ?? name === 'demo-2') ? NOW : undefined,
     },
-    spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
-      storage: { size: '1Gi' },
-      initialCluster: 'demo-0=…',
-      clusterToken: 't',
-      ...o.spec,
-    },
+    spec: { initialCluster: 'demo-0=…', clusterToken: 't', ...o.spec },
     ...(o.status && { status: o.status }),
-  };
+  });
 }
 
-function etcdMember(name: string, o: Partial<EtcdMembership> = {}): EtcdMembership {
+function inEtcd(name: string, o: Partial<EtcdMembership> = {}): EtcdMembership {
   return {
     id: ids[name] ?? '00000000000000ff',
     name,
@@ -88,10 +72,10 @@ function view(members: EtcdMembership[], o: Partial<FinalizeView> = {}): Finaliz
 function scaleDown(o: Partial<FinalizeState> = {}): FinalizeState {
   return {
     member: member('demo-2'),
-    cluster: cluster(),
+    cluster: demoCluster(),
     others: [member('demo-0'), member('demo-1')],
     tried: [url('demo-0', 2379), url('demo-1', 2379)],
-    etcd: view([etcdMember('demo-0'), etcdMember('demo-1'), etcdMember('demo-2')], {
+    etcd: view([inEtcd('demo-0'), inEtcd('demo-1'), inEtcd('demo-2')], {
       leaderId: ids['demo-0'],
     }),
     ...o,
@@ -156,7 +140,7 @@ describe('planFinalize: when etcd goes with the cluster', () => {
 
   it('cluster being deleted → remove the finalizer, even with etcd unreachable', () => {
     const a = planFinalize(
-      scaleDown({ cluster: cluster(true), etcd: undefined, etcdError: 'connection refused' }),
+      scaleDown({ cluster: demoCluster(true), etcd: undefined, etcdError: 'connection refused' }),
     );
     assert.equal(a.kind, 'remove-finalizer');
     assert.match((a as { reason: string }).reason, /being deleted: etcd goes with it/);
@@ -164,7 +148,7 @@ describe('planFinalize: when etcd goes with the cluster', () => {
 
   it('the last member of a cluster that never formed → remove the finalizer: nobody to remove it from', () => {
     const a = planFinalize(
-      scaleDown({ cluster: cluster(false, ''), others: [], tried: [], etcd: undefined }),
+      scaleDown({ cluster: demoCluster(false, ''), others: [], tried: [], etcd: undefined }),
     );
     assert.deepEqual(a, {
       kind: 'remove-finalizer',
@@ -190,7 +174,7 @@ describe('planFinalize: removing a member from etcd', () => {
 
   it('found by its recorded ID even under another name', () => {
     const m = member('demo-2', { status: { memberID: '00000000000000b2' } });
-    const etcd = view([etcdMember('demo-0'), etcdMember('renamed', { id: '00000000000000b2' })]);
+    const etcd = view([inEtcd('demo-0'), inEtcd('renamed', { id: '00000000000000b2' })]);
     const a = planFinalize(scaleDown({ member: m, etcd }));
     assert.equal(a.kind, 'remove-from-etcd');
     assert.equal((a as { id: string }).id, '00000000000000b2');
@@ -198,8 +182,8 @@ describe('planFinalize: removing a member from etcd', () => {
 
   it('found by peer URL when it never started (a learner whose Pod never came up)', () => {
     const etcd = view([
-      etcdMember('demo-0'),
-      etcdMember('demo-2', { name: '', started: false, isLearner: true, clientURLs: [] }),
+      inEtcd('demo-0'),
+      inEtcd('demo-2', { name: '', started: false, isLearner: true, clientURLs: [] }),
     ]);
     const a = planFinalize(scaleDown({ etcd }));
     assert.equal(a.kind, 'remove-from-etcd');
@@ -207,7 +191,7 @@ describe('planFinalize: removing a member from etcd', () => {
   });
 
   it('not in etcd (already removed, or never added) → remove the finalizer', () => {
-    const a = planFinalize(scaleDown({ etcd: view([etcdMember('demo-0'), etcdMember('demo-1')]) }));
+    const a = planFinalize(scaleDown({ etcd: view([inEtcd('demo-0'), inEtcd('demo-1')]) }));
     assert.deepEqual(a, {
       kind: 'remove-finalizer',
       reason: 'demo-2 is not (or no longer) a member of etcd',
@@ -215,9 +199,7 @@ describe('planFinalize: removing a member from etcd', () => {
   });
 
   it('a view of another etcd cluster is not trusted → retry', () => {
-    const a = planFinalize(
-      scaleDown({ etcd: view([etcdMember('demo-2')], { clusterId: 'ffffffffffffffff' }) }),
-    );
+    const a = planFinalize(scaleDown({ etcd: view([inEtcd('demo-2')], { clusterId: 'ffffffffffffffff' }) }));
     assert.equal(a.kind, 'retry');
     assert.match(
       (a as { reason: string }).reason,
@@ -232,7 +214,7 @@ describe('planFinalize: the leader', () => {
 
   it('hands leadership to another started voter first', () => {
     const a = planFinalize(
-      scaleDown({ etcd: leading([etcdMember('demo-0'), etcdMember('demo-1'), etcdMember('demo-2')]) }),
+      scaleDown({ etcd: leading([inEtcd('demo-0'), inEtcd('demo-1'), inEtcd('demo-2')]) }),
     );
     assert.deepEqual(a, {
       kind: 'move-leader',
@@ -249,18 +231,15 @@ describe('planFinalize: the leader', () => {
   });
 
   it('prefers the voter that just answered', () => {
-    const etcd = leading(
-      [etcdMember('demo-0'), etcdMember('demo-1'), etcdMember('demo-2')],
-      url('demo-1', 2379),
-    );
+    const etcd = leading([inEtcd('demo-0'), inEtcd('demo-1'), inEtcd('demo-2')], url('demo-1', 2379));
     assert.equal((planFinalize(scaleDown({ etcd })) as { toId: string }).toId, ids['demo-1']);
   });
 
   it('never hands it to a learner or a member that has not started', () => {
     const etcd = leading([
-      etcdMember('demo-0', { isLearner: true }),
-      etcdMember('demo-1', { started: false, name: '' }),
-      etcdMember('demo-2'),
+      inEtcd('demo-0', { isLearner: true }),
+      inEtcd('demo-1', { started: false, name: '' }),
+      inEtcd('demo-2'),
     ]);
     const a = planFinalize(scaleDown({ etcd }));
     assert.equal(
@@ -302,7 +281,9 @@ describe('planFinalize: etcd out of reach while the cluster lives', () => {
       member('demo-1', { spec: { dormant: true } }),
     ];
     // Before the cluster formed nobody holds data yet: the usual answer, try again.
-    const a = planFinalize(scaleDown({ cluster: cluster(false, ''), others, tried: [], etcd: undefined }));
+    const a = planFinalize(
+      scaleDown({ cluster: demoCluster(false, ''), others, tried: [], etcd: undefined }),
+    );
     assert.equal(a.kind, 'retry');
     assert.match((a as { reason: string }).reason, /none of demo-0, demo-1 has a Pod to ask/);
     // Once formed, the member being deleted is the only one running: it holds the data (see the
@@ -425,10 +406,10 @@ describe('needsEtcd (finalize)', () => {
     assert.equal(needsEtcd({ ...base, member: member('demo-2', { deleting: false }) }), false);
     assert.equal(needsEtcd({ ...base, member: member('demo-2', { finalizer: false }) }), false);
     assert.equal(needsEtcd({ ...base, cluster: undefined }), false);
-    assert.equal(needsEtcd({ ...base, cluster: cluster(true) }), false);
+    assert.equal(needsEtcd({ ...base, cluster: demoCluster(true) }), false);
     assert.equal(needsEtcd({ ...base, others: [] }), false);
     // A cluster that has written no status yet is live too.
-    const fresh = cluster();
+    const fresh = demoCluster();
     delete fresh.status;
     assert.equal(needsEtcd({ ...base, cluster: fresh }), true);
   });

@@ -8,35 +8,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
-import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
-import { buildPdb } from '../../shared/builders/pdb.ts';
-import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
 import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 import { planFinalize, type FinalizeState } from '../../shared/plan/member/finalize.ts';
 import { ownMembers, podsOfMembers } from '../../shared/plan/cluster/members.ts';
+import { cluster, state as clusterState, membership } from '../support/cluster-world.ts';
+import { etcdMember } from '../support/etcd-objects.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const LATER = new Date('2026-11-22T10:30:00Z');
 const ID = 'c0ffee0000000001';
-
-function cluster(spec: Partial<EtcdCluster['spec']>, status: EtcdClusterStatus): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'uid-1', generation: 1, resourceVersion: '10' },
-    spec: {
-      replicas: 3,
-      version: '3.5.16',
-      storage: { size: '1Gi', medium: '' },
-      progressDeadlineSeconds: 600,
-      ...spec,
-    },
-    status,
-  };
-}
 
 const locked = (replicas: number, version = '3.5.16', extra: EtcdClusterStatus = {}): EtcdClusterStatus => ({
   clusterToken: 'prod-demo-uid-1',
@@ -51,42 +34,18 @@ function member(
   ordinal: number,
   o: { version?: string; running?: string; dormant?: boolean; deleting?: boolean; owner?: string } = {},
 ): EtcdMember {
-  const name = `demo-${ordinal}`;
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
+  return etcdMember(`demo-${ordinal}`, {
     metadata: {
-      name,
-      namespace: 'prod',
-      ...(o.deleting && { deletionTimestamp: NOW }),
-      ...(o.owner && {
-        ownerReferences: [
-          { apiVersion: 'etcdfn.io/v1alpha1', kind: 'EtcdCluster', name: 'demo', uid: o.owner },
-        ],
-      }),
+      deletionTimestamp: o.deleting ? NOW : undefined,
+      ownerReferences: o.owner
+        ? [{ apiVersion: 'etcdfn.io/v1alpha1', kind: 'EtcdCluster', name: 'demo', uid: o.owner }]
+        : undefined,
       finalizers: ['etcdfn.io/member-cleanup'],
     },
-    spec: {
-      clusterName: 'demo',
-      version: o.version ?? '3.5.16',
-      storage: { size: '1Gi' },
-      bootstrap: ordinal === 0,
-      initialCluster: `${name}=http://${name}.demo.prod.svc:2380`,
-      clusterToken: 'prod-demo-uid-1',
-      ...(o.dormant && { dormant: true }),
-    },
+    spec: { version: o.version ?? '3.5.16', bootstrap: ordinal === 0, dormant: o.dormant ? true : undefined },
     status: { isVoter: true, ...(o.running && { version: o.running }) },
-  };
+  });
 }
-
-const membership = (ordinal: number, o: { started?: boolean } = {}): Membership => ({
-  id: (0x1000 + ordinal).toString(16).padStart(16, '0'),
-  name: o.started === false ? '' : `demo-${ordinal}`,
-  peerURLs: [`http://demo-${ordinal}.demo.prod.svc:2380`],
-  clientURLs: o.started === false ? [] : [`http://demo-${ordinal}.demo.prod.svc:2379`],
-  isLearner: false,
-  started: o.started ?? true,
-});
 
 const etcdOf = (members: Membership[], clusterId = ID): EtcdView => ({
   reachable: true,
@@ -95,33 +54,16 @@ const etcdOf = (members: Membership[], clusterId = ID): EtcdView => ({
   leaderId: members[0]?.id,
 });
 
-function state(
+/** planCluster's world; every member's Pod ready unless `ready` says otherwise. */
+const state = (
   c: EtcdCluster,
   members: EtcdMember[],
   o: { ready?: number[]; etcd?: EtcdView; now?: Date } = {},
-): ClusterState {
-  const ready = o.ready ?? members.map(m => Number(m.metadata.name?.split('-')[1]));
-  const s: ClusterState = {
-    now: o.now ?? NOW,
-    cluster: c,
-    members,
-    pods: members
-      .filter(m => !m.spec.dormant)
-      .map(m => ({
-        name: m.metadata.name ?? '',
-        ready: ready.includes(Number(m.metadata.name?.split('-')[1])),
-        phase: 'Running',
-        deleting: false,
-      })),
-    services: { headless: buildHeadlessService(c), client: buildClientService(c) },
-  };
-  if (o.etcd) s.etcd = o.etcd;
-  const voters = o.etcd?.reachable ? o.etcd.members.length : 0;
-  const pdb = buildPdb(c, { voters });
-  if (pdb) s.pdb = pdb;
-  s.networkPolicy = buildNetworkPolicy(c);
-  return s;
-}
+): ClusterState =>
+  clusterState(c, members, {
+    ...o,
+    ready: o.ready ?? members.map(m => Number(m.metadata.name?.split('-')[1])),
+  });
 
 const progressing = (plan: ReturnType<typeof planCluster>) =>
   findCondition(plan.status.conditions, 'Progressing');

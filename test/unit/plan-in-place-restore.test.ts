@@ -18,7 +18,7 @@ import {
 } from '../../shared/plan/restore/in-place-status.ts';
 import { MEMBER_FINALIZER } from '../../shared/names.ts';
 import type { EtcdView } from '../../shared/plan/cluster/types.ts';
-import { cluster, etcdOf, locked, member, membership, NOW, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, NOW, state } from '../support/cluster-world.ts';
 import type { RestoreResolution } from '../../shared/plan/restore/types.ts';
 
 const s3 = {

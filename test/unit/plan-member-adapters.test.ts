@@ -15,6 +15,7 @@ import { finalizeMember } from '../../shared/reconcile/finalize.ts';
 import { reconcileMember } from '../../shared/reconcile/member.ts';
 import { settingsFromEnv, type Context } from '../../shared/runtime/context.ts';
 import { createHandler } from '../../functions/reconcile-member/index.ts';
+import { etcdCluster, etcdMember } from '../support/etcd-objects.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const CLUSTER_ID = 'c0ffee0000000001';
@@ -203,7 +204,7 @@ class FakeEtcd {
   }
 }
 
-function etcdMember(name: string, isLearner = false): EtcdMembership {
+function inEtcd(name: string, isLearner = false): EtcdMembership {
   return {
     id: idOf(name),
     name,
@@ -214,12 +215,10 @@ function etcdMember(name: string, isLearner = false): EtcdMembership {
   };
 }
 
-function cluster(): EtcdCluster & KubeObject {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'cluster-uid' },
-    spec: { version: '3.5.16', replicas: 3 },
+/** Cluster demo (uid cluster-uid) formed as CLUSTER_ID, demo-0 and demo-1 ready voters in its status. */
+function formedCluster(): EtcdCluster & KubeObject {
+  return etcdCluster({
+    metadata: { uid: 'cluster-uid' },
     status: {
       clusterID: CLUSTER_ID,
       members: [
@@ -227,31 +226,25 @@ function cluster(): EtcdCluster & KubeObject {
         { name: 'demo-1', role: 'voter', ready: true },
       ],
     },
-  };
+  });
 }
 
 function member(name: string, spec: Partial<EtcdMember['spec']> = {}): EtcdMember & KubeObject {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
+  return etcdMember(name, {
     metadata: {
-      name,
-      namespace: 'prod',
       uid: `${name}-uid`,
       generation: 1,
       labels: { 'etcdfn.io/cluster': 'demo' },
       finalizers: ['etcdfn.io/member-cleanup'],
-      ownerReferences: [controllerRef(cluster())],
+      ownerReferences: [controllerRef(formedCluster())],
     },
     spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
       storage: { size: '1Gi', medium: '' },
       initialCluster: ['demo-0', 'demo-1', 'demo-2'].map(n => `${n}=${url(n, 2380)}`).join(','),
       clusterToken: 'prod-demo-cluster-uid',
       ...spec,
     },
-  };
+  });
 }
 
 let kube: FakeKube;
@@ -267,8 +260,8 @@ beforeEach(() => {
     now: () => NOW,
     settings: settingsFromEnv({}),
   };
-  kube.put(cluster());
-  etcd.members = [etcdMember('demo-0'), etcdMember('demo-1'), etcdMember('demo-2')];
+  kube.put(formedCluster());
+  etcd.members = [inEtcd('demo-0'), inEtcd('demo-1'), inEtcd('demo-2')];
   for (const n of ['demo-0', 'demo-1', 'demo-2']) etcd.up.add(url(n, 2379));
   etcd.leader = idOf('demo-0');
 });
@@ -282,7 +275,7 @@ function markReady(name: string): void {
 
 describe('reconcileMember over fakes', () => {
   it('a new learner gets its PVC and Pod in one invocation, then its ID, role label and version', async () => {
-    etcd.members[2] = etcdMember('demo-2', true);
+    etcd.members[2] = inEtcd('demo-2', true);
     kube.put(member('demo-2'));
     const first = await reconcileMember(ctx, ref('demo-2'));
     assert.equal(first.result, 'done');
@@ -316,11 +309,11 @@ describe('reconcileMember over fakes', () => {
 
   it('after a promotion, relabels the Pod voter; then a settled voter does not even ask etcd', async () => {
     kube.put(member('demo-2'));
-    etcd.members[2] = etcdMember('demo-2', true);
+    etcd.members[2] = inEtcd('demo-2', true);
     await reconcileMember(ctx, ref('demo-2'));
     markReady('demo-2');
     await reconcileMember(ctx, ref('demo-2'));
-    etcd.members[2] = etcdMember('demo-2', false);
+    etcd.members[2] = inEtcd('demo-2', false);
     kube.writes = [];
     await reconcileMember(ctx, ref('demo-2'));
     assert.deepEqual(kube.writes, ['status EtcdMember demo-2', 'patch Pod demo-2']);

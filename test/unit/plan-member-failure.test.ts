@@ -20,7 +20,7 @@ import {
   pod,
   pvc,
   ready as readyOf,
-} from './member-world.ts';
+} from '../support/member-world.ts';
 
 const GUARD = ['--initial-cluster=demo-1=' + PEER, '--initial-cluster-state=existing'];
 const FULL = [

@@ -8,7 +8,7 @@ import { buildMemberPod } from '../../shared/builders/pod.ts';
 import { etcdFlags, INITIAL_CLUSTER_STATE_ANNOTATION } from '../../shared/builders/etcd-flags.ts';
 import { planMember } from '../../shared/plan/member/plan.ts';
 import { podForcesNewCluster } from '../../shared/plan/member/force-new-cluster.ts';
-import { ID, member, pod, running } from './member-world.ts';
+import { ID, member, pod, running } from '../support/member-world.ts';
 
 const ran = (force: boolean) =>
   member({ ...(force && { forceNewCluster: true }) }, { memberID: ID, isVoter: true, hasData: true });

@@ -11,7 +11,7 @@ import { buildMemberPod } from '../../shared/builders/pod.ts';
 import { startFailure } from '../../shared/plan/member/failure.ts';
 import { planMember, type MemberState } from '../../shared/plan/member/plan.ts';
 import { podJoinSettings } from '../../shared/plan/member/pod.ts';
-import { CLUSTER_ID, ID, PEER, inEtcd, member, other, pod, running } from './member-world.ts';
+import { CLUSTER_ID, ID, PEER, inEtcd, member, other, pod, running } from '../support/member-world.ts';
 
 const FULL = `demo-0=http://demo-0.demo.prod.svc:2380,demo-1=${PEER}`;
 const GUARD = {

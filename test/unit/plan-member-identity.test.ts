@@ -22,7 +22,7 @@ import {
   running,
   state,
   type Owner,
-} from './member-world.ts';
+} from '../support/member-world.ts';
 
 const claim = (
   m: ReturnType<typeof member>,

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import type { V1NodeSelectorTerm, V1PersistentVolume, V1Pod } from '@kubernetes/client-node';
 import { hostnameAffinity, nodeLoss } from '../../shared/plan/member/node-loss.ts';
 import { planMember } from '../../shared/plan/member/plan.ts';
-import { ID, member, pod, pvc, ready, running, state, written } from './member-world.ts';
+import { ID, member, pod, pvc, ready, running, state, written } from '../support/member-world.ts';
 import type { MemberNodes } from '../../shared/plan/member/types.ts';
 
 const hostTerm = (...nodes: string[]) => ({

@@ -15,7 +15,7 @@ import {
   podJoinSettings,
   podNotReadyMessage,
 } from '../../shared/plan/member/pod.ts';
-import { ID, NOW, PEER, cluster, member, pod, ready, running, self } from './member-world.ts';
+import { ID, NOW, PEER, cluster, member, pod, ready, running, self } from '../support/member-world.ts';
 
 const voter: EtcdMemberStatus = { memberID: ID, isVoter: true, role: 'voter' };
 

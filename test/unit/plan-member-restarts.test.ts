@@ -7,7 +7,7 @@ import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { MemberRestarts } from '../../shared/api/etcd-member.ts';
 import { isCrashLoop, recordRestarts } from '../../shared/plan/member/restarts.ts';
 import { planMember } from '../../shared/plan/member/plan.ts';
-import { ID, member, pod, running } from './member-world.ts';
+import { ID, member, pod, running } from '../support/member-world.ts';
 
 const T = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s));
 const iso = (s: number) => T(s).toISOString();

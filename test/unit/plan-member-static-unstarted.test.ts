@@ -11,7 +11,7 @@ import type { IMember } from 'etcd3';
 import { toMember } from '../../shared/etcd/members.ts';
 import { planMember } from '../../shared/plan/member/plan.ts';
 import { podJoinSettings } from '../../shared/plan/member/pod.ts';
-import { CLIENT, ID, PEER, cluster, member, pod, running } from './member-world.ts';
+import { CLIENT, ID, PEER, cluster, member, pod, running } from '../support/member-world.ts';
 
 const PEER0 = 'http://demo-0.demo.prod.svc:2380';
 const PEER2 = 'http://demo-2.demo.prod.svc:2380';

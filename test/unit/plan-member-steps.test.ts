@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { planMember, type MemberPlan, type MemberState } from '../../shared/plan/member/plan.ts';
-import { cluster, member, pod, pvc, ready, running, state } from './member-world.ts';
+import { cluster, member, pod, pvc, ready, running, state } from '../support/member-world.ts';
 
 interface Row {
   name: string;

@@ -7,7 +7,17 @@ import { describe, it } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { needsEtcd, planMember } from '../../shared/plan/member/plan.ts';
 import type { MemberState } from '../../shared/plan/member/step.ts';
-import { CLUSTER_ID, ID, cluster, inEtcd, member, other, pod, running, self } from './member-world.ts';
+import {
+  CLUSTER_ID,
+  ID,
+  cluster,
+  inEtcd,
+  member,
+  other,
+  pod,
+  running,
+  self,
+} from '../support/member-world.ts';
 
 const m = member({ version: '3.5.16' }, { memberID: ID, isVoter: true, version: '3.4.23' });
 const oldPod = (ready = true): V1Pod => ({

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
 import { planMember } from '../../shared/plan/member/plan.ts';
-import { ID, NOW, member, pod, pvc, ready, state, type Owner } from './member-world.ts';
+import { ID, NOW, member, pod, pvc, ready, state, type Owner } from '../support/member-world.ts';
 
 const RECORDED = 'pvc-uid-1';
 const withUid = (p: V1PersistentVolumeClaim, uid: string): V1PersistentVolumeClaim => ({

@@ -21,7 +21,7 @@ import {
   self,
   state,
   written,
-} from './member-world.ts';
+} from '../support/member-world.ts';
 
 describe('planMember: members it leaves alone', () => {
   it('a member being deleted is finalize-member’s job: nothing, no status write', () => {

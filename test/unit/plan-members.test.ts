@@ -16,7 +16,7 @@ import {
   newestFirst,
   ordinalOf,
 } from '../../shared/plan/cluster/members.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 const formed = (replicas: number) =>
   cluster({ replicas }, locked(replicas, { clusterID: 'c0ffee0000000001' }));

@@ -3,7 +3,6 @@
 // change), auto TLS Secrets, cert-manager Certificates, the root credentials Secrets.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { CertManagerCertificate } from '../../shared/builders/cert-manager-certificate.ts';
 import type { PingSource } from '../../shared/builders/ping-source.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
@@ -11,6 +10,7 @@ import { desiredTlsSecret, tlsSecretChange } from '../../shared/plan/owned/auto-
 import { certificateChange, type Certificate } from '../../shared/plan/owned/cert-manager-certificates.ts';
 import { pingSourceChange } from '../../shared/plan/owned/ping-sources.ts';
 import { appliedRootSecretChange, generatedRootSecretChange } from '../../shared/plan/owned/root-secrets.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const object = (kind: string, name = 'x'): KubeObject => ({
   apiVersion: 'v1',
@@ -48,16 +48,10 @@ describe('pingSourceChange', () => {
   });
 });
 
-const cluster: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'db', namespace: 'prod', uid: 'cluster-uid' },
-  spec: {
-    replicas: 3,
-    version: '3.5.16',
-    auth: { enabled: true, rootCredentialsSecretRef: { name: 'db-root' } },
-  },
-};
+const cluster = etcdCluster({
+  metadata: { name: 'db', uid: 'cluster-uid' },
+  spec: { auth: { enabled: true, rootCredentialsSecretRef: { name: 'db-root' } } },
+});
 
 describe('tlsSecretChange', () => {
   const fresh = desiredTlsSecret(cluster, 'db-peer-tls', { cert: 'C', key: 'K', ca: 'A' });

@@ -7,60 +7,40 @@ import { describe, it } from 'node:test';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
-import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
-import { buildPdb } from '../../shared/builders/pdb.ts';
 import { controllerRef } from '../../shared/builders/owner.ts';
-import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
 import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
 import { planMember, type MemberState } from '../../shared/plan/member/plan.ts';
+import { state as clusterState, locked, membership } from '../support/cluster-world.ts';
+import { etcdCluster, etcdMember } from '../support/etcd-objects.ts';
 
 const NOW = new Date('2026-11-22T10:00:00Z');
 const ID = 'c0ffee0000000001';
 const idOf = (ordinal: number) => (0x1000 + ordinal).toString(16).padStart(16, '0');
 
-function cluster(replicas: number, extra: EtcdClusterStatus = {}): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'uid-1', generation: 1 },
-    spec: { replicas, version: '3.5.16', storage: { size: '1Gi', medium: '' }, progressDeadlineSeconds: 600 },
-    status: {
-      clusterToken: 'prod-demo-uid-1',
-      observed: { replicas, version: '3.5.16', storage: { size: '1Gi', medium: '' } },
-      progressDeadline: '2026-11-22T10:10:00Z',
-      nextMemberOrdinal: replicas,
-      clusterID: ID,
-      ...extra,
-    },
-  };
+/** demo locked at `replicas` and formed as ID (generation 1, no resourceVersion). */
+function formedCluster(replicas: number, extra: EtcdClusterStatus = {}): EtcdCluster {
+  return etcdCluster({
+    metadata: { generation: 1 },
+    spec: { replicas, storage: { size: '1Gi', medium: '' }, progressDeadlineSeconds: 600 },
+    status: locked(replicas, { clusterID: ID, ...extra }),
+  });
 }
 
 function member(ordinal: number, status: EtcdMemberStatus = {}, deleting = false): EtcdMember {
   const name = `demo-${ordinal}`;
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
+  return etcdMember(name, {
     metadata: {
-      name,
-      namespace: 'prod',
       uid: `${name}-uid`,
       labels: { 'etcdfn.io/cluster': 'demo' },
       finalizers: ['etcdfn.io/member-cleanup'],
-      ...(deleting && { deletionTimestamp: NOW }),
+      deletionTimestamp: deleting ? NOW : undefined,
     },
-    spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
-      storage: { size: '1Gi', medium: '' },
-      bootstrap: ordinal === 0,
-      initialCluster: `${name}=http://${name}.demo.prod.svc:2380`,
-      clusterToken: 'prod-demo-uid-1',
-    },
+    spec: { storage: { size: '1Gi', medium: '' }, bootstrap: ordinal === 0 },
     status: { isVoter: true, memberID: idOf(ordinal), ...status },
-  };
+  });
 }
 
 const lost = (reason = 'PVCMissing') => ({
@@ -84,15 +64,6 @@ const memoryLost = {
   },
 };
 
-const membership = (ordinal: number, o: { learner?: boolean; started?: boolean } = {}): Membership => ({
-  id: idOf(ordinal),
-  name: o.started === false ? '' : `demo-${ordinal}`,
-  peerURLs: [`http://demo-${ordinal}.demo.prod.svc:2380`],
-  clientURLs: o.started === false ? [] : [`http://demo-${ordinal}.demo.prod.svc:2379`],
-  isLearner: o.learner ?? false,
-  started: o.started ?? true,
-});
-
 const etcdOf = (members: Membership[]): EtcdView => ({
   reachable: true,
   members,
@@ -100,25 +71,9 @@ const etcdOf = (members: Membership[]): EtcdView => ({
   leaderId: members[0]?.id,
 });
 
-function world(c: EtcdCluster, members: EtcdMember[], ready: number[], etcd?: EtcdView): ClusterState {
-  const s: ClusterState = {
-    now: NOW,
-    cluster: c,
-    members,
-    pods: members.map(m => ({
-      name: m.metadata.name ?? '',
-      ready: ready.includes(Number(m.metadata.name?.split('-')[1])),
-      phase: 'Running',
-      deleting: false,
-    })),
-    services: { headless: buildHeadlessService(c), client: buildClientService(c) },
-  };
-  if (etcd) s.etcd = etcd;
-  const pdb = buildPdb(c, { voters: etcd?.reachable ? etcd.members.filter(e => !e.isLearner).length : 0 });
-  if (pdb) s.pdb = pdb;
-  s.networkPolicy = buildNetworkPolicy(c);
-  return s;
-}
+/** planCluster's world with exactly `ready` of the members' Pods ready. */
+const world = (c: EtcdCluster, members: EtcdMember[], ready: number[], etcd?: EtcdView): ClusterState =>
+  clusterState(c, members, { ready, etcd });
 
 const condition = (plan: ReturnType<typeof planCluster>) =>
   findCondition(plan.status.conditions, 'MemberReplacement');
@@ -204,13 +159,13 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
   ];
   for (const row of rows) {
     it(row.name, () => {
-      const c = cluster(row.members.length);
+      const c = formedCluster(row.members.length);
       const plan = planCluster(world(c, row.members, row.ready, row.etcd));
       assert.equal(plan.action.kind, row.kind, JSON.stringify(plan.action));
       if (row.kind === 'none') {
         // Claim before acting: the replacement is recorded; the next invocation deletes the member.
         assert.equal(plan.status.replacement?.member, 'demo-1');
-        const recorded = cluster(row.members.length, plan.status);
+        const recorded = formedCluster(row.members.length, plan.status);
         const next = planCluster(world(recorded, row.members, row.ready, row.etcd));
         assert.equal(next.action.kind, 'delete-member', JSON.stringify(next.action));
         assert.equal((next.action as { member: string }).member, 'demo-1');
@@ -231,7 +186,7 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
   }
 
   it('one at a time: a second lost member waits for the first replacement', () => {
-    const c = cluster(3, {
+    const c = formedCluster(3, {
       replacement: {
         member: 'demo-1',
         oldID: idOf(1),
@@ -251,18 +206,20 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
   it('a NodeLost replacement is recorded with cause NodeLost and says the node is gone', () => {
     const members = [member(0), member(1, lost('NodeLost')), member(2)];
     const etcd = etcdOf([membership(0), membership(1), membership(2)]);
-    const plan = planCluster(world(cluster(3), members, [0, 2], etcd));
+    const plan = planCluster(world(formedCluster(3), members, [0, 2], etcd));
     assert.equal(plan.status.replacement?.cause, 'NodeLost');
     assert.match(
       condition(plan)?.message ?? '',
       /^replacing member demo-1 \(ID [0-9a-f]+\), whose node is gone \(/,
     );
-    const other = planCluster(world(cluster(3), [member(0), member(1, lost()), member(2)], [0, 2], etcd));
+    const other = planCluster(
+      world(formedCluster(3), [member(0), member(1, lost()), member(2)], [0, 2], etcd),
+    );
     assert.equal(other.status.replacement?.cause, undefined, 'DataLost stays the default');
   });
 
   it('the new member is recorded at its claim, and the replacement completes with old and new IDs', () => {
-    const started = cluster(3, {
+    const started = formedCluster(3, {
       replacement: { member: 'demo-1', oldID: idOf(1), reason: 'gone', startedAt: '2026-11-22T09:59:00Z' },
     });
     const two = [member(0), member(2)];
@@ -271,7 +228,7 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
     assert.equal(claim.status.replacement?.newMember, 'demo-3');
     assert.match(condition(claim)?.message ?? '', /new member demo-3 joining as a learner/);
 
-    const joined = cluster(3, { ...claim.status, operation: undefined });
+    const joined = formedCluster(3, { ...claim.status, operation: undefined });
     delete joined.status!.operation;
     const three = [member(0), member(2), member(3)];
     const done = planCluster(
@@ -288,7 +245,7 @@ describe('reconcile-cluster replaces a member whose data is lost, under a quorum
 });
 
 describe('reconcile-member never restarts a member on an empty volume under its old ID', () => {
-  const c = cluster(3);
+  const c = formedCluster(3);
   const pvc = (m: EtcdMember, uid: string, deleting = false): V1PersistentVolumeClaim => ({
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -426,7 +383,7 @@ describe('a crash-looping member with start settings the cluster no longer asks 
     );
 
   it('its option taken out of the spec: recorded as a CrashLoop replacement, naming the field', () => {
-    const plan = planCluster(state(cluster(4), looping(3, bad)));
+    const plan = planCluster(state(formedCluster(4), looping(3, bad)));
     assert.equal(
       plan.status.replacement?.member,
       'demo-3',
@@ -443,7 +400,7 @@ describe('a crash-looping member with start settings the cluster no longer asks 
     );
   });
   it('the spec still has that option: not replaced (a new member would fail the same way)', () => {
-    const c = cluster(4);
+    const c = formedCluster(4);
     c.spec.options = bad;
     c.status!.observed!.options = bad;
     const plan = planCluster(state(c, looping(3, bad)));
@@ -452,12 +409,12 @@ describe('a crash-looping member with start settings the cluster no longer asks 
   it('not crash-looping, though its options differ: left alone', () => {
     const m = looping(3, bad);
     m.status!.conditions = [];
-    assert.equal(planCluster(state(cluster(4), m)).status.replacement, undefined);
+    assert.equal(planCluster(state(formedCluster(4), m)).status.replacement, undefined);
   });
   it('a member that lost its data comes first (here held: the crash-looping learner is not healthy)', () => {
     const plan = planCluster(
       world(
-        cluster(4),
+        formedCluster(4),
         [member(0), member(1, lost()), member(2), looping(3, bad)],
         [0, 2],
         etcdOf([

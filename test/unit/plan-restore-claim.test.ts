@@ -3,10 +3,11 @@
 // than a seed Pod that never starts or a stopped cluster with nothing to restore.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdCluster, EtcdClusterSpec } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import { resolveInPlace } from '../../shared/plan/restore/in-place.ts';
 import { claimBlock, resolveRestore, restoreClaimName } from '../../shared/plan/restore/source.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const s3 = {
   endpoint: 'http://s3.local:9000',
@@ -17,15 +18,10 @@ const s3 = {
 const KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
 const SUM = 'cd'.repeat(32);
 
-function cluster(spec: Record<string, unknown>): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'new', namespace: 'prod', uid: 'u1' },
-    spec: { replicas: 3, version: '3.5.16', ...spec },
-  };
-}
-const restoring = (source: Record<string, unknown>) => cluster({ bootstrap: { restore: { source } } });
+/** Cluster new (uid u1) with `spec` on top of the defaults. */
+const clusterNew = (spec: Partial<EtcdClusterSpec>): EtcdCluster =>
+  etcdCluster({ metadata: { name: 'new', uid: 'u1' }, spec });
+const restoring = (source: Record<string, unknown>) => clusterNew({ bootstrap: { restore: { source } } });
 
 const onPvc: EtcdSnapshot = {
   apiVersion: 'etcdfn.io/v1alpha1',
@@ -99,7 +95,7 @@ describe('restore at bootstrap from a PVC', () => {
 });
 
 describe('in-place restore from a snapshot on a PVC', () => {
-  const c = cluster({ inPlaceRestore: { requestID: 'r1', snapshotRef: { name: 'nightly' } } });
+  const c = clusterNew({ inPlaceRestore: { requestID: 'r1', snapshotRef: { name: 'nightly' } } });
   it('claim gone: blocked before anything is stopped (ClaimNotFound)', () => {
     const r = resolveInPlace(c, { snapshot: onPvc, claimFound: false });
     assert.equal(r.kind === 'blocked' && r.reason, 'ClaimNotFound');

@@ -13,6 +13,7 @@ import {
   restoreCondition,
   restoreSecretName,
 } from '../../shared/plan/restore/source.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const s3 = {
   endpoint: 'http://s3.local:9000',
@@ -23,13 +24,9 @@ const s3 = {
 const KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
 const SUM = 'ab'.repeat(32);
 
-function cluster(source: Record<string, unknown>): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'new', namespace: 'prod', uid: 'u1' },
-    spec: { replicas: 3, version: '3.5.16', bootstrap: { restore: { source } } },
-  };
+/** Cluster new (uid u1) restoring at bootstrap from `source`. */
+function restoringFrom(source: Record<string, unknown>): EtcdCluster {
+  return etcdCluster({ metadata: { name: 'new', uid: 'u1' }, spec: { bootstrap: { restore: { source } } } });
 }
 
 function snapshot(
@@ -45,7 +42,7 @@ function snapshot(
   };
 }
 const byRef = (extra: Record<string, unknown> = {}) =>
-  cluster({ snapshotRef: { name: 'nightly' }, ...extra });
+  restoringFrom({ snapshotRef: { name: 'nightly' }, ...extra });
 
 describe('a snapshotRef', () => {
   it('to a snapshot stored on a PVC: restored from the claim and path it recorded, with its checksum', () => {
@@ -117,7 +114,7 @@ describe('a snapshotRef', () => {
 
 describe('the credentials Secret', () => {
   it('lacking both keys: both named, "add them"', () => {
-    assert.deepEqual(resolveRestore(cluster({ s3 }), { secretKeys: [] }), {
+    assert.deepEqual(resolveRestore(restoringFrom({ s3 }), { secretKeys: [] }), {
       kind: 'blocked',
       reason: 'CredentialsMissing',
       message:
@@ -125,14 +122,14 @@ describe('the credentials Secret', () => {
     });
   });
   it('lacking one: "add it"', () => {
-    const r = resolveRestore(cluster({ s3 }), { secretKeys: ['AWS_SECRET_ACCESS_KEY'] });
+    const r = resolveRestore(restoringFrom({ s3 }), { secretKeys: ['AWS_SECRET_ACCESS_KEY'] });
     assert.equal(
       r?.kind === 'blocked' && r.message,
       'the Secret prod/creds lacks AWS_ACCESS_KEY_ID; add it (the restore starts once it has both)',
     );
   });
   it('not looked up yet (no facts): the source is taken as written', () => {
-    assert.deepEqual(resolveRestore(cluster({ s3 }), {}), {
+    assert.deepEqual(resolveRestore(restoringFrom({ s3 }), {}), {
       kind: 'ready',
       restore: { source: { s3 } },
       sourceName: 's3://b/x/snap.db',
@@ -141,7 +138,7 @@ describe('the credentials Secret', () => {
 });
 
 describe('the Restored condition', () => {
-  const c = cluster({ s3 });
+  const c = restoringFrom({ s3 });
   it('True once the cluster formed, naming the source', () => {
     assert.deepEqual(restoreCondition({ cluster: c, clusterID: 'abc' }), {
       type: 'Restored',
@@ -169,7 +166,7 @@ describe('the Restored condition', () => {
     );
   });
   it('none for a cluster that does not restore', () => {
-    const plain = cluster({ s3 });
+    const plain = restoringFrom({ s3 });
     delete plain.spec.bootstrap;
     assert.equal(restoreCondition({ cluster: plain, clusterID: 'abc' }), undefined);
   });
@@ -177,8 +174,8 @@ describe('the Restored condition', () => {
 
 describe('which Secret the restore needs, and what it says it restores', () => {
   it('an S3 source names its own Secret; a cluster that does not restore needs none', () => {
-    assert.equal(restoreSecretName(cluster({ s3 })), 'creds');
-    const plain = cluster({ s3 });
+    assert.equal(restoreSecretName(restoringFrom({ s3 })), 'creds');
+    const plain = restoringFrom({ s3 });
     delete plain.spec.bootstrap;
     assert.equal(restoreSecretName(plain), undefined);
   });
@@ -199,10 +196,13 @@ describe('which Secret the restore needs, and what it says it restores', () => {
 
 describe('which Secret: the sources that need none', () => {
   it('bootstrap without a restore, a PVC source, or a snapshotRef whose snapshot is not found', () => {
-    const empty = cluster({ s3 });
+    const empty = restoringFrom({ s3 });
     empty.spec.bootstrap = {};
     assert.equal(restoreSecretName(empty), undefined);
-    assert.equal(restoreSecretName(cluster({ pvc: { claimName: 'backups', subPath: 'x.db' } })), undefined);
+    assert.equal(
+      restoreSecretName(restoringFrom({ pvc: { claimName: 'backups', subPath: 'x.db' } })),
+      undefined,
+    );
     assert.equal(restoreSecretName(byRef(), null), undefined);
     assert.equal(restoreSecretName(byRef()), undefined);
   });

@@ -10,6 +10,7 @@ import {
   restoreSecretName,
   seedResolution,
 } from '../../shared/plan/restore/source.ts';
+import { etcdCluster, etcdMember } from '../support/etcd-objects.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 
 const s3 = {
@@ -20,13 +21,9 @@ const s3 = {
 };
 const KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
 
-function cluster(source: Record<string, unknown>): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'new', namespace: 'prod', uid: 'u1' },
-    spec: { replicas: 3, version: '3.5.16', bootstrap: { restore: { source } } },
-  };
+/** Cluster new (uid u1) restoring at bootstrap from `source`. */
+function restoringFrom(source: Record<string, unknown>): EtcdCluster {
+  return etcdCluster({ metadata: { name: 'new', uid: 'u1' }, spec: { bootstrap: { restore: { source } } } });
 }
 
 function snapshot(phase: string, artifact?: Record<string, unknown>): EtcdSnapshot {
@@ -47,12 +44,12 @@ const complete = snapshot('Complete', {
 
 describe('resolveRestore', () => {
   it('an S3 source with its Secret is ready as written', () => {
-    const r = resolveRestore(cluster({ s3 }), { secretKeys: KEYS });
+    const r = resolveRestore(restoringFrom({ s3 }), { secretKeys: KEYS });
     assert.deepEqual(r, { kind: 'ready', restore: { source: { s3 } }, sourceName: 's3://b/x/snap.db' });
   });
 
   it('a snapshotRef becomes the recorded object, with its endpoint, Secret and checksum', () => {
-    const c = cluster({ snapshotRef: { name: 'nightly' } });
+    const c = restoringFrom({ snapshotRef: { name: 'nightly' } });
     assert.equal(restoreSecretName(c, complete), 'creds');
     const r = resolveRestore(c, { snapshot: complete, secretKeys: KEYS });
     assert.deepEqual(r, {
@@ -87,7 +84,7 @@ describe('resolveRestore', () => {
   ];
   for (const [reason, source, facts, message] of blocked) {
     it(`blocks with ${reason} (${message.source})`, () => {
-      const r = resolveRestore(cluster(source), facts);
+      const r = resolveRestore(restoringFrom(source), facts);
       assert.equal(r?.kind, 'blocked');
       assert.equal(r.kind === 'blocked' && r.reason, reason);
       assert.match(r.kind === 'blocked' ? r.message : '', message);
@@ -95,14 +92,14 @@ describe('resolveRestore', () => {
   }
 
   it('nothing to resolve for a cluster that does not restore', () => {
-    const c = cluster({ s3 });
+    const c = restoringFrom({ s3 });
     delete c.spec.bootstrap;
     assert.equal(resolveRestore(c, {}), undefined);
   });
 });
 
 describe('restoreCondition', () => {
-  const c = cluster({ s3 });
+  const c = restoringFrom({ s3 });
   const ready = resolveRestore(c, { secretKeys: KEYS });
 
   it('Unknown/Restoring while the seed restores, False with the step failure, True once formed', () => {
@@ -138,28 +135,27 @@ describe('restoreCondition', () => {
 
 describe('seedResolution: a snapshotRef is resolved once, when the seed is created', () => {
   const restore = { source: { s3: { ...s3, key: 'backups/nightly.db' }, sha256: 'ab'.repeat(32) } };
-  const seed = (extra: Partial<EtcdMember['spec']> = {}, deleting = false): EtcdMember => ({
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
-    metadata: { name: 'new-0', namespace: 'prod', ...(deleting && { deletionTimestamp: new Date() }) },
-    spec: {
-      clusterName: 'new',
-      version: '3.5.16',
-      storage: {},
-      initialCluster: 'x',
-      clusterToken: 't',
-      bootstrap: true,
-      restore,
-      ...extra,
-    },
-  });
+  /** new-0, the seed member of cluster new, restoring `restore`. */
+  const seed = (extra: Partial<EtcdMember['spec']> = {}, deleting = false): EtcdMember =>
+    etcdMember('new-0', {
+      metadata: { deletionTimestamp: deleting ? new Date() : undefined },
+      spec: {
+        clusterName: 'new',
+        storage: {},
+        initialCluster: 'x',
+        clusterToken: 't',
+        bootstrap: true,
+        restore,
+        ...extra,
+      },
+    });
   it("the seed's recorded object is the source, whatever happened to the EtcdSnapshot since", () => {
     assert.deepEqual(seedResolution([seed()]), {
       kind: 'ready',
       restore,
       sourceName: 's3://b/backups/nightly.db',
     });
-    const c = cluster({ snapshotRef: { name: 'nightly' } });
+    const c = restoringFrom({ snapshotRef: { name: 'nightly' } });
     const condition = restoreCondition({ cluster: c, resolution: seedResolution([seed()])! });
     assert.equal(condition?.status, 'Unknown');
     assert.equal(condition?.reason, 'Restoring');

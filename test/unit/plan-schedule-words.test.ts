@@ -5,7 +5,6 @@
 // StrykerJS left alive in shared/plan/schedule/plan.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot } from '../../shared/api/etcd-snapshot.ts';
 import type {
   EtcdSnapshotSchedule,
@@ -17,6 +16,7 @@ import { findCondition } from '../../shared/conditions.ts';
 import { planSchedule } from '../../shared/plan/schedule/plan.ts';
 import { runSnapshotName } from '../../shared/plan/schedule/run.ts';
 import type { SchedulePlan } from '../../shared/plan/schedule/types.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const CREATED = new Date('2026-11-22T08:00:30Z');
 const DEST = {
@@ -27,12 +27,7 @@ const DEST = {
     credentialsSecretRef: { name: 'backup-creds' },
   },
 };
-const CLUSTER: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'demo', namespace: 'prod', uid: 'cluster-uid' },
-  spec: { replicas: 3, version: '3.5.16' },
-};
+const CLUSTER = etcdCluster({ metadata: { uid: 'cluster-uid' } });
 
 function schedule(
   spec: Partial<EtcdSnapshotScheduleSpec> = {},

@@ -2,7 +2,6 @@
 // what status says. Pure, so every case is a table row with its own `now`.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot, SnapshotPhase } from '../../shared/api/etcd-snapshot.ts';
 import type {
   EtcdSnapshotSchedule,
@@ -16,6 +15,7 @@ import { isOwnedBy, owningSchedule, runSnapshotName } from '../../shared/plan/sc
 import { parseCadence } from '../../shared/plan/schedule/cadence.ts';
 import { FAILED_KEPT, type SchedulePlan, type ScheduleState } from '../../shared/plan/schedule/types.ts';
 import { scheduleTimingsFromEnv } from '../../shared/runtime/timings.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const CREATED = new Date('2026-11-22T08:00:30Z');
 const T = (iso: string) => new Date(iso);
@@ -58,12 +58,7 @@ function schedule(
   };
 }
 
-const CLUSTER: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'demo', namespace: 'prod', uid: 'cluster-uid' },
-  spec: { replicas: 3, version: '3.5.16' },
-};
+const CLUSTER = etcdCluster({ metadata: { uid: 'cluster-uid' } });
 
 /** A snapshot of the schedule for the run at `run`, created then, in `phase`. */
 function snap(

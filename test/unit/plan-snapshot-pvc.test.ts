@@ -2,7 +2,6 @@
 // means (jobOutcome), the status that follows (planOutcome), the Job itself, and the report format.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-snapshot.ts';
 import { snapshotJob, snapshotJobName } from '../../shared/builders/snapshot-job.ts';
 import { findCondition } from '../../shared/conditions.ts';
@@ -22,6 +21,7 @@ import {
 } from '../../shared/snapshot-file/result.ts';
 import type { SnapshotState, SnapshotTimings } from '../../shared/plan/snapshot/types.ts';
 import type { AttemptJob } from '../../shared/plan/snapshot/types.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const CREATED = new Date('2026-11-22T10:00:00Z');
 const NOW = new Date('2026-11-22T10:02:00Z');
@@ -48,13 +48,11 @@ function snapshot(status?: EtcdSnapshotStatus, name = 'nightly'): EtcdSnapshot {
   };
 }
 
-const cluster: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'demo', namespace: 'prod', uid: 'c' },
-  spec: { replicas: 1, version: '3.5.16' },
+const cluster = etcdCluster({
+  metadata: { uid: 'c' },
+  spec: { replicas: 1 },
   status: { phase: 'Running', members: [{ name: 'demo-0', leader: true }] },
-};
+});
 
 const started: EtcdSnapshotStatus = { phase: 'Started', startTime: STARTED };
 const state = (over: Partial<SnapshotState>): SnapshotState => ({

@@ -5,7 +5,6 @@
 // against the mutants StrykerJS left alive in shared/plan/snapshot/plan.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdSnapshot, EtcdSnapshotStatus } from '../../shared/api/etcd-snapshot.ts';
 import type { SnapshotLocation } from '../../shared/api/common.ts';
 import { findCondition } from '../../shared/conditions.ts';
@@ -13,6 +12,7 @@ import { planSnapshot } from '../../shared/plan/snapshot/plan.ts';
 import type { SnapshotPlan, SnapshotState, SnapshotTimings } from '../../shared/plan/snapshot/types.ts';
 import type { AttemptJob } from '../../shared/plan/snapshot/types.ts';
 import { snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const MIN = 60_000;
 const CREATED = new Date('2026-11-22T10:00:00Z');
@@ -57,13 +57,11 @@ function snapshot(
   };
 }
 
-const CLUSTER: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'demo', namespace: 'prod', uid: 'c-uid' },
-  spec: { version: '3.5.16', replicas: 1 },
+const CLUSTER = etcdCluster({
+  metadata: { uid: 'c-uid' },
+  spec: { replicas: 1 },
   status: { phase: 'Running', members: [{ name: 'demo-0', role: 'voter', ready: true, leader: true }] },
-};
+});
 
 function state(over: Partial<SnapshotState> = {}): SnapshotState {
   return {

@@ -12,6 +12,7 @@ import { snapshotTarget } from '../../functions/run-snapshot/targets.ts';
 import type { SnapshotPlan, SnapshotState, SnapshotTimings } from '../../shared/plan/snapshot/types.ts';
 import type { TakeOutcome } from '../../shared/plan/snapshot/types.ts';
 import { snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const CREATED = new Date('2026-11-22T10:00:00Z');
 const NOW = new Date('2026-11-22T10:02:00Z');
@@ -58,16 +59,15 @@ function snapshot(
 
 type MemberRow = { name: string; role?: 'voter' | 'learner'; leader?: boolean };
 
-function cluster(
+/** Cluster demo (uid c-uid) Running with `members`, each ready, as many replicas as members. */
+function runningCluster(
   members: MemberRow[] = THREE,
   spec: Partial<EtcdCluster['spec']> = {},
   deleting = false,
 ): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'c-uid', ...(deleting && { deletionTimestamp: NOW }) },
-    spec: { version: '3.5.16', replicas: members.length, ...spec },
+  return etcdCluster({
+    metadata: { uid: 'c-uid', deletionTimestamp: deleting ? NOW : undefined },
+    spec: { replicas: members.length, ...spec },
     status: {
       phase: 'Running',
       members: members.map(m => ({
@@ -77,7 +77,7 @@ function cluster(
         leader: m.leader ?? false,
       })),
     },
-  };
+  });
 }
 
 const THREE: MemberRow[] = [{ name: 'demo-0', leader: true }, { name: 'demo-1' }, { name: 'demo-2' }];
@@ -87,7 +87,7 @@ function state(over: Partial<SnapshotState> = {}): SnapshotState {
   return {
     now: NOW,
     snapshot: snapshot(),
-    cluster: cluster(),
+    cluster: runningCluster(),
     readyPods: ['demo-0', 'demo-1', 'demo-2'],
     secretKeys: KEYS,
     timings: TIMINGS,
@@ -248,7 +248,7 @@ const rows: Row[] = [
   {
     name: 'only a learner is ready → Pending',
     state: state({
-      cluster: cluster([
+      cluster: runningCluster([
         { name: 'demo-0', leader: true },
         { name: 'demo-3', role: 'learner' },
       ]),
@@ -260,7 +260,7 @@ const rows: Row[] = [
   },
   {
     name: 'Pods ready but the cluster lists no members yet → Pending',
-    state: state({ cluster: { ...cluster(), status: { phase: 'Bootstrapping' } } }),
+    state: state({ cluster: { ...runningCluster(), status: { phase: 'Bootstrapping' } } }),
     step: 'wait',
     reason: 'NoReadyMember',
     message: /cluster phase Bootstrapping/,
@@ -276,7 +276,7 @@ const rows: Row[] = [
   },
   {
     name: 'the cluster is being deleted → Failed',
-    state: state({ cluster: cluster(THREE, {}, true) }),
+    state: state({ cluster: runningCluster(THREE, {}, true) }),
     step: 'fail',
     reason: 'ClusterDeleted',
     write: true,
@@ -284,7 +284,7 @@ const rows: Row[] = [
   {
     name: 'a cluster with client mTLS from Secrets → claim (the stream is dialled with its access)',
     state: state({
-      cluster: cluster(THREE, {
+      cluster: runningCluster(THREE, {
         tls: {
           client: { serverSecretRef: { name: 'demo-server' }, operatorClientSecretRef: { name: 'demo-op' } },
           peer: { secretRef: { name: 'demo-peer' } },
@@ -299,7 +299,7 @@ const rows: Row[] = [
   },
   {
     name: 'a cluster with auth, to S3 → claim (the stream logs in as root)',
-    state: state({ cluster: cluster(THREE, { auth: { enabled: true } }) }),
+    state: state({ cluster: runningCluster(THREE, { auth: { enabled: true } }) }),
     step: 'claim',
     phase: 'Started',
     reason: 'InProgress',
@@ -312,7 +312,7 @@ const rows: Row[] = [
       snapshot: snapshot(undefined, PVC),
       claimFound: true,
       secretKeys: undefined,
-      cluster: cluster(THREE, { auth: { enabled: true } }),
+      cluster: runningCluster(THREE, { auth: { enabled: true } }),
     }),
     step: 'claim-job',
     phase: 'Started',
@@ -445,7 +445,7 @@ describe('planSnapshot', () => {
   }
 
   it('a claim streams from followers first, the leader last, never a learner or an unready member', () => {
-    const c = cluster([
+    const c = runningCluster([
       { name: 'demo-0', leader: true },
       { name: 'demo-4' },
       { name: 'demo-2' },
@@ -463,7 +463,7 @@ describe('planSnapshot', () => {
   });
 
   it('the only ready member being the leader is fine', () => {
-    const sources = snapshotSources(cluster([{ name: 'demo-0', leader: true }]), ['demo-0']);
+    const sources = snapshotSources(runningCluster([{ name: 'demo-0', leader: true }]), ['demo-0']);
     assert.deepEqual(sources, [
       { member: 'demo-0', endpoint: 'http://demo-0.demo.prod.svc:2379', leader: true },
     ]);

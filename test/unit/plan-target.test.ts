@@ -8,7 +8,7 @@ import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-clust
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts';
 import { deadlinePassed, specDiffersFromObserved } from '../../shared/plan/cluster/target.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 const progressing = (plan: ClusterPlan) => {
   const p = findCondition(plan.status.conditions, 'Progressing');

@@ -15,7 +15,7 @@ import { planCluster, type ClusterPlan } from '../../shared/plan/cluster/plan.ts
 import type { ClusterState, RaftIndexes } from '../../shared/plan/cluster/types.ts';
 import { needsRaftIndexes } from '../../shared/plan/upgrade/wal-guard.ts';
 import { podSnapshotCount } from '../../shared/reconcile/cluster-observe.ts';
-import { cluster, etcdOf, locked, member, membership, observed, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, observed, state } from '../support/cluster-world.ts';
 
 const V36 = '3.6.16';
 const V37 = '3.7.3';

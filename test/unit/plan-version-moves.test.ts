@@ -8,7 +8,7 @@ import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import { planCluster } from '../../shared/plan/cluster/plan.ts';
 import { isMinorDowngrade, versionRefusal } from '../../shared/plan/upgrade/version-moves.ts';
-import { cluster, etcdOf, locked, member, membership, state } from './cluster-world.ts';
+import { cluster, etcdOf, locked, member, membership, state } from '../support/cluster-world.ts';
 
 /**
  * A reached 3-member cluster whose members are set to and run `running` (one may lag: `laggard`),

@@ -14,8 +14,8 @@ import {
 } from '../../shared/plan/space/volume-growth.ts';
 import { planMember } from '../../shared/plan/member/plan.ts';
 import { refusalMessage, refusedStatus, volumeStatus } from '../../shared/plan/member/volume-growth.ts';
-import * as cw from './cluster-world.ts';
-import { NOW, member, pod, pvc, running, self } from './member-world.ts';
+import * as cw from '../support/cluster-world.ts';
+import { NOW, member, pod, pvc, running, self } from '../support/member-world.ts';
 
 const MIN = 60_000;
 

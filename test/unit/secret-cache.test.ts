@@ -2,19 +2,17 @@
 // (auto TLS issuing + certificate status + the etcd access seam), and that a write is seen.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import { withSecretCache } from '../../shared/k8s/secret-cache.ts';
 import type { KubeObject, KubeObjects, ObjectRef } from '../../shared/k8s/objects.ts';
 import { keepCertificates } from '../../shared/reconcile/certificates.ts';
 import { resolveClusterAccess } from '../../shared/runtime/cluster-etcd.ts';
 import type { Context } from '../../shared/runtime/context.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
-const cluster: EtcdCluster = {
-  apiVersion: 'etcdfn.io/v1alpha1',
-  kind: 'EtcdCluster',
-  metadata: { name: 'db', namespace: 'prod', uid: 'cluster-uid' },
-  spec: { replicas: 3, version: '3.5.16', tls: { client: { auto: {} }, peer: { auto: {} } } },
-};
+const cluster = etcdCluster({
+  metadata: { name: 'db', uid: 'cluster-uid' },
+  spec: { tls: { client: { auto: {} }, peer: { auto: {} } } },
+});
 type Secret = KubeObject & { data?: Record<string, string> };
 
 /** An in-memory API server counting each GET by name. */

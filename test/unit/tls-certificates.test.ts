@@ -11,10 +11,11 @@ import { createPrivateKey, webcrypto } from 'node:crypto';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { describe, it } from 'node:test';
-import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
+import type { EtcdClusterTLS } from '../../shared/api/etcd-cluster.ts';
 import { autoCertificates, certificateShape } from '../../shared/tls/auto-certificates.ts';
 import { createCa, issueLeaf, type KeyPairPem, type LeafRequest } from '../../shared/tls/issue.ts';
 import { readCertificate } from '../../shared/tls/read.ts';
+import { etcdCluster } from '../support/etcd-objects.ts';
 
 const openssl = (pem: string, ...args: string[]) =>
   execFileSync('openssl', ['x509', '-noout', ...args], { input: pem }).toString();
@@ -254,14 +255,10 @@ describe('the certificates each auto TLS role needs', () => {
     });
   });
 
-  const cluster = (tls: unknown): EtcdCluster =>
-    ({
-      apiVersion: 'etcdfn.io/v1alpha1',
-      kind: 'EtcdCluster',
-      metadata: { name: 'demo', namespace: 'prod' },
-      spec: { version: '3.5.16', replicas: 3, ...(tls !== undefined && { tls }) },
-    }) as EtcdCluster;
-  const roles = (tls: unknown) => autoCertificates(cluster(tls)).map(c => c.role);
+  const roles = (tls: unknown) =>
+    autoCertificates(etcdCluster({ metadata: { uid: undefined }, spec: { tls: tls as EtcdClusterTLS } })).map(
+      c => c.role,
+    );
 
   it('which roles a spec asks for, with either plane left out entirely', () => {
     assert.deepEqual(roles(undefined), []);

@@ -1,5 +1,6 @@
-// Worlds for planCluster's table tests: a cluster "demo" in "prod", members demo-N, their Pods
-// (ready unless told otherwise) and etcd's membership as the members would answer it.
+// Worlds for planCluster's table tests: a cluster "demo" in "prod", members demo-N (both built by
+// etcd-objects.ts), their Pods (ready unless told otherwise) and etcd's membership as the members
+// would answer it.
 import type { EtcdCluster, EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import { buildNetworkPolicy } from '../../shared/builders/network-policy.ts';
@@ -7,24 +8,17 @@ import { buildPdb } from '../../shared/builders/pdb.ts';
 import { buildClientService, buildHeadlessService } from '../../shared/builders/services.ts';
 import type { EtcdMember as Membership } from '../../shared/etcd/members.ts';
 import type { ClusterState, EtcdView } from '../../shared/plan/cluster/types.ts';
+import { etcdCluster, etcdMember } from './etcd-objects.ts';
 
 export const NOW = new Date('2026-11-22T10:00:00Z');
 export const LATER = new Date('2026-11-22T10:30:00Z');
 
 export function cluster(spec: Partial<EtcdCluster['spec']> = {}, status?: EtcdClusterStatus): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: { name: 'demo', namespace: 'prod', uid: 'uid-1', generation: 1, resourceVersion: '10' },
-    spec: {
-      replicas: 3,
-      version: '3.5.16',
-      storage: { size: '1Gi', medium: '' },
-      progressDeadlineSeconds: 600,
-      ...spec,
-    },
+  return etcdCluster({
+    metadata: { generation: 1, resourceVersion: '10' },
+    spec: { storage: { size: '1Gi', medium: '' }, progressDeadlineSeconds: 600, ...spec },
     ...(status && { status }),
-  };
+  });
 }
 
 export const observed = (replicas: number) => ({
@@ -44,26 +38,15 @@ export function member(
   ordinal: number,
   opts: { bootstrap?: boolean; dormant?: boolean; wired?: boolean; deleting?: boolean; voter?: boolean } = {},
 ): EtcdMember {
-  const name = `demo-${ordinal}`;
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
-    metadata: {
-      name,
-      namespace: 'prod',
-      ...(opts.deleting && { deletionTimestamp: NOW }),
-    },
+  return etcdMember(`demo-${ordinal}`, {
+    metadata: { deletionTimestamp: opts.deleting ? NOW : undefined },
     spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
-      storage: { size: '1Gi' },
       bootstrap: opts.bootstrap ?? ordinal === 0,
-      initialCluster: opts.wired === false ? '' : `${name}=http://${name}.demo.prod.svc:2380`,
-      clusterToken: 'prod-demo-uid-1',
-      ...(opts.dormant && { dormant: true }),
+      ...(opts.wired === false && { initialCluster: '' }),
+      dormant: opts.dormant ? true : undefined,
     },
     status: { isVoter: opts.voter ?? true },
-  };
+  });
 }
 
 export const membership = (

@@ -1,5 +1,6 @@
 // Worlds for planMember's table tests: member demo-1 of cluster demo in prod, its Pod and PVC
-// (ours, stale or foreign), etcd's membership and the member's own report.
+// (ours, stale or foreign), etcd's membership and the member's own report. The cluster and member
+// are etcd-objects.ts's, with this world's uids and token.
 import type { V1ObjectMeta, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember, EtcdMemberSpec, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
@@ -8,6 +9,7 @@ import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdMember as EtcdMembership } from '../../shared/etcd/members.ts';
 import type { MemberStatus as SelfReport } from '../../shared/etcd/status.ts';
 import type { MemberPlan, MemberState } from '../../shared/plan/member/plan.ts';
+import { etcdCluster, etcdMember } from './etcd-objects.ts';
 
 export const NOW = new Date('2026-11-22T10:00:00.000Z');
 export const LATER = new Date('2026-11-22T10:05:00.000Z');
@@ -20,18 +22,10 @@ export function cluster(
   status: EtcdCluster['status'] = { clusterID: CLUSTER_ID },
   deleting = false,
 ): EtcdCluster {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdCluster',
-    metadata: {
-      name: 'demo',
-      namespace: 'prod',
-      uid: 'cluster-uid',
-      ...(deleting && { deletionTimestamp: NOW }),
-    },
-    spec: { version: '3.5.16', replicas: 3 },
+  return etcdCluster({
+    metadata: { uid: 'cluster-uid', deletionTimestamp: deleting ? NOW : undefined },
     status,
-  };
+  });
 }
 
 export function member(
@@ -39,29 +33,23 @@ export function member(
   status?: EtcdMemberStatus,
   deleting = false,
 ): EtcdMember {
-  return {
-    apiVersion: 'etcdfn.io/v1alpha1',
-    kind: 'EtcdMember',
+  return etcdMember('demo-1', {
     metadata: {
-      name: 'demo-1',
-      namespace: 'prod',
       uid: 'member-uid',
       generation: 2,
       resourceVersion: '10',
       labels: { 'etcdfn.io/cluster': 'demo' },
       finalizers: ['etcdfn.io/member-cleanup'],
-      ...(deleting && { deletionTimestamp: NOW }),
+      deletionTimestamp: deleting ? NOW : undefined,
     },
     spec: {
-      clusterName: 'demo',
-      version: '3.5.16',
       storage: { size: '1Gi', medium: '' },
       initialCluster: `demo-0=http://demo-0.demo.prod.svc:2380,demo-1=${PEER}`,
       clusterToken: 'prod-demo-cluster-uid',
       ...spec,
     },
     ...(status && { status }),
-  };
+  });
 }
 
 export type Owner = 'ours' | 'stale' | 'foreign';
