@@ -5,9 +5,9 @@
 import { pingSink } from './ping-sink.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { EtcdCluster, EtcdClusterStatus } from '../api/etcd-cluster.ts';
-import { setCondition } from '../conditions.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { authDue, statusAfterAct } from '../plan/cluster/after-act.ts';
 import { claimEvent } from '../plan/cluster/claim-event.ts';
 import { isClaimingStep } from '../plan/cluster/step.ts';
 import { planCluster, type ClusterPlan } from '../plan/cluster/plan.ts';
@@ -26,7 +26,6 @@ import type { Context } from '../runtime/context.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { withSecretCache } from '../k8s/secret-cache.ts';
 import { crashPoint } from '../runtime/crash.ts';
-import { withCertificates } from '../plan/tls/certificate-status.ts';
 import { keepCertificates } from './certificates.ts';
 import { act } from './cluster-act.ts';
 import { runAuth } from './cluster-auth-run.ts';
@@ -85,14 +84,13 @@ async function reconcileStep(
     };
   // Judged on the status as observed, before this invocation's own writes replace it.
   const wakeMayExist = opts.woken === true || mayHaveWake(state.cluster);
-  // Auto TLS certificates are issued here, before any step can need a member Pod to mount them.
-  const certificates = await keepCertificates(ctx, state.cluster);
+  // Auto TLS certificates are issued here, before any step can need a member Pod to mount them;
+  // what the Secrets then hold is observed for the plan, which shapes status.certificates.
+  state.certificates = await keepCertificates(ctx, state.cluster);
   const defragWakeMayExist =
     state.cluster.spec.maintenance?.defrag?.schedule !== undefined ||
     state.cluster.status?.defragSchedule !== undefined;
   const plan = planCluster(state);
-  if (certificates.observed.length || state.cluster.status?.certificates)
-    plan.status = withCertificates(plan.status, certificates.observed, certificates.problem, ctx.now());
   noteLogContext({ cluster: ref.name, step: plan.action.kind });
   let cluster = state.cluster as Cluster;
   // A promotion is claimed too: two racing would both propose the change, and raft drops the
@@ -107,24 +105,22 @@ async function reconcileStep(
     state.cluster = cluster;
   }
   let result = await act(withClusterEtcd(ctx, cluster), state, plan.action, plan.owned);
-  // Auth only once the cluster plan has nothing left to do: formed, every member ready.
-  const available = plan.status.conditions?.some(c => c.type === 'Available' && c.status === 'True');
   const auth =
-    result.ok && plan.action.kind === 'none' && available
-      ? await runAuth(ctx, cluster, etcdEndpoints(state, cluster))
-      : undefined;
-  if (auth) {
-    plan.status = { ...plan.status, authEnabled: auth.authEnabled };
-    if (auth.kind === 'failed')
-      result = { ok: false, outcome: { result: 'retry', reason: auth.reason, status: 503 } };
-    else {
-      result = { ok: true, summary: auth.summary };
-      if (auth.event) plan.events.push(auth.event);
-    }
-  }
+    result.ok && authDue(plan) ? await runAuth(ctx, cluster, etcdEndpoints(state, cluster)) : undefined;
+  if (auth)
+    result =
+      auth.kind === 'failed'
+        ? { ok: false, outcome: { result: 'retry', reason: auth.reason, status: 503 } }
+        : { ok: true, summary: auth.summary };
+  const events = auth?.kind === 'ok' && auth.event ? [...plan.events, auth.event] : plan.events;
   let wrote = claims;
   if (!claims) {
-    const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
+    const retrying = !result.ok && result.outcome.result === 'retry' ? result.outcome.reason : undefined;
+    const status = statusAfterAct(
+      plan.status,
+      { ...(auth && { authEnabled: auth.authEnabled }), ...(retrying !== undefined && { retrying }) },
+      ctx.now(),
+    );
     const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
     if (written === 'conflict') return { outcome: lostRace(ref, 'conflict'), onward: false };
     wrote = written === 'written';
@@ -139,7 +135,7 @@ async function reconcileStep(
               : 'cluster:status-written',
       );
   }
-  await recordPlanEvents(ctx, cluster, plan, result.ok);
+  await recordPlanEvents(ctx, cluster, { ...plan, events }, result.ok);
   const woken = await syncWake(ctx, cluster, restoreWaits(state) || recoveryWaits(state), wakeMayExist);
   const timed = defragWakeMayExist
     ? await ensureWake(
@@ -178,19 +174,6 @@ async function writeStatusIfChanged(
   // Written anyway: with the database figures of the moment (settled ones only spare a write).
   const written = await ctx.kube.replaceStatus({ ...cluster, status: freshFigures(status, dbSizes) });
   return written.kind === 'written' ? 'written' : written.kind === 'conflict' ? 'conflict' : 'unchanged';
-}
-
-/** A step that could not finish says so in Progressing, with what the operator is waiting for. */
-function withFailure(status: EtcdClusterStatus, outcome: HandlerOutcome, now: Date): EtcdClusterStatus {
-  if (outcome.result !== 'retry') return status;
-  const progressing = status.conditions?.find(c => c.type === 'Progressing');
-  if (!progressing) return status;
-  const conditions = setCondition(
-    status.conditions,
-    { ...progressing, message: `${progressing.message}; retrying: ${outcome.reason}` },
-    now,
-  );
-  return { ...status, conditions };
 }
 
 async function recordPlanEvents(
