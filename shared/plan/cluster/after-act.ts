@@ -24,8 +24,13 @@ export interface ActOutcome {
 }
 
 /** The planned status once the step ran: auth's record, and a step that must be retried says why. */
-export function statusAfterAct(planned: EtcdClusterStatus, outcome: ActOutcome, now: Date): EtcdClusterStatus {
-  const status = outcome.authEnabled === undefined ? planned : { ...planned, authEnabled: outcome.authEnabled };
+export function statusAfterAct(
+  planned: EtcdClusterStatus,
+  outcome: ActOutcome,
+  now: Date,
+): EtcdClusterStatus {
+  const status =
+    outcome.authEnabled === undefined ? planned : { ...planned, authEnabled: outcome.authEnabled };
   return outcome.retrying === undefined ? status : withRetrying(status, outcome.retrying, now);
 }
 

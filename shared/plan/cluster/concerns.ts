@@ -201,8 +201,7 @@ function defragmentation(state: ClusterState): ClusterPlan | undefined {
   return defrag && plannedFor(state)(defrag.action, defrag.progress, defrag.base);
 }
 
-const reconciled = (state: ClusterState): ClusterPlan =>
-  plannedFor(state)({ kind: 'none' }, reached(state));
+const reconciled = (state: ClusterState): ClusterPlan => plannedFor(state)({ kind: 'none' }, reached(state));
 
 /** Toward the locked target, once nothing above has claimed the decision (late formation walks these too). */
 const TOWARD_TARGET: readonly ClusterConcern[] = [

@@ -6,7 +6,14 @@ import { clusterToken } from '../../names.ts';
 import { WAITING_FOR_RAFT_SNAPSHOT } from '../upgrade/wal-guard.ts';
 import { podOf, runningMembers } from './members.ts';
 import { computeStatus } from './status.ts';
-import { podTrouble, targetMessage, working, type ClusterEvent, type ClusterPlan, type Progress } from './step.ts';
+import {
+  podTrouble,
+  targetMessage,
+  working,
+  type ClusterEvent,
+  type ClusterPlan,
+  type Progress,
+} from './step.ts';
 import { deadlineFrom, observedFromSpec } from './target.ts';
 import type { ClusterState } from './types.ts';
 
