@@ -27,6 +27,7 @@ import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { withSecretCache } from '../k8s/secret-cache.ts';
 import { crashPoint } from '../runtime/crash.ts';
 import { keepCertificates } from './certificates.ts';
+import type { ActResult } from './act-result.ts';
 import { act } from './cluster-act.ts';
 import { runAuth } from './cluster-auth-run.ts';
 import { etcdEndpoints } from '../plan/cluster/members.ts';
@@ -72,8 +73,8 @@ async function reconcileStep(
   ref: ClusterRef,
   opts: { woken?: boolean },
 ): Promise<StepResult> {
-  // Over 80 lines: observe, plan, claim, act, auth and the status write in the order of their crash
-  // points; what can be planned beforehand is, the rest is this invocation's I/O in sequence.
+  // Observe, plan, claim, act, auth and the status write in the order of their crash points; the
+  // status is shaped in plan/ (before the step, or from its outcome), never edited here.
   // Certificate issuing, certificate status and the etcd access seam share one read per Secret.
   const ctx: Context = { ...eventCtx, kube: withSecretCache(eventCtx.kube) };
   const state = await observeCluster(ctx, ref);
@@ -104,23 +105,16 @@ async function reconcileStep(
     cluster = claimed.object;
     state.cluster = cluster;
   }
-  let result = await act(withClusterEtcd(ctx, cluster), state, plan.action, plan.owned);
-  const auth =
-    result.ok && authDue(plan) ? await runAuth(ctx, cluster, etcdEndpoints(state, cluster)) : undefined;
-  if (auth)
-    result =
-      auth.kind === 'failed'
-        ? { ok: false, outcome: { result: 'retry', reason: auth.reason, status: 503 } }
-        : { ok: true, summary: auth.summary };
-  const events = auth?.kind === 'ok' && auth.event ? [...plan.events, auth.event] : plan.events;
+  const acted = await act(withClusterEtcd(ctx, cluster), state, plan.action, plan.owned);
+  const { result, authEnabled, events } = await authAfter(ctx, state, cluster, plan, acted);
   let wrote = claims;
   if (!claims) {
     const retrying = !result.ok && result.outcome.result === 'retry' ? result.outcome.reason : undefined;
-    const status = statusAfterAct(
-      plan.status,
-      { ...(auth && { authEnabled: auth.authEnabled }), ...(retrying !== undefined && { retrying }) },
-      ctx.now(),
-    );
+    const outcome = {
+      ...(authEnabled !== undefined && { authEnabled }),
+      ...(retrying !== undefined && { retrying }),
+    };
+    const status = statusAfterAct(plan.status, outcome, ctx.now());
     const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
     if (written === 'conflict') return { outcome: lostRace(ref, 'conflict'), onward: false };
     wrote = written === 'written';
@@ -150,6 +144,35 @@ async function reconcileStep(
   const kind = plan.action.kind;
   const onward = kind !== 'wait' && (wrote || kind !== 'none');
   return { outcome: { result: 'done', summary }, onward, action: kind };
+}
+
+/**
+ * Auth, once the step leaves nothing to do (authDue). It cannot be planned with the step: each of
+ * its steps is decided from etcd's answers to logins (cluster-auth-run.ts). It ends the step's
+ * result as it ends, and leaves status.authEnabled's value and its event for the plan's status and
+ * events.
+ */
+async function authAfter(
+  ctx: Context,
+  state: ClusterState,
+  cluster: Cluster,
+  plan: ClusterPlan,
+  acted: ActResult,
+): Promise<{ result: ActResult; authEnabled?: boolean; events: ClusterPlan['events'] }> {
+  const auth =
+    acted.ok && authDue(plan) ? await runAuth(ctx, cluster, etcdEndpoints(state, cluster)) : undefined;
+  if (!auth) return { result: acted, events: plan.events };
+  if (auth.kind === 'failed')
+    return {
+      result: { ok: false, outcome: { result: 'retry', reason: auth.reason, status: 503 } },
+      authEnabled: auth.authEnabled,
+      events: plan.events,
+    };
+  return {
+    result: { ok: true, summary: auth.summary },
+    authEnabled: auth.authEnabled,
+    events: auth.event ? [...plan.events, auth.event] : plan.events,
+  };
 }
 
 /**
