@@ -7,7 +7,7 @@
 //     node --import tsx --test test/image/smoke.test.ts
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -82,6 +82,8 @@ describe(`image ${image}`, () => {
     api = await startApiServer();
     mkdirSync(join(dir, 'config'));
     api.writeKubeconfig(join(dir, 'config', 'kubeconfig'));
+    // The control plane writes it 0600 for root; the image's processes run as 65532, as in a Pod.
+    chownSync(join(dir, 'config', 'kubeconfig'), 65532, 65532);
     container = buildah('from', '--quiet', image);
   });
   after(async () => {

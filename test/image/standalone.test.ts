@@ -29,6 +29,8 @@ import { EtcdTestCluster } from '../support/etcd-process.ts';
 import { S3RVER_CREDENTIALS, sha256, startS3rver } from '../support/s3rver.ts';
 import { beforeCreation, converged } from '../support/converge.ts';
 
+/** The image's numeric non-root user (its Dockerfile's USER). */
+const IMAGE_USER = 65532;
 const repoRoot = resolve(import.meta.dirname, '..', '..');
 const image = process.env.ETCDFN_IMAGE ?? 'localhost/etcdfn:0.1.0';
 const store = resolve(process.env.ETCDFN_BUILDAH_STORE ?? join(repoRoot, '.cache', 'buildah'));
@@ -126,6 +128,8 @@ describe(`image ${image} in standalone mode`, { timeout: 900_000 }, () => {
     sandbox = await startSandbox({ crdDir: join(repoRoot, 'crds'), startTimeoutMs: 180_000 });
     mkdirSync(join(dir, 'config'));
     copyFileSync(sandbox.kubeconfig, join(dir, 'config', 'kubeconfig'));
+    // The control plane writes it 0600 for root; the image's processes run as 65532, as in a Pod.
+    chownSync(join(dir, 'config', 'kubeconfig'), IMAGE_USER, IMAGE_USER);
     container = buildah('from', '--quiet', image);
   });
   after(async () => {
@@ -205,7 +209,7 @@ describe(`image ${image} in standalone mode`, { timeout: 900_000 }, () => {
       // The member's data volume, writable by the image's user (65532).
       const data = join(work, 'data');
       mkdirSync(data);
-      chownSync(data, 65532, 65532);
+      chownSync(data, IMAGE_USER, IMAGE_USER);
       // Asynchronously: s3rver answers from this process, so its event loop must keep running.
       const { stdout: out } = await execFileAsync(
         'buildah',
