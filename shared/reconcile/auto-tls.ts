@@ -1,13 +1,17 @@
 // The auto TLS provider's adapter: reads the cluster's CA and leaf Secrets, asks planAutoTls for
-// the next step and does it. Each Secret is written whole (create, or replace under its
-// resourceVersion), so a crash between steps leaves either the old or the new pair, never half.
-import type { V1Secret } from '@kubernetes/client-node';
+// the next step, generates the key pair it needs and has the Secret written by the generic apply
+// (shared/reconcile/owned-apply.ts; the desired Secret and its change: shared/plan/owned/auto-tls-secrets.ts).
+// Each Secret is written whole (create, or replace under its resourceVersion), so a crash between
+// steps leaves either the old or the new pair, never half.
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import { API_VERSION } from '../api/group.ts';
-import { controllerRef, isControlledBy } from '../builders/owner.ts';
-import type { KubeObject, KubeObjects } from '../k8s/objects.ts';
+import { isControlledBy } from '../builders/owner.ts';
+import type { KubeObjects } from '../k8s/objects.ts';
 import { secretValues } from '../k8s/secrets.ts';
-import { clusterLabels } from '../names.ts';
+import {
+  desiredTlsSecret,
+  tlsSecretChange,
+  type TlsSecret as Secret,
+} from '../plan/owned/auto-tls-secrets.ts';
 import {
   planAutoTls,
   type AutoTlsStep,
@@ -17,8 +21,7 @@ import {
 import { autoCertificates, caSecretName } from '../tls/auto-certificates.ts';
 import { createCa, issueLeaf, type KeyPairPem } from '../tls/issue.ts';
 import { readCertificate } from '../tls/read.ts';
-
-type Secret = V1Secret & KubeObject;
+import { applyChange } from './owned-apply.ts';
 
 /** What one call did: the step taken, and whether its write went through (false: lost a race). */
 export interface AutoTlsOutcome {
@@ -79,7 +82,9 @@ export async function stepAutoTls(
       backdated(now),
       after(now, timings.caLifetimeMs),
     );
-    const created = await kube.create(secretObject(cluster, caSecretName(name), pair));
+    // planAutoTls creates the CA only when its Secret is missing: this is a create.
+    const fresh = desiredTlsSecret(cluster, caSecretName(name), pair);
+    const created = await applyChange(kube, tlsSecretChange(caSecret, fresh));
     return { step, written: created.kind === 'created' };
   }
   if (step.kind !== 'issue' || !ca) return { step, written: false };
@@ -89,11 +94,10 @@ export async function stepAutoTls(
   const caEnd = step.caNotAfter.getTime();
   const notAfter = new Date(Math.min(now.getTime() + timings.leafLifetimeMs, caEnd));
   const pair = await issueLeaf(ca, { ...certificate, notBefore: backdated(now), notAfter });
-  const fresh = secretObject(cluster, certificate.secret, { ...pair, ca: ca.cert });
+  const fresh = desiredTlsSecret(cluster, certificate.secret, { ...pair, ca: ca.cert });
   const existing = leafSecrets[desired.indexOf(certificate)];
-  if (!existing) return { step, written: (await kube.create(fresh)).kind === 'created' };
-  const replaced = await kube.replace<Secret>({ ...existing, data: fresh.data, type: fresh.type });
-  return { step, written: replaced.kind === 'written' };
+  const written = await applyChange(kube, tlsSecretChange(existing, fresh));
+  return { step, written: written.kind === (existing ? 'written' : 'created') };
 }
 
 /** What ensureAutoTls did: the steps it wrote, and the step it stopped at (none, ca-unusable, secrets-not-ours). */
@@ -123,21 +127,3 @@ export async function ensureAutoTls(
 // A minute of slack for clocks that lag the operator's (a member checking a just-issued peer cert).
 const backdated = (now: Date): Date => new Date(now.getTime() - 60_000);
 const after = (now: Date, ms: number): Date => new Date(now.getTime() + ms);
-
-function secretObject(cluster: EtcdCluster, name: string, pem: KeyPairPem & { ca?: string }): Secret {
-  const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
-  const data: Record<string, string> = { 'tls.crt': b64(pem.cert), 'tls.key': b64(pem.key) };
-  if (pem.ca) data['ca.crt'] = b64(pem.ca);
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    type: 'kubernetes.io/tls',
-    metadata: {
-      name,
-      namespace: cluster.metadata.namespace ?? 'default',
-      labels: clusterLabels(cluster.metadata.name ?? ''),
-      ownerReferences: [controllerRef({ ...cluster, apiVersion: API_VERSION })],
-    },
-    data,
-  };
-}

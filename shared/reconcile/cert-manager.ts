@@ -1,14 +1,11 @@
 // Keeps the cluster's cert-manager Certificates as certManagerCertificates says: created when
-// missing, their spec put back when it drifted. cert-manager does the signing and the renewal.
-import { isDeepStrictEqual } from 'node:util';
+// missing, their spec put back when it drifted (shared/plan/owned/cert-manager-certificates.ts), by
+// the generic apply (shared/reconcile/owned-apply.ts). cert-manager does the signing and the renewal.
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import {
-  certManagerCertificates,
-  type CertManagerCertificate,
-} from '../builders/cert-manager-certificate.ts';
-import type { KubeObject, KubeObjects } from '../k8s/objects.ts';
-
-type Certificate = CertManagerCertificate & KubeObject;
+import { certManagerCertificates } from '../builders/cert-manager-certificate.ts';
+import type { KubeObjects } from '../k8s/objects.ts';
+import { certificateChange, type Certificate } from '../plan/owned/cert-manager-certificates.ts';
+import { applyChange } from './owned-apply.ts';
 
 /** The names of the Certificates written (created or corrected) by this pass. */
 export async function ensureCertManagerCertificates(
@@ -24,13 +21,10 @@ export async function ensureCertManagerCertificates(
       name: want.metadata.name,
     };
     const have = await kube.find<Certificate>(ref);
-    if (!have) {
-      if ((await kube.create<Certificate>(want)).kind === 'created') written.push(want.metadata.name);
-      continue;
-    }
-    if (isDeepStrictEqual(have.spec, want.spec)) continue;
-    const replaced = await kube.replace<Certificate>({ ...have, spec: want.spec });
-    if (replaced.kind === 'written') written.push(want.metadata.name);
+    const change = certificateChange(have, want);
+    if (!change) continue;
+    const result = await applyChange(kube, change);
+    if (result.kind === (change.kind === 'create' ? 'created' : 'written')) written.push(want.metadata.name);
   }
   return written;
 }

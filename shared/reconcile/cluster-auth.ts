@@ -1,21 +1,18 @@
 // The auth concern's I/O (decision: shared/plan/cluster/auth.ts): read the two root credentials
-// Secrets, ask etcd to log root in with each password, then carry out the one step planAuth chose.
+// Secrets, ask etcd to log root in with each password, then carry out the one step planAuth chose
+// (a Secret it writes goes through the generic apply: shared/plan/owned/root-secrets.ts).
 // Thin on purpose: every choice is in the plan. reconcile-cluster runs it (through
 // cluster-auth-run.ts) once the cluster plan has nothing left to do.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster.ts';
-import {
-  buildAppliedRootSecret,
-  buildGeneratedRootSecret,
-  generatePassword,
-  readRootCredentials,
-  type RootCredentials,
-} from '../builders/root-credentials.ts';
+import { generatePassword, readRootCredentials, type RootCredentials } from '../builders/root-credentials.ts';
 import { changeRootPassword, enableAuth, probeAuth, type AuthProbeResult } from '../etcd/auth.ts';
 import type { EtcdConnectionOptions } from '../etcd/connection.ts';
 import type { KubeObjects } from '../k8s/objects.ts';
 import { planAuth, type AuthFacts, type AuthStep, type LoginAnswer } from '../plan/cluster/auth.ts';
+import { appliedRootSecretChange, generatedRootSecretChange } from '../plan/owned/root-secrets.ts';
 import { appliedRootSecretName, ROOT_USER } from '../names.ts';
+import { applyChange } from './owned-apply.ts';
 
 export interface AuthWorld {
   kube: KubeObjects;
@@ -94,7 +91,8 @@ export async function runAuthStep(
     case 'stuck':
       return done();
     case 'create-secret': {
-      const created = await world.kube.create(buildGeneratedRootSecret(cluster, generatePassword()));
+      const change = generatedRootSecretChange(cluster, generatePassword());
+      const created = await applyChange(world.kube, change);
       return created.kind === 'invalid' ? failed(created.message) : done();
     }
     case 'enable-auth': {
@@ -122,18 +120,15 @@ async function writeApplied(
   existing: V1Secret | undefined,
   kube: KubeObjects,
 ): Promise<string | undefined> {
-  const wanted = buildAppliedRootSecret(cluster, password);
-  if (!existing) {
-    const created = await kube.create(wanted);
+  const change = appliedRootSecretChange(cluster, password, existing);
+  if (change.kind === 'create') {
+    const created = await applyChange(kube, change);
     if (created.kind === 'created') return undefined;
     return created.kind === 'already-exists'
       ? 'the applied copy appeared meanwhile; deciding again'
       : created.message;
   }
-  const replaced = await kube.replace({
-    ...wanted,
-    metadata: { ...wanted.metadata, resourceVersion: existing.metadata?.resourceVersion },
-  });
+  const replaced = await applyChange(kube, change);
   return replaced.kind === 'written' ? undefined : `writing the applied copy: ${replaced.kind}`;
 }
 

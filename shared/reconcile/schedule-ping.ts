@@ -1,20 +1,16 @@
 // run-snapshot's I/O for a schedule's own timing (shared/plan/schedule/ping.ts): read the schedule
-// and its PingSource, then create, update or delete the PingSource. Where the cluster serves no
-// PingSource API (standalone mode without Knative's CRDs) nothing is written and the summary says
-// so: the schedule then runs on the resync tick only.
+// and its PingSource, then have the PingSource created, updated or deleted by the generic apply
+// (shared/reconcile/owned-apply.ts). Where the cluster serves no PingSource API (standalone mode
+// without Knative's CRDs) nothing is written and the summary says so: the schedule then runs on the
+// resync tick only.
 import { pingSink } from './ping-sink.ts';
 import type { EtcdSnapshotSchedule } from '../api/etcd-snapshot-schedule.ts';
 import { API_VERSION, ETCD_SNAPSHOT_SCHEDULE } from '../api/group.ts';
 import type { KubeObject } from '../k8s/objects.ts';
-import {
-  desiredPingSource,
-  pingSourceName,
-  pingSourceStep,
-  PING_SOURCE_API_VERSION,
-  PING_SOURCE_KIND,
-  type PingSource,
-} from '../plan/schedule/ping.ts';
+import { pingSourceChange, pingSourceRef } from '../plan/owned/ping-sources.ts';
+import { desiredPingSource, pingSourceName, pingSourceStep, type PingSource } from '../plan/schedule/ping.ts';
 import type { Context } from '../runtime/context.ts';
+import { applyChange } from './owned-apply.ts';
 import type { ScheduleRef } from './schedule.ts';
 
 /**
@@ -39,33 +35,20 @@ async function ensure(ctx: Context, ref: ScheduleRef): Promise<string> {
   });
   // Gone: the garbage collector deletes its PingSource (owner reference).
   if (!schedule || schedule.metadata.deletionTimestamp) return 'no schedule, no PingSource';
-  const pingRef = {
-    apiVersion: PING_SOURCE_API_VERSION,
-    kind: PING_SOURCE_KIND,
-    namespace: ref.namespace,
-    name: pingSourceName(ref.name),
-  };
+  const pingRef = pingSourceRef(ref.namespace, pingSourceName(ref.name));
   const existing = await ctx.kube.find<PingSource>(pingRef);
   const step = pingSourceStep(schedule, desiredPingSource(schedule, await pingSink(ctx)), existing);
+  if (step.kind === 'none') return `PingSource ${pingRef.name} up to date`;
+  if (step.kind === 'conflict') return step.message;
+  const result = await applyChange(ctx.kube, pingSourceChange(step, ref.namespace));
+  if (result.kind === 'invalid') return `PingSource ${pingRef.name} refused: ${result.message}`;
   switch (step.kind) {
-    case 'none':
-      return `PingSource ${pingRef.name} up to date`;
-    case 'conflict':
-      return step.message;
-    case 'create': {
-      const created = await ctx.kube.create<PingSource>(step.object);
-      if (created.kind === 'invalid') return `PingSource ${pingRef.name} refused: ${created.message}`;
+    case 'create':
       return `PingSource ${pingRef.name} created (${step.object.spec.schedule})`;
-    }
-    case 'update': {
-      const written = await ctx.kube.replace<PingSource>(step.object);
-      if (written.kind === 'invalid') return `PingSource ${pingRef.name} refused: ${written.message}`;
+    case 'update':
       // conflict / not-found: a newer write brings its own event.
-      return `PingSource ${pingRef.name} ${written.kind === 'written' ? 'updated' : written.kind}`;
-    }
-    case 'delete': {
-      await ctx.kube.delete(pingRef, step.uid ? { uid: step.uid } : {});
+      return `PingSource ${pingRef.name} ${result.kind === 'written' ? 'updated' : result.kind}`;
+    case 'delete':
       return `PingSource ${pingRef.name} deleted (schedule suspended)`;
-    }
   }
 }

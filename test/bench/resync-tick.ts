@@ -53,8 +53,14 @@ const KINDS: [apiVersion: string, kind: string][] = [
 
 const namespaceOf = (i: number) => (i === 0 ? NS : `tick-${String(i).padStart(4, '0')}`);
 
+/** In one copied namespace: the cluster copy's UID, and each original member's UID → its copy's. */
+interface CopiedOwners {
+  cluster?: string;
+  members: Map<string, string>;
+}
+
 /** A stored object as a new one in `namespace`: server-set fields dropped, owners re-pointed. */
-function copyOf(object: KubeObject, namespace: string, ownerUid: string | undefined): KubeObject {
+function copyOf(object: KubeObject, namespace: string, owners: CopiedOwners): KubeObject {
   const {
     uid: _uid,
     resourceVersion: _rv,
@@ -63,12 +69,18 @@ function copyOf(object: KubeObject, namespace: string, ownerUid: string | undefi
     managedFields: _mf,
     ...meta
   } = object.metadata as Record<string, unknown>;
-  const owners = (meta.ownerReferences as { kind: string; uid: string }[] | undefined)?.map(o =>
-    o.kind === 'EtcdCluster' && ownerUid ? { ...o, uid: ownerUid } : o,
+  // Owners within the copied cluster: the cluster's copy, and the copy of each member (a Pod's
+  // controller), which reconcile-cluster requires of a member's Pod.
+  const refs = (meta.ownerReferences as { kind: string; uid: string }[] | undefined)?.map(o =>
+    o.kind === 'EtcdCluster' && owners.cluster
+      ? { ...o, uid: owners.cluster }
+      : o.kind === 'EtcdMember' && owners.members.has(o.uid)
+        ? { ...o, uid: owners.members.get(o.uid)! }
+        : o,
   );
   const copy = {
     ...object,
-    metadata: { ...meta, namespace, ...(owners ? { ownerReferences: owners } : {}) },
+    metadata: { ...meta, namespace, ...(refs ? { ownerReferences: refs } : {}) },
   } as KubeObject & { spec?: { clusterIP?: string; clusterIPs?: string[] } };
   // A Service's cluster IP is the API server's to allocate (a copy of one is refused as taken).
   if (object.kind === 'Service' && copy.spec && copy.spec.clusterIP !== 'None') {
@@ -89,8 +101,10 @@ async function copyClusters(world: ReconcileWorld, count: number): Promise<void>
       kind,
       (await kube.list(apiVersion, kind, NS)).filter(o => ours({ ...o, kind })),
     );
-  const put = async (object: KubeObject, namespace: string, ownerUid?: string): Promise<KubeObject> => {
-    const created = await kube.create(copyOf(object, namespace, ownerUid));
+  const put = async (object: KubeObject, namespace: string, owners: CopiedOwners): Promise<KubeObject> => {
+    const created = await kube.create(copyOf(object, namespace, owners));
+    if (created.kind === 'created' && object.kind === 'EtcdMember' && object.metadata.uid)
+      owners.members.set(object.metadata.uid, created.object.metadata.uid ?? '');
     if (created.kind !== 'created') throw new Error(`${object.kind} copy: ${created.kind}`);
     const status = (object as { status?: unknown }).status;
     if (status === undefined) return created.object;
@@ -113,9 +127,11 @@ async function copyClusters(world: ReconcileWorld, count: number): Promise<void>
     if (made.kind !== 'created') throw new Error(`Namespace ${namespace}: ${made.kind}`);
     const [cluster] = originals.get('EtcdCluster') ?? [];
     if (!cluster) throw new Error('no EtcdCluster grown');
-    const copy = await put(cluster, namespace);
+    const copy = await put(cluster, namespace, { members: new Map() });
+    const owners: CopiedOwners = { cluster: copy.metadata.uid, members: new Map() };
+    // Members before Pods (KINDS' order), so each Pod's controller is re-pointed to its member's copy.
     for (const [, kind] of KINDS.slice(1))
-      for (const object of originals.get(kind) ?? []) await put(object, namespace, copy.metadata.uid);
+      for (const object of originals.get(kind) ?? []) await put(object, namespace, owners);
   };
   const CONCURRENCY = 16;
   let next = 1;

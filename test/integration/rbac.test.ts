@@ -3,7 +3,7 @@
 // code (test/support/rbac-calls.ts): no verb or resource unused, none missing. The sources' role
 // covers what the ApiServerSources (or the standalone bridge) watch; users get aggregated roles.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
@@ -106,14 +106,21 @@ describe('the operator ClusterRole grants exactly what the code calls', () => {
       '|secrets|update',
     ]);
     // Secrets are written only by the auto TLS provider (its own CA and certificates) and by auth
-    // (the generated root password and the operator's applied copy).
+    // (the generated root password and the operator's applied copy), each through the generic apply
+    // of owned objects, and the only Secrets handed to it are built by those two kinds' modules.
     const writers = scan.calls
       .filter(c => c.resource === 'secrets' && c.verb !== 'get')
       .map(c => c.at.replace(/:\d+$/, ''));
-    assert.deepEqual([...new Set(writers)].sort(), [
-      'shared/reconcile/auto-tls.ts',
-      'shared/reconcile/cluster-auth.ts',
-    ]);
+    assert.deepEqual([...new Set(writers)].sort(), ['shared/reconcile/owned-apply.ts']);
+    const code = ['shared', 'functions'].flatMap(dir =>
+      readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+        .filter(f => f.endsWith('.ts'))
+        .map(f => `${dir}/${f}`),
+    );
+    const importersOf = (module: string): string[] =>
+      code.filter(f => readFileSync(join(ROOT, f), 'utf8').includes(`/plan/owned/${module}'`));
+    assert.deepEqual(importersOf('auto-tls-secrets.ts'), ['shared/reconcile/auto-tls.ts']);
+    assert.deepEqual(importersOf('root-secrets.ts'), ['shared/reconcile/cluster-auth.ts']);
     for (const owner of ['etcdclusters', 'etcdmembers', 'etcdsnapshotschedules'])
       assert.ok(granted.has(`etcdfn.io|${owner}/finalizers|update`), owner);
   });

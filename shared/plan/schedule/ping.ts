@@ -5,7 +5,8 @@
 // an idle system with no schedules receives only the tick. A suspended schedule has no PingSource.
 // In Knative mode Knative's shared ping adapter sends the events (to the Broker, at `sink`); in
 // standalone mode the event bridge finds these PingSources in the API server and ticks them itself.
-// Pure: run-snapshot's I/O (shared/reconcile/schedule-ping.ts) creates, updates or deletes.
+// Pure: run-snapshot's I/O (shared/reconcile/schedule-ping.ts) reads it and has the change applied
+// by the generic apply (shared/reconcile/owned-apply.ts).
 import type { EtcdSnapshotSchedule } from '../../api/etcd-snapshot-schedule.ts';
 import { API_VERSION, ETCD_SNAPSHOT_SCHEDULE } from '../../api/group.ts';
 import type { KubeObject } from '../../k8s/objects.ts';
@@ -23,6 +24,7 @@ import {
 } from '../../builders/ping-source.ts';
 import { SCHEDULE_LABEL } from './run.ts';
 import { controllerRef } from '../../builders/owner.ts';
+import type { PingSourceDrift } from '../owned/ping-sources.ts';
 
 export { PING_SOURCE_API_VERSION, PING_SOURCE_KIND, SCHEDULE_PING_LABEL, type PingSource };
 
@@ -112,13 +114,8 @@ export function desiredPingSource(
   };
 }
 
-export type PingSourceStep =
-  | { kind: 'none' }
-  | { kind: 'create'; object: PingSource }
-  | { kind: 'update'; object: PingSource }
-  | { kind: 'delete'; name: string; uid?: string }
-  /** A PingSource of that name that the schedule does not own: left alone, and said so. */
-  | { kind: 'conflict'; message: string };
+/** The schedule PingSource's drift, in the shape of every owned PingSource (plan/owned/ping-sources.ts). */
+export type PingSourceStep = PingSourceDrift;
 
 /** What to do to bring the existing PingSource (if any) to the desired one. */
 export function pingSourceStep(

@@ -4,7 +4,7 @@
 // again within a minute instead of at the resync tick (10 minutes or more). Once the wait is over
 // the PingSource is deleted, so an idle system keeps receiving only the tick. The standalone event
 // bridge ticks these PingSources itself (the label it watches, shared with schedules' own timing).
-// Pure: shared/reconcile/wake.ts creates or deletes.
+// Pure: shared/reconcile/wake.ts reads it and has the change applied by the generic apply.
 import type { KubeObject } from '../../k8s/objects.ts';
 import { CLUSTER_LABEL, MANAGED_BY } from '../../names.ts';
 import {
@@ -18,6 +18,7 @@ import {
   type PingSource,
 } from '../../builders/ping-source.ts';
 import { controllerRef } from '../../builders/owner.ts';
+import type { PingSourceDrift } from '../owned/ping-sources.ts';
 
 export const WAKE_SCHEDULE = '* * * * *';
 
@@ -58,14 +59,12 @@ export function wakePingSource(
   };
 }
 
-export type WakeStep =
-  | { kind: 'none' }
-  | { kind: 'create'; object: PingSource }
-  | { kind: 'delete'; name: string; uid?: string }
-  /** Its timing changed (a defragmentation schedule edited): the existing one with the new spec. */
-  | { kind: 'update'; object: PingSource }
-  /** A PingSource of that name the owner does not own: left alone, and said so. */
-  | { kind: 'conflict'; message: string };
+/**
+ * The wake-up's drift, in the shape of every owned PingSource (shared/plan/owned/ping-sources.ts):
+ * `update` when its timing changed (a defragmentation schedule edited), the existing one with the
+ * new spec; `conflict` for a PingSource of that name the owner does not own (left alone).
+ */
+export type WakeStep = PingSourceDrift;
 
 /** What to do to bring the existing wake (if any) to the desired one; only its timing may change. */
 export function wakeStep(
