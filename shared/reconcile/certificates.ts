@@ -6,7 +6,7 @@ import { tlsSecretNames } from '../tls/secret-names.ts';
 import type { KubeObject } from '../k8s/objects.ts';
 import { secretValues } from '../k8s/secrets.ts';
 import { autoTlsTimingsFromEnv } from '../plan/tls/auto-tls.ts';
-import type { ObservedCertificateSecret } from '../plan/tls/certificate-status.ts';
+import type { CertificateObservation, ObservedCertificateSecret } from '../plan/tls/types.ts';
 import type { Context } from '../runtime/context.ts';
 import { autoCertificates } from '../tls/auto-certificates.ts';
 import { readCertificate } from '../tls/read.ts';
@@ -41,11 +41,8 @@ function issuedEvent(step: AutoTlsStep): EventContent {
   };
 }
 
-export interface KeptCertificates {
-  observed: ObservedCertificateSecret[];
-  /** What is wrong and what to do, when the operator cannot issue (the TLSCertificates condition). */
-  problem?: { reason: string; message: string };
-}
+/** The certificates as they are once kept: what the plan makes status.certificates from. */
+export type KeptCertificates = CertificateObservation;
 
 export async function keepCertificates(ctx: Context, cluster: EtcdCluster): Promise<KeptCertificates> {
   const names = tlsSecretNames(cluster);

@@ -5,9 +5,9 @@
 import { pingSink } from './ping-sink.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { EtcdCluster, EtcdClusterStatus } from '../api/etcd-cluster.ts';
-import { setCondition } from '../conditions.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject } from '../k8s/objects.ts';
+import { authDue, statusAfterAct } from '../plan/cluster/after-act.ts';
 import { claimEvent } from '../plan/cluster/claim-event.ts';
 import { isClaimingStep } from '../plan/cluster/step.ts';
 import { planCluster, type ClusterPlan } from '../plan/cluster/plan.ts';
@@ -26,8 +26,8 @@ import type { Context } from '../runtime/context.ts';
 import { withClusterEtcd } from '../runtime/cluster-etcd.ts';
 import { withSecretCache } from '../k8s/secret-cache.ts';
 import { crashPoint } from '../runtime/crash.ts';
-import { withCertificates } from '../plan/tls/certificate-status.ts';
 import { keepCertificates } from './certificates.ts';
+import type { ActResult } from './act-result.ts';
 import { act } from './cluster-act.ts';
 import { runAuth } from './cluster-auth-run.ts';
 import { etcdEndpoints } from '../plan/cluster/members.ts';
@@ -73,8 +73,8 @@ async function reconcileStep(
   ref: ClusterRef,
   opts: { woken?: boolean },
 ): Promise<StepResult> {
-  // Over 80 lines: observe, plan, claim, act, auth and the status write in the order of their crash
-  // points; what can be planned beforehand is, the rest is this invocation's I/O in sequence.
+  // Observe, plan, claim, act, auth and the status write in the order of their crash points; the
+  // status is shaped in plan/ (before the step, or from its outcome), never edited here.
   // Certificate issuing, certificate status and the etcd access seam share one read per Secret.
   const ctx: Context = { ...eventCtx, kube: withSecretCache(eventCtx.kube) };
   const state = await observeCluster(ctx, ref);
@@ -85,14 +85,13 @@ async function reconcileStep(
     };
   // Judged on the status as observed, before this invocation's own writes replace it.
   const wakeMayExist = opts.woken === true || mayHaveWake(state.cluster);
-  // Auto TLS certificates are issued here, before any step can need a member Pod to mount them.
-  const certificates = await keepCertificates(ctx, state.cluster);
+  // Auto TLS certificates are issued here, before any step can need a member Pod to mount them;
+  // what the Secrets then hold is observed for the plan, which shapes status.certificates.
+  state.certificates = await keepCertificates(ctx, state.cluster);
   const defragWakeMayExist =
     state.cluster.spec.maintenance?.defrag?.schedule !== undefined ||
     state.cluster.status?.defragSchedule !== undefined;
   const plan = planCluster(state);
-  if (certificates.observed.length || state.cluster.status?.certificates)
-    plan.status = withCertificates(plan.status, certificates.observed, certificates.problem, ctx.now());
   noteLogContext({ cluster: ref.name, step: plan.action.kind });
   let cluster = state.cluster as Cluster;
   // A promotion is claimed too: two racing would both propose the change, and raft drops the
@@ -106,25 +105,16 @@ async function reconcileStep(
     cluster = claimed.object;
     state.cluster = cluster;
   }
-  let result = await act(withClusterEtcd(ctx, cluster), state, plan.action, plan.owned);
-  // Auth only once the cluster plan has nothing left to do: formed, every member ready.
-  const available = plan.status.conditions?.some(c => c.type === 'Available' && c.status === 'True');
-  const auth =
-    result.ok && plan.action.kind === 'none' && available
-      ? await runAuth(ctx, cluster, etcdEndpoints(state, cluster))
-      : undefined;
-  if (auth) {
-    plan.status = { ...plan.status, authEnabled: auth.authEnabled };
-    if (auth.kind === 'failed')
-      result = { ok: false, outcome: { result: 'retry', reason: auth.reason, status: 503 } };
-    else {
-      result = { ok: true, summary: auth.summary };
-      if (auth.event) plan.events.push(auth.event);
-    }
-  }
+  const acted = await act(withClusterEtcd(ctx, cluster), state, plan.action, plan.owned);
+  const { result, authEnabled, events } = await authAfter(ctx, state, cluster, plan, acted);
   let wrote = claims;
   if (!claims) {
-    const status = result.ok ? plan.status : withFailure(plan.status, result.outcome, ctx.now());
+    const retrying = !result.ok && result.outcome.result === 'retry' ? result.outcome.reason : undefined;
+    const outcome = {
+      ...(authEnabled !== undefined && { authEnabled }),
+      ...(retrying !== undefined && { retrying }),
+    };
+    const status = statusAfterAct(plan.status, outcome, ctx.now());
     const written = await writeStatusIfChanged(ctx, cluster, status, state.dbSizes);
     if (written === 'conflict') return { outcome: lostRace(ref, 'conflict'), onward: false };
     wrote = written === 'written';
@@ -139,7 +129,7 @@ async function reconcileStep(
               : 'cluster:status-written',
       );
   }
-  await recordPlanEvents(ctx, cluster, plan, result.ok);
+  await recordPlanEvents(ctx, cluster, { ...plan, events }, result.ok);
   const woken = await syncWake(ctx, cluster, restoreWaits(state) || recoveryWaits(state), wakeMayExist);
   const timed = defragWakeMayExist
     ? await ensureWake(
@@ -154,6 +144,35 @@ async function reconcileStep(
   const kind = plan.action.kind;
   const onward = kind !== 'wait' && (wrote || kind !== 'none');
   return { outcome: { result: 'done', summary }, onward, action: kind };
+}
+
+/**
+ * Auth, once the step leaves nothing to do (authDue). It cannot be planned with the step: each of
+ * its steps is decided from etcd's answers to logins (cluster-auth-run.ts). It ends the step's
+ * result as it ends, and leaves status.authEnabled's value and its event for the plan's status and
+ * events.
+ */
+async function authAfter(
+  ctx: Context,
+  state: ClusterState,
+  cluster: Cluster,
+  plan: ClusterPlan,
+  acted: ActResult,
+): Promise<{ result: ActResult; authEnabled?: boolean; events: ClusterPlan['events'] }> {
+  const auth =
+    acted.ok && authDue(plan) ? await runAuth(ctx, cluster, etcdEndpoints(state, cluster)) : undefined;
+  if (!auth) return { result: acted, events: plan.events };
+  if (auth.kind === 'failed')
+    return {
+      result: { ok: false, outcome: { result: 'retry', reason: auth.reason, status: 503 } },
+      authEnabled: auth.authEnabled,
+      events: plan.events,
+    };
+  return {
+    result: { ok: true, summary: auth.summary },
+    authEnabled: auth.authEnabled,
+    events: auth.event ? [...plan.events, auth.event] : plan.events,
+  };
 }
 
 /**
@@ -178,19 +197,6 @@ async function writeStatusIfChanged(
   // Written anyway: with the database figures of the moment (settled ones only spare a write).
   const written = await ctx.kube.replaceStatus({ ...cluster, status: freshFigures(status, dbSizes) });
   return written.kind === 'written' ? 'written' : written.kind === 'conflict' ? 'conflict' : 'unchanged';
-}
-
-/** A step that could not finish says so in Progressing, with what the operator is waiting for. */
-function withFailure(status: EtcdClusterStatus, outcome: HandlerOutcome, now: Date): EtcdClusterStatus {
-  if (outcome.result !== 'retry') return status;
-  const progressing = status.conditions?.find(c => c.type === 'Progressing');
-  if (!progressing) return status;
-  const conditions = setCondition(
-    status.conditions,
-    { ...progressing, message: `${progressing.message}; retrying: ${outcome.reason}` },
-    now,
-  );
-  return { ...status, conditions };
 }
 
 async function recordPlanEvents(

@@ -1,6 +1,6 @@
 // The vocabulary of reconcile-cluster's decision, shared by the files that decide one concern each
-// (cluster-bootstrap, cluster-scaling, cluster-upgrade): the closed union of steps, the plan it
-// returns, and the wording helpers every concern uses.
+// (membership/, upgrade/, space/..., ordered in ./concerns.ts): the closed union of steps, the plan
+// they return, and the wording helpers every concern uses.
 import type { EtcdClusterStatus } from '../../api/etcd-cluster.ts';
 import type { EtcdMember } from '../../api/etcd-member.ts';
 import type { ClusterState } from './types.ts';

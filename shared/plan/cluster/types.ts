@@ -8,6 +8,7 @@ import type { MemberStatus as SelfReport } from '../../etcd/status.ts';
 import type { RecoverySnapshot } from '../recovery/types.ts';
 import type { RestoreResolution } from '../restore/types.ts';
 import type { MemberSpace } from '../space/types.ts';
+import type { CertificateObservation } from '../tls/types.ts';
 
 export interface PodFacts {
   name: string;
@@ -79,6 +80,12 @@ export interface ClusterState {
    * answered); read only while the etcd 3.5 entries guard needs them (../upgrade/wal-guard.ts).
    */
   raftIndexes?: Record<string, RaftIndexes>;
+  /**
+   * The certificate Secrets as they are after this invocation kept them issued (reconcile/
+   * certificates.ts), for status.certificates; unset when nobody observed them, and status keeps
+   * what it has.
+   */
+  certificates?: CertificateObservation;
 }
 
 /** What one member says of its raft log: its committed index and the index it has applied. */

@@ -2,18 +2,10 @@
 // Pure: shared/reconcile/certificates.ts reads the Secrets.
 import type { ClusterCertificateStatus, EtcdClusterStatus } from '../../api/etcd-cluster.ts';
 import { removeCondition, setCondition, toKubeTime } from '../../conditions.ts';
-import type { CertificateFacts } from '../../tls/read.ts';
 import { renewalTime } from './auto-tls.ts';
+import type { ObservedCertificateSecret } from './types.ts';
 
 export const CERTIFICATES_CONDITION = 'TLSCertificates';
-
-export interface ObservedCertificateSecret {
-  secret: string;
-  role: ClusterCertificateStatus['role'];
-  /** The operator issues it (auto TLS), so it has a renewal time. */
-  issuedByOperator: boolean;
-  facts?: CertificateFacts;
-}
 
 export function certificateStatuses(observed: ObservedCertificateSecret[]): ClusterCertificateStatus[] {
   return observed.map(o => {
