@@ -37,6 +37,9 @@ export type ClusterOperation = AddMemberOperation | DefragOperation;
  * written compare-and-swap before the step runs, and only the winner of that write runs it.
  * `claim` records an AddMemberOperation and `defragment` a DefragOperation in status.operation;
  * `promote` claims with the status alone (two racing promotions would both propose the change, and
- * raft drops the second with an error).
+ * raft drops the second with an error). `remove-orphan` claims with the status alone too: a run
+ * that observed the cluster before another run's add-member claim sees the member being added in
+ * etcd with no EtcdMember yet, and must not take it out of etcd; its claim, written against the
+ * cluster as it observed it, loses to that add-member claim.
  */
-export const CLAIMING_STEPS = ['claim', 'defragment', 'promote'] as const;
+export const CLAIMING_STEPS = ['claim', 'defragment', 'promote', 'remove-orphan'] as const;

@@ -232,12 +232,23 @@ describe(
       }
       const since = await mark(clusterRef());
       assert.equal((await kube.delete(ref('Pod', seed, 'v1'))).kind, 'deleted');
+      // A new seed Pod ready before reconcile-cluster runs leaves its status as it was, which is
+      // true; the fresh status evidence is the seed member's own record of its new Pod.
       await converged(clusterRef(), {
         replicas: 3,
         since,
         restarted: [seed],
+        statusWritten: false,
         timeoutMs: 240_000,
         describe: () => describeWorld(),
+        also: async () => {
+          const read = await kube.get<KubeObject>(ref('Pod', seed, 'v1'));
+          const podUID = read.kind === 'found' ? read.object.metadata.uid : read.kind;
+          const member = (await members()).find(m => m.metadata.name === seed);
+          return member?.status?.podUID === podUID
+            ? undefined
+            : `EtcdMember ${seed} records Pod ${member?.status?.podUID}, the Pod is ${podUID}`;
+        },
       });
       // Reconciles after the seed is back: each function answers 3 more ticks.
       await openTickWindow(sandbox, ['reconcile-cluster', 'reconcile-member']).close(3);

@@ -15,6 +15,7 @@ import { MEMBER_FINALIZER } from '../../shared/names.ts';
 import { reconcileCluster } from '../../shared/reconcile/cluster.ts';
 import { finalizeMember } from '../../shared/reconcile/finalize.ts';
 import { NS, ReconcileWorld, clusterRef, type Cluster } from '../support/reconcile-world.ts';
+import { waitFor } from '../support/wait.ts';
 import type { EtcdClusterStatus } from '../../shared/api/etcd-cluster.ts';
 
 const REF = { namespace: NS, name: 'demo' };
@@ -195,6 +196,33 @@ describe('reconcile-cluster against the sandbox API server and real etcd', { tim
     for (let i = 0; i < 4 && (await progressing())?.reason !== 'Reconciled'; i++) await step();
     assert.equal((await progressing())?.reason, 'Reconciled');
     assert.equal((await world.cluster()).status?.ready, '2/2');
+  });
+
+  it('an etcd member no EtcdMember stands for is removed only by the run whose claim wins', async () => {
+    // What a run that observed the cluster before another run's add-member claim sees: a learner in
+    // etcd and no EtcdMember for it. Removing it unclaimed would take a member being added out of
+    // etcd underneath the run adding it (its Pod could then never join).
+    await world.slot('demo-9');
+    const endpoints = ['demo-0', 'demo-1'].map(n => DNS(n, 2379));
+    // etcd refuses a membership change until every voter has been connected for 5 s.
+    const added = await waitFor('etcd to take a learner', async () => {
+      const result = await world.ctx.etcd.addLearner(endpoints, DNS('demo-9', 2380));
+      return result.kind === 'unhealthy-cluster' ? false : result;
+    });
+    assert.equal(added.kind, 'ok', JSON.stringify(added));
+    const { ctx, raced } = world.racingContext('EtcdCluster');
+    const outcome = await reconcileCluster(ctx, REF);
+    assert.ok(raced(), 'the status write was raced');
+    assert.match(outcome.result === 'done' ? outcome.summary : '', /changed underneath \(conflict\)/);
+    const kept = await world.etcdMembers('demo-0');
+    assert.equal(kept.length, 3, `the run that lost its claim removed nothing: ${JSON.stringify(kept)}`);
+
+    const removed = await step();
+    assert.equal(removed.result, 'done', JSON.stringify(removed));
+    assert.match(removed.result === 'done' ? removed.summary : '', /no EtcdMember stood for/);
+    assert.deepEqual((await world.etcdMembers('demo-0')).map(m => m.name).sort(), ['demo-0', 'demo-1']);
+    for (let i = 0; i < 4 && (await progressing())?.reason !== 'Reconciled'; i++) await step();
+    assert.equal((await progressing())?.reason, 'Reconciled');
   });
 
   it('scale-up 2 -> 3: a 409 on the claim write stops the step: no member, no etcd change, no claim', async () => {

@@ -51,8 +51,9 @@ export interface ConvergeOptions {
   /** Every member runs this release, in status and as etcd itself reports. */
   version?: string;
   /**
-   * false only for a repair that leaves the status as it was (an orphan etcd member removed): the
-   * fresh evidence is then etcd's own member list and the members' health, read after the mark.
+   * false only for a repair that may leave the status as it was (an orphan etcd member removed, a
+   * Pod back before reconcile-cluster ran): the fresh evidence is then etcd's own member list, the
+   * members' health and the caller's `also`, read after the mark.
    */
   statusWritten?: boolean;
   /** Further checks of the caller: a reason the cluster is not there yet, or undefined. */
