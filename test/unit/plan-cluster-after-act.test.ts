@@ -31,6 +31,11 @@ describe('authDue: auth runs only after a step with nothing left to do on an Ava
   });
   const rows: [string, ClusterPlan, boolean][] = [
     ['nothing to do, Available', plan('none', [condition('Available', 'True')]), true],
+    [
+      'nothing to do, Available among the other conditions (Progressing False: reconciled)',
+      plan('none', [condition('Available', 'True'), condition('Progressing', 'False')]),
+      true,
+    ],
     ['nothing to do, not Available', plan('none', [condition('Available', 'False')]), false],
     ['nothing to do, no conditions yet', plan('none'), false],
     ['only Progressing True', plan('none', [condition('Progressing', 'True')]), false],

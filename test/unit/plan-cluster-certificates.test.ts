@@ -55,6 +55,17 @@ describe('planCluster: the certificates observed before planning', () => {
     assert.equal('certificates' in plan.status, false);
     assert.equal(tlsCondition(reached({ observed: [] })), undefined);
   });
+  it('a new cluster without TLS (no status yet): the target is locked, no field and no condition', () => {
+    const s = state(cluster(), []);
+    s.certificates = { observed: [] };
+    const plan = planCluster(s);
+    assert.equal(plan.status.observed?.replicas, 3);
+    assert.equal('certificates' in plan.status, false);
+    assert.equal(
+      plan.status.conditions?.find(c => c.type === CERTIFICATES_CONDITION),
+      undefined,
+    );
+  });
   it('the operator cannot issue: TLSCertificates False says why, from the time of the state', () => {
     const problem = { reason: 'SecretNotOwned', message: 'auto TLS cannot issue certificates: x' };
     const condition = tlsCondition(reached({ observed: [serverSecret], problem }));

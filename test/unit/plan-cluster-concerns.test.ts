@@ -197,3 +197,31 @@ describe('an earlier concern pre-empts a later one', () => {
       if (row.reason) assert.equal(progressing(plan), row.reason);
     });
 });
+
+describe('firstStep and the steps the concerns build themselves', () => {
+  it('a list in which no concern has a step is a bug, said as such', () => {
+    const reached = state(formed(3), three(), { etcd: etcd3() });
+    assert.throws(() => firstStep([{ name: 'silent', check: () => undefined }], reached), {
+      message: 'no cluster concern returned a step',
+    });
+  });
+
+  it('a static bootstrap recorded in status.operation is resumed, naming all its initial members', () => {
+    const operation = {
+      type: 'add-member' as const,
+      member: 'demo-0',
+      bootstrap: true,
+      initialMembers: ['demo-0', 'demo-1', 'demo-2'],
+      startedAt: NOW.toISOString(),
+    };
+    const s = state(cluster({ replicas: 3 }, locked(3, { nextMemberOrdinal: 3, operation })), []);
+    assert.equal(firstStep(CLUSTER_CONCERNS, s).concern, 'add-member-operation');
+    const plan = planCluster(s);
+    assert.deepEqual(plan.action, { kind: 'resume', operation });
+    const c = findCondition(plan.status.conditions, 'Progressing');
+    assert.deepEqual(
+      [c?.reason, c?.message],
+      ['AddingMember', 'creating the initial members demo-0, demo-1, demo-2 together'],
+    );
+  });
+});

@@ -287,6 +287,7 @@ describe('defragmentation policy: a claim in status.operation', () => {
     assert.equal(plan.action.kind, 'wait');
     assert.deepEqual(plan.status.operation, claim('demo-0'));
     assert.equal(plan.status.conditions?.find(c => c.type === 'Progressing')?.reason, 'Defragmenting');
+    assert.deepEqual(plan.events, [], 'waiting on a claim says nothing new');
   });
 
   it('planCluster waits rather than adopt a new spec while a member is being defragmented', () => {

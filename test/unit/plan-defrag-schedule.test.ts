@@ -268,6 +268,26 @@ describe('defragmentation schedule: the cluster plan', () => {
     assert.notEqual(after.action.kind, 'defragment');
   });
 
+  it('a run due on a fit cluster while other work comes first (its Services missing): waits for it', () => {
+    const s = world({ defragSchedule: { schedule: KEY, nextRun: RUN } });
+    s.services = {};
+    const plan = planCluster(s);
+    assert.equal(plan.action.kind, 'ensure-services');
+    assert.equal(
+      plan.status.defragSchedule?.waiting,
+      `the run due at ${RUN} waits: other work on the cluster comes first`,
+    );
+  });
+
+  it('a cluster being deleted: no record written, its status kept as it is', () => {
+    const s = world({});
+    s.cluster.metadata.deletionTimestamp = new Date('2026-11-22T09:00:00Z');
+    const before = structuredClone(s.cluster.status);
+    const plan = planCluster(s);
+    assert.equal(plan.status.defragSchedule, undefined);
+    assert.deepEqual(plan.status, before);
+  });
+
   it('the schedule removed: its record goes', () => {
     const s = state(
       cluster({}, locked(3, { clusterID: 'c0ffee0000000001', defragSchedule: running([]) })),

@@ -120,6 +120,43 @@ describe('the upgrade to etcd 3.7 waits for raft snapshots past the entries of e
     assert.deepEqual(again.events, []);
   });
 
+  it('the first wait on a reconciled cluster records the Event (its Progressing said Reconciled)', () => {
+    const reconciled = planCluster(world({ wanted: V36 }));
+    assert.equal(progressing(reconciled)[1], 'Reconciled');
+    const plan = planCluster(
+      world({ applied: [H, H, H], status: { conditions: reconciled.status.conditions } }),
+    );
+    held(plan);
+    assert.deepEqual(
+      plan.events.map(e => [e.type, e.reason]),
+      [['Normal', 'WaitingForRaftSnapshot']],
+    );
+  });
+
+  it('the wait adopts nothing: the current status kept field by field, only the observed figures added', () => {
+    const s = world({ applied: [H, H, H] });
+    const before = structuredClone(s.cluster.status!);
+    const plan = planCluster(s);
+    held(plan);
+    for (const [key, value] of Object.entries(before))
+      assert.deepEqual(plan.status[key as keyof typeof before], value, key);
+    // What every planned status carries, from the members and Pods observed now.
+    const observedNow = [
+      'conditions',
+      'members',
+      'observedGeneration',
+      'phase',
+      'ready',
+      'readyMembers',
+      'selector',
+    ];
+    assert.deepEqual(
+      Object.keys(plan.status).filter(k => !(k in before) && !observedNow.includes(k)),
+      [],
+      'nothing else in status',
+    );
+  });
+
   it('a member that did not answer, or whose Pod carries no --snapshot-count, holds it (unsure)', () => {
     assert.match(
       held(planCluster(world({ applied: [H + S, undefined, H + S] }))),
@@ -194,6 +231,12 @@ describe('status.legacyRaftEntries', () => {
     assert.equal(steady({ record: null, versions: [V36, V36, undefined] }), undefined);
   });
 
+  it('is not written on a cluster being deleted: its status is kept as it is', () => {
+    const s = world({ wanted: V36, record: null, applied: [40, 42, 41] });
+    s.cluster.metadata.deletionTimestamp = new Date('2026-11-22T09:00:00Z');
+    assert.equal(planCluster(s).status.legacyRaftEntries, undefined);
+  });
+
   it('is never moved once recorded', () => {
     assert.deepEqual(steady({ record: 7, applied: [900, 900, 900] }), { upToIndex: 7 });
   });
@@ -212,6 +255,15 @@ describe('status.legacyRaftEntries', () => {
     };
     assert.deepEqual(forming(V36), { upToIndex: 0 });
     assert.equal(forming('3.5.35'), undefined);
+  });
+
+  it('is absent while a cluster on 3.6 has not formed yet (etcd does not answer)', () => {
+    const status = locked(3, { observed: { ...observed(3), version: V36 } });
+    const members = [0, 1, 2].map(i => on(i, undefined, V36));
+    members.forEach(m => (m.spec.bootstrap = true));
+    const plan = planCluster(state(cluster({ version: V36 }, status), members));
+    assert.equal(plan.status.clusterID, undefined);
+    assert.equal(plan.status.legacyRaftEntries, undefined);
   });
 });
 

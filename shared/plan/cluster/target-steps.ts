@@ -88,10 +88,8 @@ export function waitForRaftSnapshots(state: ClusterState, message: string): Clus
   );
   return {
     action: { kind: 'recheck', reason: 'waiting for raft snapshots past the etcd 3.5 entries' },
-    status: {
-      ...computeStatus(state, current, working(WAITING_FOR_RAFT_SNAPSHOT, message)),
-      ...(current.progressDeadline && { progressDeadline: current.progressDeadline }),
-    },
+    // Active progress: computeStatus keeps the deadline (refuseTarget's inactive one must put it back).
+    status: computeStatus(state, current, working(WAITING_FOR_RAFT_SNAPSHOT, message)),
     events: already ? [] : [{ type: 'Normal', reason: WAITING_FOR_RAFT_SNAPSHOT, message }],
   };
 }
