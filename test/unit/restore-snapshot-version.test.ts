@@ -51,7 +51,11 @@ describe('the etcd minor a snapshot was written by', () => {
       ['3.6.0', '3.6.2', '3.6'],
     ];
     for (const [first, second, want] of pairs) {
-      assert.equal(scan(`storageVersion${first}\0`, `\0storageVersion${second}`), want, `${first}, ${second}`);
+      assert.equal(
+        scan(`storageVersion${first}\0`, `\0storageVersion${second}`),
+        want,
+        `${first}, ${second}`,
+      );
       assert.equal(scan(`storageVersion${first}\0storageVersion${second}`), want, `${first} ${second}`);
     }
   });

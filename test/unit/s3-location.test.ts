@@ -24,10 +24,13 @@ describe('the S3 location of a snapshot', () => {
     assert.equal(ACCESS_KEY_ID, 'AWS_ACCESS_KEY_ID');
     assert.equal(SECRET_ACCESS_KEY, 'AWS_SECRET_ACCESS_KEY');
     assert.deepEqual(CREDENTIAL_KEYS, ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']);
-    assert.deepEqual(credentialsIn({ AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 's3cret', other: 'x' }), {
-      accessKeyId: 'AKID',
-      secretAccessKey: 's3cret',
-    });
+    assert.deepEqual(
+      credentialsIn({ AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 's3cret', other: 'x' }),
+      {
+        accessKeyId: 'AKID',
+        secretAccessKey: 's3cret',
+      },
+    );
     assert.equal(credentialsIn({ AWS_ACCESS_KEY_ID: 'AKID' }), undefined);
     assert.equal(credentialsIn({ AWS_SECRET_ACCESS_KEY: 's3cret' }), undefined);
     assert.equal(credentialsIn({ AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: 's3cret' }), undefined);
