@@ -1,11 +1,19 @@
 // The operator's settings from the environment and the context a function builds once per process
 // (shared/runtime/context.ts): each setting's default, its variable, and the bounds on chainSteps.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_OPERATOR_IMAGE } from '../../shared/builders/restore-pod.ts';
-import { createContext, parseWatchNamespaces, settingsFromEnv } from '../../shared/runtime/context.ts';
+import {
+  createContext,
+  defaultContext,
+  parseWatchNamespaces,
+  settingsFromEnv,
+} from '../../shared/runtime/context.ts';
 import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { scheduleTimingsFromEnv, snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
 
@@ -113,7 +121,7 @@ describe('the operator settings', () => {
 });
 
 describe('the context', () => {
-  it('counts the adapters, tells the time, and reads the settings from the env given', async () => {
+  const kubeConfig = () => {
     const kc = new KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
@@ -121,7 +129,10 @@ describe('the context', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    const ctx = createContext(kc, { ETCDFN_POD_IP_FAMILY: 'IPv6', ETCDFN_CHAIN_STEPS: '2' });
+    return kc;
+  };
+  it('counts the adapters, tells the time, and reads the settings from the env given', async () => {
+    const ctx = createContext(kubeConfig(), { ETCDFN_POD_IP_FAMILY: 'IPv6', ETCDFN_CHAIN_STEPS: '2' });
     assert.equal(ctx.settings.podIPFamily, 'IPv6');
     assert.equal(ctx.settings.chainSteps, 2);
     assert.equal(typeof ctx.kube.get, 'function');
@@ -132,5 +143,62 @@ describe('the context', () => {
     const dialled = ctx.connectEtcd?.({ endpoints: ['http://127.0.0.1:1'] } as never);
     assert.deepEqual(Object.keys(dialled ?? {}), Object.keys(ctx.etcd));
     assert.ok(Object.keys(ctx.etcd).length > 5);
+  });
+
+  it("etcd calls give up after $ETCDFN_ETCD_TIMEOUT_MS, the cluster's own adapters too", async () => {
+    // A member that accepts the connection and never answers.
+    const sockets: Socket[] = [];
+    const silent = createServer(socket => sockets.push(socket));
+    await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve));
+    const address = silent.address();
+    assert.ok(address && typeof address === 'object');
+    const endpoint = `http://127.0.0.1:${address.port}`;
+    try {
+      const ctx = createContext(kubeConfig(), {
+        ETCDFN_POD_IP_FAMILY: 'IPv4',
+        ETCDFN_ETCD_TIMEOUT_MS: '300',
+      });
+      for (const etcd of [ctx.etcd, ctx.connectEtcd?.({})]) {
+        const start = Date.now();
+        await etcd?.memberStatus(endpoint).catch(() => undefined);
+        const took = Date.now() - start;
+        assert.ok(took < 3000, `gave up after ${took} ms (the default is 5 s)`);
+      }
+    } finally {
+      sockets.forEach(s => s.destroy());
+      await new Promise(resolve => silent.close(resolve));
+    }
+  });
+
+  it("the process's own context is built once, from $KUBECONFIG and the process env", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'etcdfn-context-'));
+    const saved = { KUBECONFIG: process.env.KUBECONFIG, family: process.env.ETCDFN_POD_IP_FAMILY };
+    try {
+      writeFileSync(
+        join(dir, 'kubeconfig'),
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]',
+          'users: [{name: u, user: {}}]',
+          'contexts: [{name: x, context: {cluster: c, user: u}}]',
+          'current-context: x',
+        ].join('\n'),
+      );
+      process.env.KUBECONFIG = join(dir, 'kubeconfig');
+      process.env.ETCDFN_POD_IP_FAMILY = 'IPv6';
+      const ctx = defaultContext();
+      assert.equal(ctx.settings.podIPFamily, 'IPv6');
+      assert.equal(defaultContext(), ctx);
+    } finally {
+      for (const [key, value] of [
+        ['KUBECONFIG', saved.KUBECONFIG],
+        ['ETCDFN_POD_IP_FAMILY', saved.family],
+      ] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
