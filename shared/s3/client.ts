@@ -50,12 +50,8 @@ export async function endpointVerdict(
 ): Promise<EndpointVerdict> {
   const literal = checkEndpoint(endpoint, allowList, [], denied());
   if (!literal.allowed) return literal;
-  let host: string;
-  try {
-    host = new URL(endpoint).hostname;
-  } catch {
-    return literal;
-  }
+  // Allowed as written, so it is a URL (checkEndpoint refuses any other as EndpointInvalid).
+  const host = new URL(endpoint).hostname;
   const addresses = await new Promise<string[]>(resolve => {
     dnsLookup(host.replace(/^\[|\]$/g, ''), { all: true }, (err, found) =>
       resolve(err ? [] : found.map(a => a.address)),

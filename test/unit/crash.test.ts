@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { syncBuiltinESMExports } from 'node:module';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
@@ -39,6 +41,21 @@ describe('crash points', () => {
     assert.equal(kills.length, 0);
   });
 
+  it('an empty directory setting is off too: a file of that name in the working directory is not armed', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'cluster:claimed'), '');
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const { point, kills } = harness('');
+      assert.equal(await point('cluster:claimed'), false);
+      assert.equal(kills.length, 0);
+    } finally {
+      process.chdir(cwd);
+    }
+    assert.ok(existsSync(join(dir, 'cluster:claimed')));
+  });
+
   it('a point not armed does not fire', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'cluster:claimed'), '');
@@ -55,7 +72,10 @@ describe('crash points', () => {
     assert.equal(await point('finalize:removed-from-etcd'), true);
     assert.equal(kills.length, 1);
     assert.equal(existsSync(join(dir, 'finalize:removed-from-etcd')), false);
-    assert.match(said.join('\n'), /finalize:removed-from-etcd/);
+    assert.deepEqual(
+      said.map(line => JSON.parse(line) as unknown),
+      [{ level: 50, msg: 'crash point: killing the process', point: 'finalize:removed-from-etcd' }],
+    );
     // Once only, also for the next process (a new harness stands for a restarted function).
     assert.equal(await point('finalize:removed-from-etcd'), false);
     assert.equal(await harness(dir).point('finalize:removed-from-etcd'), false);
@@ -92,6 +112,51 @@ describe('crash points', () => {
   it('crashPoint is a no-op in this process (no ETCDFN_CRASH_DIR)', async () => {
     assert.equal(process.env.ETCDFN_CRASH_DIR, undefined);
     await crashPoint('cluster:claimed');
+  });
+
+  it('by default the last words go to stderr, written at once, and the process is sent SIGKILL', async () => {
+    // In this process, with process.kill and fs.writeSync standing in (the child below really dies).
+    const dir = tempDir();
+    const signals: [number, string | number | undefined][] = [];
+    const written: [number, string][] = [];
+    const realKill = Object.getOwnPropertyDescriptor(process, 'kill');
+    const realWrite = Object.getOwnPropertyDescriptor(fs, 'writeSync');
+    process.kill = (pid: number, signal?: string | number) => {
+      signals.push([pid, signal]);
+      return true;
+    };
+    fs.writeSync = ((fd: number, text: string) => {
+      written.push([fd, text]);
+      return text.length;
+    }) as typeof fs.writeSync;
+    syncBuiltinESMExports();
+    const before = process.env.ETCDFN_CRASH_DIR;
+    try {
+      writeFileSync(join(dir, 'cluster:promoted'), '');
+      assert.equal(await crashPointWith({ dir })('cluster:promoted'), true);
+      assert.deepEqual(signals, [[process.pid, 'SIGKILL']]);
+      assert.equal(written.length, 1);
+      assert.equal(written[0][0], 2);
+      assert.match(written[0][1], /^\{.*"point":"cluster:promoted"\}\n$/);
+      // crashPoint, armed through $ETCDFN_CRASH_DIR: it never returns (the kill takes effect at once).
+      process.env.ETCDFN_CRASH_DIR = dir;
+      writeFileSync(join(dir, 'cluster:leader-moved'), '');
+      let returned = false;
+      void crashPoint('cluster:leader-moved').then(() => (returned = true));
+      await new Promise(resolve => setTimeout(resolve, 50));
+      assert.equal(returned, false);
+      assert.equal(signals.length, 2);
+      assert.equal(existsSync(join(dir, 'cluster:leader-moved')), false);
+      // Not armed: it returns, killing nothing.
+      await crashPoint('cluster:leader-moved');
+      assert.equal(signals.length, 2);
+    } finally {
+      if (realKill) Object.defineProperty(process, 'kill', realKill);
+      if (realWrite) Object.defineProperty(fs, 'writeSync', realWrite);
+      syncBuiltinESMExports();
+      if (before === undefined) delete process.env.ETCDFN_CRASH_DIR;
+      else process.env.ETCDFN_CRASH_DIR = before;
+    }
   });
 
   it('crashPoint really SIGKILLs its process when armed, and only once', () => {

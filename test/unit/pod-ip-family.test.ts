@@ -31,6 +31,18 @@ describe('the family of Pod IPs (ETCDFN_POD_IP_FAMILY, else the operator Pod own
       want: 'IPv6',
     },
     { name: 'the setting in any case', setting: 'ipv4', eth0: [nic('fd00:10:244::7')], want: 'IPv4' },
+    {
+      name: 'the setting with spaces around it',
+      setting: ' IPv6 \n',
+      eth0: [nic('10.244.1.7')],
+      want: 'IPv6',
+    },
+    { name: 'a blank setting: the addresses', setting: '  ', eth0: [nic('fd00:10:244::7')], want: 'IPv6' },
+    {
+      name: 'a global IPv6 address with fe80 inside it is global',
+      eth0: [nic('2001:db8::fe80:1'), nic('fe80::1')],
+      want: 'IPv6',
+    },
     { name: 'only link-local IPv6: IPv4', eth0: [nic('fe80::1')], want: 'IPv4' },
     { name: 'loopback only (a test): IPv4', eth0: [], want: 'IPv4' },
   ];
@@ -44,6 +56,11 @@ describe('the family of Pod IPs (ETCDFN_POD_IP_FAMILY, else the operator Pod own
     assert.throws(
       () => podIPFamily('inet6', { lo: LO }),
       /ETCDFN_POD_IP_FAMILY: "inet6" is not IPv4 or IPv6/,
+    );
+    // At most 40 characters of it.
+    assert.throws(
+      () => podIPFamily(`${'x'.repeat(40)}yyy`, { lo: LO }),
+      new RegExp(`^Error: ETCDFN_POD_IP_FAMILY: "${'x'.repeat(40)}" is not IPv4 or IPv6$`),
     );
   });
 });
