@@ -12,11 +12,11 @@ import { API_VERSION } from '../../shared/api/group.ts';
 import type { KubeObject, KubeObjects } from '../../shared/k8s/objects.ts';
 import { ResourceWatcher } from '../../standalone/bridge/watcher.ts';
 import { pino } from 'pino';
-import { secondsSince, STEP_TIMEOUT_MS } from './by-hand.ts';
+import { POD_VERSION, secondsSince, STEP_TIMEOUT_MS } from './by-hand.ts';
 import type { GrowthTimeline, PodSeen } from './growth-timeline.ts';
 
 export const NS = 'default';
-export const VERSION = '3.5.16';
+export const VERSION = POD_VERSION;
 /** How often the operator's status is read. */
 const STATUS_POLL_MS = 100;
 

@@ -331,6 +331,8 @@ export interface StartClusterOptions {
   raft?: RaftTimings;
   unsafeNoFsync?: boolean;
   extraArgs?: string[];
+  /** One exact release instead of the minor's newest (the bench's hand-run clusters run the Pods'). */
+  binaries?: EtcdBinaries;
 }
 
 export interface StartMemberOptions {
@@ -360,7 +362,7 @@ export class EtcdTestCluster {
 
   private constructor(options: StartClusterOptions) {
     this.options = options;
-    this.binaries = etcdBinaries(options.minor);
+    this.binaries = options.binaries ?? etcdBinaries(options.minor);
     this.rootDir = mkdtempSync(join(tmpdir(), `etcdfn-etcd-${options.minor}-`));
     this.token = `etcdfn-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   }
