@@ -278,13 +278,20 @@ describe('EtcdSnapshotSchedule (etcd 3.5.16 on the sandbox)', { timeout: 300_000
     assert.equal(ready?.reason, 'ClusterNotFound');
     assert.match(ready?.message ?? '', /EtcdCluster elsewhere not found in namespace default/);
     assert.equal(schedule?.status?.lastSuccessfulTime, runs[3]);
-    const events = await kube.list<
-      KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }
-    >('v1', 'Event', NS);
-    const pruned = events.filter(e => e.involvedObject?.name === 'retained' && e.reason === 'SnapshotPruned');
-    assert.ok(
-      pruned.some(e => e.message?.includes(`s3://${BUCKET}/${keys.get(names[0])}`)),
-      JSON.stringify(pruned.map(e => e.message)),
+    // Each prune's Event is written after its deletion, possibly by another run: wait for it.
+    const prunedMessages = async () =>
+      (
+        await kube.list<
+          KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }
+        >('v1', 'Event', NS)
+      )
+        .filter(e => e.involvedObject?.name === 'retained' && e.reason === 'SnapshotPruned')
+        .map(e => e.message ?? '');
+    await waitFor(
+      'the SnapshotPruned Event naming the oldest object',
+      async () => (await prunedMessages()).some(m => m.includes(`s3://${BUCKET}/${keys.get(names[0])}`)),
+      { timeoutMs: 30_000 },
+      async () => JSON.stringify(await prunedMessages()),
     );
   });
 
