@@ -12,6 +12,7 @@ import type { Request, Response } from 'express';
 import { log } from '../log.ts';
 import { withLogContext } from '../log-context.ts';
 import { metrics, registry } from '../runtime/metrics.ts';
+import { spans, spanTotals, withSpans } from '../runtime/spans.ts';
 import { decodeEvent, EventDecodeError } from './decode.ts';
 import { eventMetricLabels, type OperatorEvent } from './types.ts';
 
@@ -80,22 +81,26 @@ async function answer(
     timer({ outcome });
     metrics.events.inc({ function: name, ...eventMetricLabels(event), outcome });
   };
-  await withLogContext(context, async () => {
-    try {
-      const outcome = await handle(event);
-      counted(outcome.result);
-      if (outcome.result === 'done') {
-        const details = outcome.details === undefined ? {} : { details: outcome.details };
-        log.info({ type: event.type, ms: ms(), summary: outcome.summary, ...details }, 'handled event');
-        res.status(200).json({ id: event.id, result: 'done' });
-      } else {
-        log.info({ type: event.type, ms: ms(), reason: outcome.reason }, 'event to be retried');
-        res.status(outcome.status ?? 503).json({ id: event.id, result: 'retry' });
+  await withLogContext(context, () =>
+    withSpans(async () => {
+      try {
+        const outcome = await handle(event);
+        counted(outcome.result);
+        // Where the time went: the Kubernetes and etcd calls' totals and the slowest one.
+        const timing = { ms: ms(), ...spanTotals(spans()) };
+        if (outcome.result === 'done') {
+          const details = outcome.details === undefined ? {} : { details: outcome.details };
+          log.info({ type: event.type, ...timing, summary: outcome.summary, ...details }, 'handled event');
+          res.status(200).json({ id: event.id, result: 'done' });
+        } else {
+          log.info({ type: event.type, ...timing, reason: outcome.reason }, 'event to be retried');
+          res.status(outcome.status ?? 503).json({ id: event.id, result: 'retry' });
+        }
+      } catch (err) {
+        counted('error');
+        log.error({ type: event.type, err }, 'event handler failed');
+        res.status(500).json({ id: event.id, result: 'error' });
       }
-    } catch (err) {
-      counted('error');
-      log.error({ type: event.type, err }, 'event handler failed');
-      res.status(500).json({ id: event.id, result: 'error' });
-    }
-  });
+    }),
+  );
 }

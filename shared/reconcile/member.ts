@@ -10,7 +10,7 @@ import { isMemoryMedium } from '../builders/storage.ts';
 import type { HandlerOutcome } from '../events/handler.ts';
 import type { KubeObject, ObjectRef } from '../k8s/objects.ts';
 import { pvcName } from '../names.ts';
-import { isPodReady, isPodTerminal } from '../plan/member/pod.ts';
+import { isPodReady } from '../plan/member/pod.ts';
 import { needsEtcd, planMember, type MemberPlan, type MemberState } from '../plan/member/plan.ts';
 import { ownUrls } from '../plan/member/status.ts';
 import { ownPod } from '../plan/member/step.ts';
@@ -111,13 +111,16 @@ async function observeEtcd(ctx: Context, state: MemberState, cluster: EtcdCluste
   // The member's name reaches whichever Pod holds it: a Pod left by an earlier member of the same
   // name (a cluster deleted and made again) runs another cluster's etcd, whose answer is not ours.
   const pod = ownPod(state);
-  const podUp = pod !== undefined && !isPodTerminal(pod);
+  // Asked only once its Pod is ready (/health: a leader known): etcd accepts a connection on its
+  // client port before it serves, so a call to a member still joining hangs until it has joined
+  // or the call times out, holding the request. Its Pod turning ready is the event that resumes.
+  const ready = pod !== undefined && isPodReady(pod);
   const voters = clusterVoterEndpoints(cluster, state.member);
-  const endpoints = podUp ? [...voters, own] : voters;
+  const endpoints = ready ? [...voters, own] : voters;
   const etcd = clusterEtcd(ctx, cluster);
   const [listed, self] = await Promise.all([
     endpoints.length > 0 ? etcd.listMembers(endpoints) : undefined,
-    pod && isPodReady(pod) ? etcd.memberStatus(own) : undefined,
+    ready ? etcd.memberStatus(own) : undefined,
   ]);
   if (listed?.kind === 'ok') state.etcd = { members: listed.members, clusterId: listed.clusterId };
   if (self?.kind === 'ok') state.self = self.status;

@@ -4,6 +4,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EtcdAdapter } from '../etcd/adapter.ts';
 import type { KubeObjects } from '../k8s/objects.ts';
+import { timed } from './spans.ts';
 
 export const registry = new Registry();
 
@@ -88,7 +89,7 @@ function kindOf(verb: string, args: unknown[]): string {
   return typeof kind === 'string' ? kind : '';
 }
 
-/** The same adapter, counting every call in etcdfn_kube_requests_total. */
+/** The same adapter, counting every call in etcdfn_kube_requests_total and timing it (spans.ts). */
 export function countKubeRequests(kube: KubeObjects): KubeObjects {
   return new Proxy(kube, {
     get(target, prop, receiver) {
@@ -97,7 +98,9 @@ export function countKubeRequests(kube: KubeObjects): KubeObjects {
       return async (...args: unknown[]) => {
         const labels = { verb: prop, resource: kindOf(prop, args) };
         try {
-          const result: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          const result: unknown = await timed(`kube ${prop} ${labels.resource}`, () =>
+            (value as (...a: unknown[]) => Promise<unknown>).apply(target, args),
+          );
           metrics.kubeRequests.inc({ ...labels, result: resultOf(result) });
           return result;
         } catch (err) {
@@ -109,13 +112,16 @@ export function countKubeRequests(kube: KubeObjects): KubeObjects {
   });
 }
 
-/** The same adapter, counting every call (each member asked, for cluster-wide status) by outcome. */
+/**
+ * The same adapter, counting every call (each member asked, for cluster-wide status) by outcome and
+ * timing it (spans.ts).
+ */
 export function countEtcdCalls(etcd: EtcdAdapter): EtcdAdapter {
   const counted = {} as Record<string, unknown>;
   for (const [call, fn] of Object.entries(etcd) as [string, (...a: unknown[]) => Promise<unknown>][]) {
     counted[call] = async (...args: unknown[]) => {
       try {
-        const result = await fn(...args);
+        const result = await timed(`etcd ${call}`, () => fn(...args));
         for (const one of Array.isArray(result) ? result : [result]) {
           metrics.etcdCalls.inc({ call, result: resultOf(one) });
         }

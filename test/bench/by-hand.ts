@@ -1,25 +1,31 @@
 // The etcd clusters the lifecycle benchmark times by hand, in the same run as the operator, with the
-// same etcd release as the Pods (POD_VERSION), the Pods' raft timings (etcd's defaults), fsync and
-// flags, so a ratio compares the operator with etcd, not two configurations. The release matters:
-// etcd's strict reconfiguration check lets a memberAdd through once every voter (3.5.16) or, in
-// later 3.5 patches, a quorum of voters counting the new member (3.5.35) has been connected 5 s, so
-// on 3.5.35 a fifth member is added at once after the fourth's promotion and on 3.5.16 it waits:
+// same etcd release as the Pods (POD_VERSION: the release an EtcdCluster runs when it names none), the
+// Pods' raft timings (etcd's defaults), fsync and flags, so a ratio compares the operator with etcd,
+// not two configurations. The release matters: etcd's strict reconfiguration check lets a memberAdd
+// through once every voter (3.5.16) or, from later 3.5 patches and in 3.6, a quorum of voters
+// counting the new member (3.5.35, 3.6.16) has been connected 5 s, so on 3.6 a fifth member is added
+// at once after the fourth's promotion and on 3.5.16 it waits:
 //   - a static --initial-cluster of N members started at once (what etcd can do for an empty cluster);
 //   - the learner sequence: a seed started new, then each further member memberAdd-ed as a learner
 //     (retrying "unhealthy cluster" until etcd's strict reconfiguration check, 5 s of connection to
 //     every voter, lets it through), started existing, promoted as soon as etcd calls it in sync;
 //   - the remove sequence: memberRemove of a member, then its process stopped, one at a time.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_ETCD_VERSION } from '../../shared/api/defaults.ts';
+import { etcdMinor, VERSION_FLAGS } from '../../shared/builders/etcd-flags.ts';
 import type { EtcdAdapter, EtcdMember } from '../../shared/etcd/index.ts';
 import { etcdRelease } from '../support/etcd-binaries.ts';
 import { EtcdTestCluster, probeStatus, type RaftTimings } from '../support/etcd-process.ts';
 
-/** The etcd release of the benchmark's EtcdClusters (sandbox-cluster.ts) and of its clusters by hand. */
-export const POD_VERSION = '3.5.16';
+/**
+ * The etcd release of the benchmark's EtcdClusters (sandbox-cluster.ts) and of its clusters by hand:
+ * what a user gets who names no version.
+ */
+export const POD_VERSION = DEFAULT_ETCD_VERSION;
 /** etcd's defaults, which the operator's Pods run with (no --heartbeat-interval/--election-timeout). */
 const POD_RAFT: RaftTimings = { heartbeatMs: 100, electionMs: 1000 };
-/** The flag of the Pods (shared/builders/etcd-flags.ts) that changes how a member starts. */
-const POD_FLAGS = ['--experimental-initial-corrupt-check=true'];
+/** The flags of the Pods' release (shared/builders/etcd-flags.ts) that change how a member starts. */
+const POD_FLAGS = [...VERSION_FLAGS[etcdMinor(POD_VERSION)].flags];
 /** A little more than etcd's HealthInterval (5 s), which a memberAdd after a promotion waits for. */
 export const SETTLE_MS = 6_000;
 /** How often the by-hand procedure retries memberAdd, promote and remove. */

@@ -54,6 +54,20 @@ export class GrowthTimeline {
   }
 
   /**
+   * When every member had reached each step (the latest member's time), for a cluster applied whole:
+   * where an apply's time goes, from the first poll to the last member's promotion.
+   */
+  allReached(): Map<GrowthStep, number> {
+    const out = new Map<GrowthStep, number>();
+    const members = this.members();
+    for (const step of GROWTH_STEPS) {
+      const times = members.map(m => m.steps[step]);
+      if (members.length > 0 && times.every(t => t !== undefined)) out.set(step, Math.max(...times));
+    }
+    return out;
+  }
+
+  /**
    * The time between consecutive steps of each new member, and from one member's promotion to the
    * next member's creation, named like "member 2: pod → running" (1-based among the new members).
    */

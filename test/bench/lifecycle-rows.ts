@@ -3,6 +3,7 @@
 // the scale's step-by-step timeline and the no-op reconcile's requests.
 import { LIFECYCLE_ROW } from './lifecycle-figures.ts';
 import { POLL_MS, SETTLE_MS } from './by-hand.ts';
+import { GROWTH_STEPS } from './growth-timeline.ts';
 
 export interface LifecycleRow {
   measurement: string;
@@ -50,6 +51,8 @@ export interface RoundResult {
   warm?: NoopCount;
   /** Where the scale 3 → 5 spent its time, step by step (growth-timeline.ts). */
   growth?: Map<string, number>;
+  /** Apply → 3/3: when every member had reached each step, in seconds from the apply. */
+  applySteps?: Map<string, number>;
 }
 
 export const fmt = (n: number | undefined, digits = 2): string => (n === undefined ? '-' : n.toFixed(digits));
@@ -130,6 +133,13 @@ export function toRows(rounds: RoundResult[]): LifecycleRow[] {
   add(LIFECYCLE_ROW.static1, 's', r => r.static1, 'started new, alone');
   add(LIFECYCLE_ROW.static3, 's', r => r.static3, 'all 3 started at once');
   add(LIFECYCLE_ROW.static5, 's', r => r.static5, 'all 5 started at once');
+  for (const step of GROWTH_STEPS)
+    add(
+      `apply → 3/3, every member: ${step}`,
+      's',
+      r => r.applySteps?.get(step),
+      'from the apply; the latest member, first seen by polling (≤ 100 ms late)',
+    );
   const steps = [...new Set(rounds.flatMap(r => [...(r.growth?.keys() ?? [])]))];
   for (const step of steps)
     add(`scale 3 → 5, ${step}`, 's', r => r.growth?.get(step), 'first seen by polling (≤ 100 ms late)');

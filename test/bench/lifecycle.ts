@@ -301,11 +301,19 @@ async function operatorRound(
   const manifest = writeManifest(work, name, 3);
   try {
     const applied = await watchReadyRunning(kubeconfig, name, 3);
+    const applySteps = new GrowthTimeline();
     const start = performance.now();
     await kubectl(kubeconfig, 'apply', '-f', manifest);
-    await readyRunning(sandbox.kube, name, 3, { start, say }).finally(() => applied.stop());
+    await readyRunning(sandbox.kube, name, 3, { start, say, timeline: applySteps }).finally(() =>
+      applied.stop(),
+    );
     result.op3 = applied.seconds(start);
-    say(`  kubectl apply → 3/3 ${fmt(result.op3)} s`);
+    result.applySteps = applySteps.allReached();
+    say(
+      `  kubectl apply → 3/3 ${fmt(result.op3)} s (every member ${[...result.applySteps]
+        .map(([step, at]) => `${step} +${at.toFixed(2)}`)
+        .join(', ')} s)`,
+    );
     await sleep(SETTLE_MS);
     const timeline = new GrowthTimeline();
     timeline.existing((await listMembersAndPods(sandbox.kube, name)).members);

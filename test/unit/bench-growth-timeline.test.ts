@@ -44,4 +44,28 @@ describe('bench: growth timeline', () => {
     assert.ok(Math.abs((gaps.get('new member 1 voter → new member 2 created') ?? NaN) - 0.1) < 1e-9);
     assert.equal(gaps.has('new member 2: member → added'), false);
   });
+  it('for an apply, when every member had reached each step: the latest member, only steps all reached', () => {
+    const t = new GrowthTimeline();
+    t.observe(0.2, [member('demo-0'), member('demo-1')], [pod('demo-0', 'Pending')]);
+    t.observe(
+      0.4,
+      [member('demo-0'), member('demo-1')],
+      [pod('demo-0', 'Running'), pod('demo-1', 'Pending')],
+    );
+    t.observe(
+      1.4,
+      [member('demo-0', true, true), member('demo-1')],
+      [pod('demo-0', 'Running', true), pod('demo-1', 'Running')],
+    );
+    assert.deepEqual(
+      [...t.allReached()],
+      [
+        ['member', 0.2],
+        ['added', 0.2],
+        ['pod', 0.4],
+        ['running', 1.4],
+      ],
+    );
+    assert.deepEqual([...new GrowthTimeline().allReached()], []);
+  });
 });

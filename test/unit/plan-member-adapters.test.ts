@@ -125,6 +125,8 @@ class FakeEtcd {
   up = new Set<string>();
   leader = '';
   calls: string[] = [];
+  /** The endpoints of every listMembers call. */
+  listedVia: string[][] = [];
   /** Removals refused as "unhealthy cluster" before one goes through. */
   unhealthyRemovals = 0;
 
@@ -158,6 +160,7 @@ class FakeEtcd {
     return {
       listMembers: async endpoints => {
         this.calls.push('list');
+        this.listedVia.push([...endpoints]);
         const endpoint = this.reachable(endpoints);
         if (!endpoint) return unavailable(endpoints);
         return { kind: 'ok', members: structuredClone(this.members), clusterId: CLUSTER_ID, endpoint };
@@ -305,6 +308,37 @@ describe('reconcileMember over fakes', () => {
     kube.writes = [];
     await reconcileMember(ctx, ref('demo-2'));
     assert.deepEqual(kube.writes, [], 'a steady member is read, never written');
+  });
+
+  it('asks its own etcd only once its Pod is ready: a member still joining would hold the request', async () => {
+    // A new cluster: no ready voter yet, so only the member itself could answer.
+    kube.put(etcdCluster({ metadata: { uid: 'cluster-uid' }, status: { members: [] } }));
+    etcd.members = [inEtcd('demo-0')];
+    kube.put(member('demo-0'));
+    await reconcileMember(ctx, ref('demo-0'));
+    assert.ok(kube.stored<V1Pod>('Pod', 'demo-0'), 'the Pod is created');
+    const pod = kube.stored<V1Pod & KubeObject>('Pod', 'demo-0')!;
+    kube.put({ ...pod, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] } });
+    etcd.listedVia = [];
+    await reconcileMember(ctx, ref('demo-0'));
+    assert.deepEqual(etcd.listedVia, [], 'etcd not asked while its Pod is not ready');
+    markReady('demo-0');
+    await reconcileMember(ctx, ref('demo-0'));
+    assert.deepEqual(etcd.listedVia, [[url('demo-0', 2379)]]);
+    assert.equal(kube.stored<EtcdMember>('EtcdMember', 'demo-0')?.status?.memberID, idOf('demo-0'));
+  });
+
+  it('with ready voters, a member whose Pod is not ready is looked up through them alone', async () => {
+    kube.put(member('demo-2'));
+    etcd.members[2] = inEtcd('demo-2', true);
+    await reconcileMember(ctx, ref('demo-2'));
+    etcd.listedVia = [];
+    await reconcileMember(ctx, ref('demo-2'));
+    assert.deepEqual(etcd.listedVia, [[url('demo-0', 2379), url('demo-1', 2379)]]);
+    markReady('demo-2');
+    etcd.listedVia = [];
+    await reconcileMember(ctx, ref('demo-2'));
+    assert.deepEqual(etcd.listedVia, [[url('demo-0', 2379), url('demo-1', 2379), url('demo-2', 2379)]]);
   });
 
   it('after a promotion, relabels the Pod voter; then a settled voter does not even ask etcd', async () => {
