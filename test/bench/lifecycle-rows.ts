@@ -53,6 +53,9 @@ export interface RoundResult {
   growth?: Map<string, number>;
   /** Apply → 3/3: when every member had reached each step, in seconds from the apply. */
   applySteps?: Map<string, number>;
+  /** Apply → 3/3: seconds in which some function handled an event of the cluster, and how many. */
+  applyBusy?: number;
+  applyEvents?: number;
 }
 
 export const fmt = (n: number | undefined, digits = 2): string => (n === undefined ? '-' : n.toFixed(digits));
@@ -140,6 +143,13 @@ export function toRows(rounds: RoundResult[]): LifecycleRow[] {
       r => r.applySteps?.get(step),
       'from the apply; the latest member, first seen by polling (≤ 100 ms late)',
     );
+  add(
+    'apply → 3/3, some function handling an event of the cluster',
+    's',
+    r => r.applyBusy,
+    "the union of the functions' own event times; the rest is waiting (kubelet, probes, delivery)",
+  );
+  add('apply → 3/3, events handled', 'events', r => r.applyEvents, 'done or sent back, every function');
   const steps = [...new Set(rounds.flatMap(r => [...(r.growth?.keys() ?? [])]))];
   for (const step of steps)
     add(`scale 3 → 5, ${step}`, 's', r => r.growth?.get(step), 'first seen by polling (≤ 100 ms late)');

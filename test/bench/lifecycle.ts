@@ -64,6 +64,14 @@ import {
   type CountingProxy,
   type RequestKind,
 } from '../support/counting-proxy.ts';
+import {
+  busySeconds,
+  formatRow,
+  ofCluster,
+  parseFunctionLine,
+  eventTimeline,
+  type HandledLine,
+} from './event-timeline.ts';
 import { GrowthTimeline } from './growth-timeline.ts';
 import { fmt, toRows, type LifecycleRow, type NoopCount, type RoundResult } from './lifecycle-rows.ts';
 import {
@@ -111,6 +119,8 @@ export class LifecycleBenchError extends Error {
 
 /** Every delivery the sandbox's bridge made during the bench (per-event handling latency). */
 const deliveries: DeliveryRecord[] = [];
+/** Every event the functions handled or sent back, from their own lines (event-timeline.ts). */
+const handled: HandledLine[] = [];
 
 export type { LifecycleRow };
 
@@ -219,7 +229,11 @@ async function startSandbox(dir: string, onStop: (stop: () => Promise<void>) => 
     functions = await startFunctions({
       kubeconfig: core.kubeconfig,
       env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
-      onLog: (name, line) => fnLog.write(`${name} ${line}\n`),
+      onLog: (name, line) => {
+        fnLog.write(`${name} ${line}\n`);
+        const parsed = parseFunctionLine(line);
+        if (parsed) handled.push(parsed);
+      },
     });
     bridge = await startBridge({
       kubeConfig: core.kc,
@@ -303,6 +317,7 @@ async function operatorRound(
     const applied = await watchReadyRunning(kubeconfig, name, 3);
     const applySteps = new GrowthTimeline();
     const start = performance.now();
+    const applyEpoch = Date.now();
     await kubectl(kubeconfig, 'apply', '-f', manifest);
     await readyRunning(sandbox.kube, name, 3, { start, say, timeline: applySteps }).finally(() =>
       applied.stop(),
@@ -314,6 +329,13 @@ async function operatorRound(
         .map(([step, at]) => `${step} +${at.toFixed(2)}`)
         .join(', ')} s)`,
     );
+    // Lines arrive after the event; the last member's may still be on its way.
+    await sleep(500);
+    const events = eventTimeline(ofCluster(handled, name), applyEpoch, applyEpoch + result.op3 * 1000);
+    result.applyBusy = busySeconds(events);
+    result.applyEvents = events.length;
+    say(`  apply → 3/3: ${events.length} events, some function busy ${fmt(result.applyBusy)} s of it:`);
+    for (const row of events) say(`    ${formatRow(row)}`);
     await sleep(SETTLE_MS);
     const timeline = new GrowthTimeline();
     timeline.existing((await listMembersAndPods(sandbox.kube, name)).members);
