@@ -62,7 +62,7 @@ export class FakeS3 {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const method = req.method ?? '';
-      const path = decodeURIComponent((req.url ?? '').split('?')[0]!.slice(1));
+      const path = decodeURIComponent((req.url ?? '').split('?')[0].slice(1));
       this.requests.push(`${method} ${path}`);
       const failure = this.failures.get(method)?.shift();
       if (failure) return xmlError(res, failure.code, failure.xmlCode);

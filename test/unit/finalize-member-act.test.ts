@@ -31,7 +31,7 @@ const demo = (status: Record<string, unknown> = { clusterID: CLUSTER_ID }, delet
   etcdCluster({
     metadata: { uid: 'cluster-uid', deletionTimestamp: deleting ? NOW : undefined },
     spec: { replicas: undefined },
-    status: status as never,
+    status: status,
   });
 
 function member(name: string, o: { deleting?: boolean; finalizers?: string[]; voter?: boolean } = {}) {

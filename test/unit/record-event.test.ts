@@ -44,10 +44,10 @@ describe('writeEvent', () => {
     const all = storedEvents(kube);
     assert.equal(all.length, 1);
     assert.equal(all[0]?.count, 2);
-    assert.equal(new Date(all[0]!.lastTimestamp as unknown as string).getTime(), T2.getTime());
+    assert.equal(new Date(all[0].lastTimestamp as unknown as string).getTime(), T2.getTime());
     assert.equal(kube.patches.length, 2);
-    assert.deepEqual(Object.keys(kube.patches[0]!.patch), ['lastTimestamp']);
-    const second = kube.patches[1]!.patch as { count: number; metadata: { resourceVersion: string } };
+    assert.deepEqual(Object.keys(kube.patches[0].patch), ['lastTimestamp']);
+    const second = kube.patches[1].patch as { count: number; metadata: { resourceVersion: string } };
     assert.equal(second.count, 2);
     assert.ok(second.metadata.resourceVersion, 'conditional on the version the first patch answered');
     await writeEvent(kube as unknown as KubeObjects, event(T2));
@@ -103,7 +103,7 @@ describe('recordEvent', () => {
     assert.equal(stored?.metadata.namespace, 'prod');
     assert.equal(stored?.type, 'Warning');
     assert.match(JSON.stringify(stored), /reconcile-cluster/);
-    assert.equal(new Date(stored!.lastTimestamp as unknown as string).getTime(), T1.getTime());
+    assert.equal(new Date(stored.lastTimestamp as unknown as string).getTime(), T1.getTime());
   });
 
   it('an object missing fields: empty ones, not a crash', async () => {

@@ -62,7 +62,7 @@ function schedule(keepLast = 2): EtcdSnapshotSchedule & KubeObject {
       retention: { keepLast },
       suspend: false,
     },
-  } as EtcdSnapshotSchedule & KubeObject;
+  };
 }
 
 const cluster = etcdCluster({ metadata: { uid: 'cluster-uid' } });
@@ -92,7 +92,7 @@ function snap(day: string, phase: 'Complete' | 'Failed' = 'Complete', owner = 's
       ],
     },
     spec: { clusterRef: { name: 'demo' }, destination: destination() },
-    status: { phase, completionTime: done } as EtcdSnapshot['status'],
+    status: { phase, completionTime: done },
   } as EtcdSnapshot & KubeObject;
   if (phase === 'Complete') {
     const target = snapshotTarget(destination().s3, ownerOf(s));
@@ -218,19 +218,19 @@ describe('run-snapshot for a schedule: retention', () => {
 
   it('deletes the oldest beyond keepLast: its object first (If-Match its ETag), then the EtcdSnapshot by uid', async () => {
     const [oldest, ...kept] = three();
-    const w = world([schedule(), cluster, secret, oldest!, ...kept], LATER);
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
     const outcome = await w.run();
-    assert.equal(s3.objects.has(keyOf(oldest!)), false, 'object deleted');
+    assert.equal(s3.objects.has(keyOf(oldest)), false, 'object deleted');
     for (const s of kept) assert.ok(s3.objects.has(keyOf(s)), 'the newer ones kept');
     assert.deepEqual(
       w.kube.deletes.map(d => [d.ref.name, d.options]),
-      [[oldest!.metadata.name, { uid: 'uid-2026-11-20' }]],
+      [[oldest.metadata.name, { uid: 'uid-2026-11-20' }]],
     );
-    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', oldest!.metadata.name!), undefined);
-    const uri = snapshotTarget(destination().s3, ownerOf(oldest!)).uri;
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!), undefined);
+    const uri = snapshotTarget(destination().s3, ownerOf(oldest)).uri;
     assert.ok(
       w.kube.events.includes(
-        `Normal SnapshotPruned: deleted EtcdSnapshot ${oldest!.metadata.name} and ${uri}: beyond retention.keepLast 2`,
+        `Normal SnapshotPruned: deleted EtcdSnapshot ${oldest.metadata.name} and ${uri}: beyond retention.keepLast 2`,
       ),
       w.kube.events.join('\n'),
     );
@@ -240,11 +240,11 @@ describe('run-snapshot for a schedule: retention', () => {
 
   it('the object deleted before the EtcdSnapshot, never after', async () => {
     const [oldest, ...kept] = three();
-    const w = world([schedule(), cluster, secret, oldest!, ...kept], LATER);
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
     let objectThereAtDelete: boolean | undefined;
     const kubeDelete = w.kube.delete;
     w.kube.delete = async (ref, options) => {
-      objectThereAtDelete = s3.objects.has(keyOf(oldest!));
+      objectThereAtDelete = s3.objects.has(keyOf(oldest));
       return kubeDelete(ref, options);
     };
     await w.run();
@@ -274,29 +274,29 @@ describe('run-snapshot for a schedule: retention', () => {
 
   it('an object replaced since (another ETag): kept and said, the EtcdSnapshot goes', async () => {
     const [oldest, ...kept] = three();
-    const newer = s3.put(keyOf(oldest!), Buffer.from('rewritten'), oldest!.metadata.uid);
-    const w = world([schedule(), cluster, secret, oldest!, ...kept], LATER);
+    const newer = s3.put(keyOf(oldest), Buffer.from('rewritten'), oldest.metadata.uid);
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
     await w.run();
-    assert.deepEqual(s3.objects.get(keyOf(oldest!)), newer);
-    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', oldest!.metadata.name!), undefined);
+    assert.deepEqual(s3.objects.get(keyOf(oldest)), newer);
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!), undefined);
     const pruned = w.kube.events.find(e => e.startsWith('Normal SnapshotPruned'));
     assert.match(
       pruned ?? '',
       new RegExp(
-        `^Normal SnapshotPruned: deleted EtcdSnapshot ${oldest!.metadata.name}: beyond retention.keepLast 2; .+`,
+        `^Normal SnapshotPruned: deleted EtcdSnapshot ${oldest.metadata.name}: beyond retention.keepLast 2; .+`,
       ),
     );
   });
 
   it('an object already gone: the EtcdSnapshot goes, no object named', async () => {
     const [oldest, ...kept] = three();
-    s3.objects.delete(keyOf(oldest!));
-    const w = world([schedule(), cluster, secret, oldest!, ...kept], LATER);
+    s3.objects.delete(keyOf(oldest));
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
     await w.run();
-    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', oldest!.metadata.name!), undefined);
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!), undefined);
     assert.ok(
       w.kube.events.includes(
-        `Normal SnapshotPruned: deleted EtcdSnapshot ${oldest!.metadata.name}: beyond retention.keepLast 2`,
+        `Normal SnapshotPruned: deleted EtcdSnapshot ${oldest.metadata.name}: beyond retention.keepLast 2`,
       ),
       w.kube.events.join('\n'),
     );
@@ -304,10 +304,10 @@ describe('run-snapshot for a schedule: retention', () => {
 
   it('no Secret: the EtcdSnapshot and its object kept, RetentionFailed said and recorded', async () => {
     const [oldest, ...kept] = three();
-    const w = world([schedule(), cluster, oldest!, ...kept], LATER);
+    const w = world([schedule(), cluster, oldest, ...kept], LATER);
     const outcome = await w.run();
-    assert.ok(s3.objects.has(keyOf(oldest!)));
-    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', oldest!.metadata.name!));
+    assert.ok(s3.objects.has(keyOf(oldest)));
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!));
     assert.deepEqual(w.kube.deletes, []);
     assert.match(
       summaryOf(outcome) ?? '',
@@ -324,9 +324,9 @@ describe('run-snapshot for a schedule: retention', () => {
   it('S3 refusing the deletion: the EtcdSnapshot kept, s3:DeleteObject named', async () => {
     const [oldest, ...kept] = three();
     s3.fail('DELETE', 403, 'AccessDenied');
-    const w = world([schedule(), cluster, secret, oldest!, ...kept], LATER);
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
     const outcome = await w.run();
-    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', oldest!.metadata.name!));
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!));
     assert.match(
       summaryOf(outcome) ?? '',
       /retention stopped: S3 refused to delete .*AccessDenied.*s3:DeleteObject/,
@@ -336,9 +336,9 @@ describe('run-snapshot for a schedule: retention', () => {
   it('the store failing: the EtcdSnapshot kept, retried every minute', async () => {
     const [oldest, ...kept] = three();
     for (let i = 0; i < 4; i++) s3.fail('DELETE', 503, 'ServiceUnavailable');
-    const w = world([schedule(), cluster, secret, oldest!, ...kept], LATER);
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
     const outcome = await w.run();
-    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', oldest!.metadata.name!));
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!));
     assert.match(
       summaryOf(outcome) ?? '',
       /retention stopped: could not reach the store to delete .*; retried every minute/,
@@ -347,7 +347,7 @@ describe('run-snapshot for a schedule: retention', () => {
 
   it('the RetentionFailed Warning only when its status write went through', async () => {
     const [oldest, ...kept] = three();
-    const w = world([schedule(), cluster, oldest!, ...kept], LATER);
+    const w = world([schedule(), cluster, oldest, ...kept], LATER);
     w.kube.script('replaceStatus', 'EtcdSnapshotSchedule', null, { kind: 'conflict', message: 'x' });
     await w.run();
     assert.equal(w.kube.events.filter(e => e.includes('RetentionFailed')).length, 0);
@@ -393,9 +393,9 @@ describe('run-snapshot for a schedule: retention of files on a PVC', () => {
     const w = world([pvcSchedule, cluster, ...snaps], LATER);
     const outcome = await w.run();
     const jobs = w.kube.created.filter(o => o.kind === 'Job');
-    assert.equal(jobs.length, 1, summaryOf(outcome));
+    assert.equal(jobs.length, 1, summaryOf(outcome) ?? '');
     assert.match(summaryOf(outcome) ?? '', /waiting: Job .* removes its file from claim backups$/);
-    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0]!.metadata.name!), 'kept until the Job reports');
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!), 'kept until the Job reports');
     assert.deepEqual(w.kube.deletes, []);
   });
 
@@ -409,6 +409,6 @@ describe('run-snapshot for a schedule: retention of files on a PVC', () => {
     w.kube.script('create', 'Job', { kind: 'invalid', message: 'forbidden' });
     const outcome = await w.run();
     assert.match(summaryOf(outcome) ?? '', /retention stopped: Job .* refused: forbidden/);
-    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0]!.metadata.name!));
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!));
   });
 });
