@@ -87,11 +87,19 @@ export class FakeKube {
     this.calls.push(`${verb} ${kind} ${namespace}/${name}`);
   }
 
+  /** The stored object `ref` names; an apiVersion other than the stored one's is refused, as a real API server would. */
+  private at(ref: ObjectRef): KubeObject | undefined {
+    const o = this.objects.get(keyOf(ref.kind, ref.namespace, ref.name));
+    if (o?.apiVersion && o.apiVersion !== ref.apiVersion)
+      throw new Error(`no ${ref.kind} in apiVersion "${ref.apiVersion}" (it is ${o.apiVersion})`);
+    return o;
+  }
+
   get = async <T extends KubeObject>(ref: ObjectRef) => {
     this.record('get', ref.kind, ref.namespace, ref.name);
     const answer = this.take('get', ref.kind);
     if (answer) return answer as never;
-    const o = this.objects.get(keyOf(ref.kind, ref.namespace, ref.name));
+    const o = this.at(ref);
     return (o ? { kind: 'found', object: clone(o) as T } : { kind: 'not-found' }) as
       { kind: 'found'; object: T } | { kind: 'not-found' };
   };
@@ -162,7 +170,7 @@ export class FakeKube {
     const answer = this.take('mergePatch', ref.kind);
     if (answer) return answer as never;
     const key = keyOf(ref.kind, ref.namespace, ref.name);
-    const current = this.objects.get(key);
+    const current = this.at(ref);
     if (!current) return { kind: 'not-found' } as const;
     const wantVersion = (patch.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
     if (wantVersion && wantVersion !== current.metadata.resourceVersion)
@@ -179,7 +187,7 @@ export class FakeKube {
     const answer = this.take('delete', ref.kind);
     if (answer) return answer as never;
     const key = keyOf(ref.kind, ref.namespace, ref.name);
-    const current = this.objects.get(key);
+    const current = this.at(ref);
     if (!current) return { kind: 'not-found' } as const;
     if (options?.uid && options.uid !== current.metadata.uid)
       return { kind: 'conflict', message: 'uid precondition failed' } as const;

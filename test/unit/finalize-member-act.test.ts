@@ -11,6 +11,7 @@ import type { EtcdAdapter } from '../../shared/etcd/adapter.ts';
 import type { EtcdMember as EtcdMembership } from '../../shared/etcd/members.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { finalizeMember } from '../../shared/reconcile/finalize.ts';
+import { crashAt } from '../support/crash-at.ts';
 import { FakeKube, fakeContext } from '../support/fake-kube.ts';
 import { etcdCluster, etcdMember } from '../support/etcd-objects.ts';
 
@@ -379,5 +380,57 @@ describe('finalize-member: every pass used', () => {
       /^moved leadership from demo-2 to demo-0; (moved leadership from demo-2 to demo-0; ){3}not finished after 4 steps$/,
     );
     assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/member-cleanup']);
+  });
+});
+
+describe('finalize-member: a crash just after each step', () => {
+  it('after leadership moved: nothing removed yet, the finalizer kept; the next invocation finishes', async () => {
+    const w = world(scaleDown(), { leader: 'demo-2' });
+    assert.equal(await crashAt('finalize:leader-moved', w.run), 'crashed');
+    assert.deepEqual(
+      w.etcdCalls.filter(c => /^(moveLeader|remove)/.test(c)).map(c => c.split(' ')[0]),
+      ['moveLeader'],
+    );
+    assert.deepEqual(w.kube.events, []);
+    assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/member-cleanup']);
+    assert.equal((await w.run()).result, 'done');
+    assert.deepEqual(stored(w.kube)?.metadata.finalizers, []);
+  });
+
+  it('after the removal from etcd: the finalizer still on (the next invocation finds it out of etcd)', async () => {
+    const w = world(scaleDown());
+    assert.equal(await crashAt('finalize:removed-from-etcd', w.run), 'crashed');
+    assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/member-cleanup']);
+    assert.deepEqual(w.kube.events, []);
+    const outcome = await w.run();
+    assert.match(
+      outcome.result === 'done' ? outcome.summary : '',
+      /not \(or no longer\) a member of etcd; finalizer removed$/,
+    );
+  });
+
+  it('a removal that found the member already out is no crash point', async () => {
+    const w = world(scaleDown(), { removal: () => ({ kind: 'member-not-found' }) });
+    assert.notEqual(await crashAt('finalize:removed-from-etcd', w.run), 'crashed');
+  });
+
+  it('after the finalizer went: it is gone', async () => {
+    const w = world([demo(undefined, true), member('demo-2')]);
+    assert.equal(await crashAt('finalize:finalizer-removed', w.run), 'crashed');
+    assert.deepEqual(stored(w.kube)?.metadata.finalizers, []);
+  });
+
+  it('a finalizer write that found the member gone is no crash point', async () => {
+    const w = world([demo(undefined, true), member('demo-2')]);
+    w.kube.script('replace', 'EtcdMember', { kind: 'not-found' });
+    assert.notEqual(await crashAt('finalize:finalizer-removed', w.run), 'crashed');
+  });
+
+  it('a refused leadership move is no crash point', async () => {
+    const w = world(scaleDown(), {
+      leader: 'demo-2',
+      overrides: { moveLeader: async () => ({ kind: 'unavailable', message: 'no' }) as never },
+    });
+    assert.notEqual(await crashAt('finalize:leader-moved', w.run), 'crashed');
   });
 });

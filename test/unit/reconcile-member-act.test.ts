@@ -7,11 +7,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiException, type V1PersistentVolumeClaim, type V1Pod } from '@kubernetes/client-node';
 import type { EtcdMember, EtcdMemberStatus } from '../../shared/api/etcd-member.ts';
+import { buildMemberPod } from '../../shared/builders/pod.ts';
 import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdAdapter } from '../../shared/etcd/adapter.ts';
 import { KubeApiError } from '../../shared/k8s/errors.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { reconcileMember } from '../../shared/reconcile/member.ts';
+import { crashAt } from '../support/crash-at.ts';
 import { FakeKube, fakeContext } from '../support/fake-kube.ts';
 import {
   CLIENT,
@@ -89,6 +91,8 @@ function world(objects: unknown[], etcdOverrides: Partial<EtcdAdapter> = {}, set
   return { kube, etcdCalls: calls, run: () => reconcileMember(ctx, REF) };
 }
 
+const summaryOf = (o: { result: string; summary?: string; reason?: string }) =>
+  o.result === 'done' ? o.summary : o.reason;
 const storedMember = (kube: FakeKube) => kube.stored<EtcdMember & KubeObject>('EtcdMember', 'prod', 'demo-1');
 const readyOf = (kube: FakeKube) => findCondition(storedMember(kube)?.status?.conditions, 'Ready');
 
@@ -281,6 +285,14 @@ describe('reconcile-member: asking etcd', () => {
     assert.deepEqual(w.etcdCalls, []);
   });
 
+  it('a cluster whose status lists no members yet: only the member itself is asked', async () => {
+    const m = member({}, { podName: 'demo-1', podUID: 'pod-uid', pvcName: 'data-demo-1' });
+    const bare = { ...cluster(), status: undefined };
+    const w = world([m, bare, pvc(m), pod(m)]);
+    await w.run();
+    assert.deepEqual(w.etcdCalls, [`listMembers ${CLIENT}`, `memberStatus ${CLIENT}`]);
+  });
+
   it('etcd failing to answer: nothing taken from it', async () => {
     const m = member({}, { podName: 'demo-1', podUID: 'pod-uid', pvcName: 'data-demo-1' });
     const w = world([m, clusterWithVoters, pvc(m), pod(m)], {
@@ -378,6 +390,20 @@ describe('reconcile-member: a Pod on a node that is gone', () => {
     );
   });
 
+  it('a local volume tied to a gone node and no Pod: data loss recorded, said by reconcile-member, nothing created', async () => {
+    const w = world([m, clusterWithVoters, bound, hostPv]);
+    const outcome = await w.run();
+    assert.equal(outcome.result, 'done');
+    assert.equal(storedMember(w.kube)?.status?.dataLoss?.reason, 'NodeLost');
+    assert.deepEqual(
+      w.kube.events.map(e => e.split(':')[0]),
+      ['Warning NodeLost'],
+    );
+    const event = w.kube.created.find(o => o.kind === 'Event');
+    assert.match(JSON.stringify(event), /"reconcile-member"/);
+    assert.equal(w.kube.calls.filter(c => c.startsWith('create Pod')).length, 0);
+  });
+
   it('a running ready Pod: no node read at all', async () => {
     const w = world([
       m,
@@ -433,6 +459,121 @@ describe('reconcile-member: the role label on its Pod', () => {
   });
 });
 
+describe('reconcile-member: the empty-data guard of a first Pod', () => {
+  it('its join settings patched to the guard’s, as annotations', async () => {
+    const m = member({}, { ...voter, hasData: true });
+    // As buildMemberPod made it before the member had run: the full join list in its annotations.
+    const built = buildMemberPod(member({}, { memberID: ID, isVoter: true, role: 'voter' }), {
+      namespace: 'prod',
+      clusterFormed: true,
+      isVoter: true,
+    });
+    const seen = pod(m, { role: 'voter' });
+    const first = {
+      ...built,
+      metadata: {
+        ...built.metadata,
+        ...seen.metadata,
+        labels: { ...built.metadata?.labels, ...seen.metadata?.labels },
+      },
+      status: seen.status,
+    };
+    const w = world([m, clusterWithVoters, pvc(m), first]);
+    const outcome = await w.run();
+    assert.match(summaryOf(outcome) ?? '', /arming the empty-data guard of Pod demo-1/);
+    assert.deepEqual(
+      w.kube.patches.map(p => p.patch),
+      [
+        {
+          metadata: {
+            annotations: {
+              'etcdfn.io/initial-cluster': 'demo-1=http://demo-1.demo.prod.svc:2380',
+              'etcdfn.io/initial-cluster-state': 'existing',
+            },
+          },
+        },
+      ],
+    );
+  });
+});
+
+describe('reconcile-member: a crash just after each step', () => {
+  it('after the status write: the status is there, nothing created; the next invocation goes on', async () => {
+    const w = world([member(), cluster()]);
+    assert.equal(await crashAt('member:status-written', w.run), 'crashed');
+    assert.deepEqual(w.kube.writes, ['replaceStatus EtcdMember prod/demo-1']);
+    assert.equal(storedMember(w.kube)?.status?.pvcName, 'data-demo-1');
+    assert.match(summaryOf(await w.run()) ?? '', /Pod demo-1 created/);
+  });
+
+  it('only after a write that went through: a lost race goes on to the next pass first', async () => {
+    const w = world([member(), cluster()]);
+    w.kube.script('replaceStatus', 'EtcdMember', { kind: 'conflict', message: 'x' });
+    assert.equal(await crashAt('member:status-written', w.run), 'crashed');
+    assert.equal(w.kube.calls.filter(c => c.startsWith('replaceStatus')).length, 2);
+  });
+
+  it('after the PVC: no Pod yet; the next invocation creates it', async () => {
+    const m = member({}, { pvcName: 'data-demo-1' });
+    const w = world([m, cluster()]);
+    await w.run();
+    const fresh = world([{ ...storedMember(w.kube)!, status: m.status }, cluster()]);
+    const s = await crashAt('member:pvc-created', async () => {
+      await fresh.run();
+      return 'ran';
+    });
+    assert.equal(s, 'crashed');
+    assert.ok(fresh.kube.stored('PersistentVolumeClaim', 'prod', 'data-demo-1'));
+    assert.equal(fresh.kube.stored('Pod', 'prod', 'demo-1'), undefined);
+  });
+
+  it('a PVC that already existed is no crash point', async () => {
+    const m = member();
+    const w = world([m, cluster(), pvc(m)]);
+    const exists = { kind: 'already-exists' };
+    w.kube.script('create', 'PersistentVolumeClaim', exists, exists, exists, exists);
+    w.kube.objects.delete('PersistentVolumeClaim/prod/data-demo-1');
+    assert.notEqual(await crashAt('member:pvc-created', w.run), 'crashed');
+  });
+
+  it('after the Pod: the Pod is there', async () => {
+    const m = member();
+    const w = world([m, cluster(), pvc(m)]);
+    assert.equal(await crashAt('member:pod-created', w.run), 'crashed');
+    assert.ok(w.kube.stored('Pod', 'prod', 'demo-1'));
+  });
+
+  it('a Pod refused is no crash point', async () => {
+    const m = member();
+    const w = world([m, cluster(), pvc(m)]);
+    w.kube.script('create', 'Pod', { kind: 'invalid', message: 'no' });
+    assert.notEqual(await crashAt('member:pod-created', w.run), 'crashed');
+  });
+
+  it('after a paused member’s Pod is deleted: deleted, the PVC kept', async () => {
+    const m = member({ dormant: true }, voter);
+    const w = world([m, cluster(), pvc(m), pod(m, { role: 'voter' })]);
+    assert.equal(await crashAt('member:pod-deleted', w.run), 'crashed');
+    assert.equal(w.kube.stored('Pod', 'prod', 'demo-1'), undefined);
+    assert.ok(w.kube.stored('PersistentVolumeClaim', 'prod', 'data-demo-1'));
+  });
+
+  it('after the role label: labelled; a patch that found no Pod is no crash point', async () => {
+    const m = member({}, voter);
+    const bare = pod(m, { role: 'voter' });
+    delete bare.metadata?.labels;
+    const w = world([m, clusterWithVoters, pvc(m), bare]);
+    assert.equal(await crashAt('member:pod-labelled', w.run), 'crashed');
+    assert.equal(
+      w.kube.stored<V1Pod & KubeObject>('Pod', 'prod', 'demo-1')?.metadata.labels?.['etcdfn.io/role'],
+      'voter',
+    );
+    const gone = world([m, clusterWithVoters, pvc(m), bare]);
+    gone.kube.script('mergePatch', 'Pod', { kind: 'not-found' });
+    assert.notEqual(await crashAt('member:pod-labelled', gone.run), 'crashed');
+  });
+});
+
 describe('reconcile-member: an upgrade of the member that leads', () => {
   const m = member({ version: '3.5.16' }, { ...voter, version: '3.4.23' });
   const oldPod = (): V1Pod => ({
@@ -463,6 +604,22 @@ describe('reconcile-member: an upgrade of the member that leads', () => {
       w.kube.calls.filter(c => c === 'get EtcdMember prod/demo-1').length >= 2,
       'observed again after the move',
     );
+  });
+
+  it('a member that still leads after every move: four passes, no more, and its Pod is not stopped', async () => {
+    calls.length = 0;
+    const w = world([m, clusterWithVoters, pvc(m), oldPod()], {
+      ...etcdLeading('ok'),
+      moveLeader: async (endpoints: readonly string[], toId: string) => {
+        calls.push(`moveLeader ${endpoints.join(' ')} -> ${toId}`);
+        return { kind: 'ok', leaderId: toId } as never;
+      },
+    });
+    const outcome = await w.run();
+    assert.equal(calls.length, 4);
+    assert.equal(outcome.result, 'done');
+    assert.equal((summaryOf(outcome) ?? '').split('; ').length, 4);
+    assert.deepEqual(w.kube.deletes, []);
   });
 
   it('a move etcd refuses: retried with 503 and its message', async () => {
@@ -639,6 +796,50 @@ describe('reconcile-member: Events', () => {
 });
 
 describe('reconcile-member: the operator’s settings reach the Pod', () => {
+  it('the Pods’ IP family: etcd listens on IPv6', async () => {
+    const m = member();
+    const w = world([m, cluster(), pvc(m)], {}, { podIPFamily: 'IPv6' });
+    await w.run();
+    const created = w.kube.stored<V1Pod & KubeObject>('Pod', 'prod', 'demo-1');
+    const etcd = created?.spec?.containers.find(c => c.name === 'etcd');
+    assert.match(JSON.stringify(etcd), /--listen-client-urls=http:\/\/\[\$\(POD_IP\)\]:2379/);
+    const v4 = world([m, cluster(), pvc(m)], {}, { podIPFamily: 'IPv4' });
+    await v4.run();
+    const etcd4 = v4.kube
+      .stored<V1Pod & KubeObject>('Pod', 'prod', 'demo-1')
+      ?.spec?.containers.find(c => c.name === 'etcd');
+    assert.match(JSON.stringify(etcd4), /--listen-client-urls=http:\/\/\$\(POD_IP\):2379/);
+  });
+
+  it('the S3 endpoint policy reaches a restoring seed’s fetch step', async () => {
+    const s3 = {
+      endpoint: 'https://s3.example.com',
+      bucket: 'b',
+      key: 'k/snap.db',
+      credentialsSecretRef: { name: 'creds' },
+    };
+    const m = member({
+      bootstrap: true,
+      initialCluster: 'demo-1=http://demo-1.demo.prod.svc:2380',
+      restore: { source: { s3, sha256: `sha256:${'ab'.repeat(32)}` } },
+    });
+    const w = world(
+      [m, cluster({}), pvc(m)],
+      {},
+      { s3AllowedEndpoints: 'https://s3.example.com', s3DeniedRanges: '10.0.0.0/8' },
+    );
+    await w.run();
+    const created = w.kube.stored<V1Pod & KubeObject>('Pod', 'prod', 'demo-1');
+    const env = created?.spec?.initContainers?.find(c => c.name === 'restore-fetch')?.env ?? [];
+    assert.deepEqual(
+      env.filter(e => e.name.startsWith('ETCDFN_S3_')).map(e => [e.name, e.value]),
+      [
+        ['ETCDFN_S3_ALLOWED_ENDPOINTS', 'https://s3.example.com'],
+        ['ETCDFN_S3_DENIED_RANGES', '10.0.0.0/8'],
+      ],
+    );
+  });
+
   it('the etcd image repository', async () => {
     const w = world(
       [member(), cluster(), pvc(member())],

@@ -17,6 +17,7 @@ import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { ownerOf, snapshotTarget } from '../../shared/s3/location.ts';
 import { scheduleTimingsFromEnv } from '../../shared/runtime/timings.ts';
 import { pvcUri, snapshotFilePath } from '../../shared/snapshot-file/result.ts';
+import { crashAt } from '../support/crash-at.ts';
 import { FakeKube, fakeContext } from '../support/fake-kube.ts';
 import { FakeS3, snapshotBytes } from '../support/fake-s3.ts';
 import { etcdCluster } from '../support/etcd-objects.ts';
@@ -410,5 +411,42 @@ describe('run-snapshot for a schedule: retention of files on a PVC', () => {
     const outcome = await w.run();
     assert.match(summaryOf(outcome) ?? '', /retention stopped: Job .* refused: forbidden/);
     assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!));
+  });
+});
+
+describe('run-snapshot for a schedule: a crash just after each step', () => {
+  it('after the claim: no EtcdSnapshot yet; the next invocation creates the claimed run', async () => {
+    const w = world([schedule(), cluster]);
+    assert.equal(await crashAt('schedule:claimed', w.run), 'crashed');
+    assert.deepEqual(storedSchedule(w.kube)?.status?.active, [runName]);
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', runName), undefined);
+    await w.run();
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', runName));
+  });
+
+  it('after the EtcdSnapshot was created: there; one that already existed is no crash point', async () => {
+    const w = world([schedule(), cluster]);
+    assert.equal(await crashAt('schedule:snapshot-created', w.run), 'crashed');
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', runName));
+    const again = world([schedule(), cluster]);
+    again.kube.script('create', 'EtcdSnapshot', { kind: 'already-exists' });
+    assert.notEqual(await crashAt('schedule:snapshot-created', again.run), 'crashed');
+  });
+
+  it('after an object was pruned: the object gone, its EtcdSnapshot still there (deleted again next time)', async () => {
+    const [oldest, ...kept] = [snap('2026-11-20'), snap('2026-11-21'), snap('2026-11-22')];
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
+    assert.equal(await crashAt('schedule:object-pruned', w.run), 'crashed');
+    assert.equal(s3.objects.has(keyOf(oldest)), false);
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!));
+    await w.run();
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!), undefined);
+  });
+
+  it('an object already gone is no crash point', async () => {
+    const [oldest, ...kept] = [snap('2026-11-20'), snap('2026-11-21'), snap('2026-11-22')];
+    s3.objects.delete(keyOf(oldest));
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
+    assert.notEqual(await crashAt('schedule:object-pruned', w.run), 'crashed');
   });
 });

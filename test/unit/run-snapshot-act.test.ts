@@ -15,6 +15,7 @@ import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
 import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
+import { crashAt } from '../support/crash-at.ts';
 import { FakeKube, fakeContext } from '../support/fake-kube.ts';
 import { FakeS3, snapshotBytes } from '../support/fake-s3.ts';
 import { etcdCluster, etcdMember } from '../support/etcd-objects.ts';
@@ -687,5 +688,92 @@ describe('run-snapshot: a snapshot to a PVC', () => {
     ]);
     const outcome = await w.run();
     assert.match(summaryOf(outcome) ?? '', /is missing; creating it: Job .* created$/);
+  });
+});
+
+describe('run-snapshot: a crash just after each step', () => {
+  it('after the claim: nothing streamed, the snapshot Started', async () => {
+    const w = world(full());
+    assert.equal(await crashAt('snapshot:claimed', w.run), 'crashed');
+    assert.deepEqual(w.etcdCalls, []);
+    assert.equal(stored(w.kube)?.status?.phase, 'Started');
+    assert.deepEqual(
+      w.kube.events.map(e => e.split(':')[0]),
+      ['Normal SnapshotStarted'],
+    );
+  });
+
+  it('after the claim of a PVC snapshot: no Job yet', async () => {
+    const s = snapshot();
+    const pvcSnap = { ...s, spec: { ...s.spec, destination: { pvc: { claimName: 'backups' } } } };
+    const claim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'backups', namespace: 'prod' },
+    };
+    const w = world([pvcSnap, claim, cluster, ...members, ...pods]);
+    assert.equal(await crashAt('snapshot:claimed', w.run), 'crashed');
+    assert.equal(w.kube.created.filter(o => o.kind === 'Job').length, 0);
+  });
+
+  // Inside the attempt the emulated crash is an error the attempt catches (a real one ends the
+  // process there): what shows is that the point fired, and what was stored by then.
+  it('while streaming: the point fires before anything is stored', async () => {
+    const w = world(full());
+    const outcome = await crashAt('snapshot:streaming', w.run);
+    assert.match(JSON.stringify(outcome), /the stream from demo-1 broke off: snapshot:streaming/);
+    assert.equal(s3.objects.size, 0);
+  });
+
+  it('after the upload: the point fires with the object stored and not yet read back', async () => {
+    const w = world(full());
+    const outcome = await crashAt('snapshot:uploaded', w.run);
+    assert.match(JSON.stringify(outcome), /failed: snapshot:uploaded/);
+    assert.ok(s3.objects.has(`etcd/${KEY}`));
+    assert.equal(s3.requests.filter(r => r.startsWith('GET')).length, 0);
+  });
+
+  it('after the result: Complete, its Event not yet said', async () => {
+    const w = world(full());
+    assert.equal(await crashAt('snapshot:result-written', w.run), 'crashed');
+    assert.equal(stored(w.kube)?.status?.phase, 'Complete');
+    assert.deepEqual(
+      w.kube.events.map(e => e.split(':')[0]),
+      ['Normal SnapshotStarted'],
+    );
+  });
+
+  it('a refused upload writes its result too, and only a written result is a crash point', async () => {
+    const w = world(full());
+    s3.fail('PUT', 403, 'AccessDenied');
+    w.kube.script('replaceStatus', 'EtcdSnapshot', null, { kind: 'not-found' });
+    assert.notEqual(await crashAt('snapshot:result-written', w.run), 'crashed');
+  });
+
+  it('after the finalizer went on: on, nothing else', async () => {
+    const w = world(full(snapshot({ policy: 'Delete' })));
+    assert.equal(await crashAt('snapshot:finalizer-added', w.run), 'crashed');
+    assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/snapshot-object']);
+    const lost = world(full(snapshot({ policy: 'Delete' })));
+    lost.kube.script('replace', 'EtcdSnapshot', { kind: 'conflict', message: 'x' });
+    assert.notEqual(await crashAt('snapshot:finalizer-added', lost.run), 'crashed');
+  });
+
+  it('after the object was deleted: the finalizer still on', async () => {
+    const object = s3.put(`etcd/${KEY}`, snapshotBytes(), 'snap-uid');
+    const s = snapshot({
+      policy: 'Delete',
+      deleting: true,
+      finalizers: ['etcdfn.io/snapshot-object'],
+      status: {
+        phase: 'Complete',
+        startTime: '2026-11-22T10:00:00Z',
+        artifact: { uri: URI, sizeBytes: 1, checksum: 'sha256:x', revision: 1, etag: object.etag },
+      },
+    });
+    const w = world([s, secret]);
+    assert.equal(await crashAt('snapshot:object-deleted', w.run), 'crashed');
+    assert.equal(s3.objects.has(`etcd/${KEY}`), false);
+    assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/snapshot-object']);
   });
 });
