@@ -108,6 +108,48 @@ describe('keepCertificates', () => {
     ]);
   });
 
+  it('a certificate re-issued says why: signed by another CA, or two thirds of its life gone', async () => {
+    const cluster = clusterWith({ client: { auto: {} } });
+    const kube = new StoreKube();
+    await keepCertificates(storeContext(kube, {}), cluster);
+    const other = new StoreKube();
+    await keepCertificates(storeContext(other, {}), cluster);
+    const otherCa = other.stored<KubeObject>('Secret', 'prod', 'demo-ca');
+    if (otherCa) kube.put(otherCa);
+    kube.calls = [];
+    await keepCertificates(storeContext(kube, {}), cluster);
+    assert.deepEqual(eventsOf(kube).sort(), [
+      'Normal CertificateIssued: issued the operator-client certificate into Secret demo-operator-client-tls (it was signed by another CA)',
+      'Normal CertificateIssued: issued the server certificate into Secret demo-server-tls (it was signed by another CA)',
+    ]);
+    kube.calls = [];
+    const later = new Date(Date.now() + 61 * 24 * 3600 * 1000);
+    await keepCertificates(storeContext(kube, {}, {}, later), cluster);
+    assert.deepEqual(eventsOf(kube).sort(), [
+      'Normal CertificateIssued: issued the operator-client certificate into Secret demo-operator-client-tls (two thirds of its validity had passed)',
+      'Normal CertificateIssued: issued the server certificate into Secret demo-server-tls (two thirds of its validity had passed)',
+    ]);
+  });
+
+  it('a certificate for other names (another namespace’s, same CA) is re-issued: its names changed', async () => {
+    const kube = new StoreKube();
+    const elsewhere = {
+      ...clusterWith({ client: { auto: {} } }),
+      metadata: { name: 'demo', namespace: 'other', uid: 'uid-1' },
+    };
+    await keepCertificates(storeContext(kube, {}), elsewhere);
+    for (const name of ['demo-ca', 'demo-server-tls', 'demo-operator-client-tls']) {
+      const o = kube.stored<KubeObject>('Secret', 'other', name);
+      if (o) kube.put({ ...o, metadata: { ...o.metadata, namespace: 'prod' } });
+    }
+    kube.calls = [];
+    await keepCertificates(storeContext(kube, {}), clusterWith({ client: { auto: {} } }));
+    assert.deepEqual(eventsOf(kube), [
+      'Normal CertificateIssued: issued the server certificate into Secret demo-server-tls (its names no longer matched the cluster)',
+      'Normal CertificateIssued: issued the operator-client certificate into Secret demo-operator-client-tls (its names no longer matched the cluster)',
+    ]);
+  });
+
   it('auto TLS that cannot issue: an unusable CA, or a Secret that is not ours, is the problem the plan is told', async () => {
     const ca = new StoreKube([
       {
