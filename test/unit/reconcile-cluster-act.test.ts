@@ -5,7 +5,7 @@
 // leaves the claimed operation in status so the next event carries it on. Real etcd and a real API
 // server do the same steps in test/integration/cluster-act-etcd.test.ts and reconcile-*.test.ts.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import type { EtcdCluster } from '../../shared/api/etcd-cluster.ts';
 import type { EtcdMember } from '../../shared/api/etcd-member.ts';
 import type { AddMemberOperation } from '../../shared/api/cluster-operation.ts';
@@ -403,6 +403,18 @@ describe('act: adding a learner (claim and resume)', () => {
     assert.deepEqual(resumed.result, retry('adding demo-3 as a learner: unhealthy cluster'));
     assert.equal(resumed.calls.filter(c => c.startsWith('addLearner')).length, 1);
 
+    // The deadline itself ends the wait (Date mocked: the second reading is the deadline).
+    let t = 1_000_000;
+    const now = mock.method(Date, 'now', () => (t += 100) - 100);
+    const atDeadline = await run(
+      { kind: 'claim', operation: op() },
+      world(op()),
+      { addLearner: () => unhealthy },
+      { unhealthyWaitMs: 100 },
+    );
+    now.mock.restore();
+    assert.equal(atDeadline.calls.filter(c => c.startsWith('addLearner')).length, 1);
+
     const started = Date.now();
     const gaveUp = await run(
       { kind: 'claim', operation: op() },
@@ -451,6 +463,11 @@ describe('act: adding a learner (claim and resume)', () => {
     const g = await run({ kind: 'claim', operation: op() }, gone);
     assert.equal(g.result.ok, true);
     assert.equal(g.kube.lines.includes('replaceStatus EtcdCluster demo'), false);
+
+    const cleared = world();
+    const c = await run({ kind: 'resume', operation: op() }, cleared);
+    assert.equal(c.result.ok, true, 'an operation already cleared (a crash after the clear) is left so');
+    assert.equal(c.kube.lines.includes('replaceStatus EtcdCluster demo'), false);
 
     const invalid = world(op());
     invalid.kube.script('replaceStatus', { kind: 'invalid', message: 'x' });
@@ -840,10 +857,42 @@ describe('act: one-call steps', () => {
     }
   });
 
+  it('defragment defragments the claimed member', async () => {
+    const w = world();
+    const etcd = {
+      memberStatus: () => Promise.resolve({ kind: 'ok', status: { dbSize: 4 * 1024 * 1024 } }),
+      defragment: () => Promise.resolve({ kind: 'ok' }),
+      healthRead: () => Promise.resolve({ kind: 'ok', revision: 1 }),
+    } as unknown as EtcdAdapter;
+    const result = await act(storeContext(w.kube, etcd), w.state, {
+      kind: 'defragment',
+      member: 'demo-2',
+      endpoint: client(2),
+      why: 'fragmented',
+    });
+    assert.deepEqual(result, { ok: true, summary: 'defragmented demo-2: 4 MiB → 4 MiB' });
+  });
+
+  it('promote: a refusal other than "not in sync" is a retry at once; one never in sync gives up after the attempts', async () => {
+    const refused = await run({ kind: 'promote', member: 'demo-2', id: 'a2' }, world(), {
+      promote: () => ({ kind: 'member-not-found', message: 'member not found' }),
+    });
+    assert.deepEqual(refused.result, retry('promoting demo-2: member not found'));
+    assert.equal(refused.calls.length, 1);
+    assert.deepEqual(refused.kube.calls, [], 'not recorded as a voter');
+    const behind = await run({ kind: 'promote', member: 'demo-2', id: 'a2' }, world(), {
+      promote: () => ({ kind: 'learner-not-in-sync', message: 'not in sync' }),
+    });
+    assert.deepEqual(behind.result, retry('learner demo-2 is still catching up with the leader'));
+    assert.equal(behind.calls.length, 3);
+    assert.deepEqual(behind.kube.calls, []);
+  });
+
   it('promote promotes the learner and records it as a voter', async () => {
     const { result, calls, kube } = await run({ kind: 'promote', member: 'demo-2', id: 'a2' });
     assert.deepEqual(result, { ok: true, summary: 'promoted demo-2 to voter' });
     assert.deepEqual(calls, [`promote ${client(0)},${client(2)} a2`]);
     assert.equal(kube.stored<EtcdMember>('EtcdMember', NS, 'demo-2')?.status?.isVoter, true);
+    assert.deepEqual(kube.calls[0]?.body, { status: { isVoter: true, role: 'voter' } });
   });
 });
