@@ -498,4 +498,103 @@ describe('reconcile-cluster: wake-ups', () => {
     });
     assert.equal(kube.stored('PingSource', 'prod', 'demo-etcdfn-cluster-wake'), undefined);
   });
+  it('a restore waiting on the user gets a wake-up PingSource; with a sink set, no Broker is read', async () => {
+    const s3 = {
+      bucket: 'b',
+      key: 'k',
+      endpoint: 'https://s3.example',
+      credentialsSecretRef: { name: 'creds' },
+    };
+    const kube = new StoreKube([newCluster({ bootstrap: { restore: { source: { s3 } } } })]);
+    const sink = { uri: 'http://sink.example/x' };
+    const result = await reconcileCluster(
+      ctxOf(kube, fakeEtcd(three()).etcd, { chainSteps: 1, scheduleSink: sink }),
+      REF,
+    );
+    assert.equal(result.result, 'done');
+    assert.match(
+      result.result === 'done' ? result.summary : '',
+      /; PingSource demo-etcdfn-cluster-wake created: looked at again on /,
+    );
+    const ping = kube.stored<KubeObject & { spec: { sink: unknown } }>(
+      'PingSource',
+      'prod',
+      'demo-etcdfn-cluster-wake',
+    );
+    assert.ok(JSON.stringify(ping?.spec.sink).includes('http://sink.example/x'));
+    assert.equal(
+      kube.calls.some(c => c.kind === 'Broker'),
+      false,
+    );
+  });
+
+  it('a wake-up is looked for when the status says Restored=False, and deleted once nothing waits', async () => {
+    const ping = {
+      apiVersion: 'sources.knative.dev/v1',
+      kind: 'PingSource',
+      metadata: {
+        name: 'demo-etcdfn-cluster-wake',
+        namespace: 'prod',
+        ownerReferences: [
+          {
+            apiVersion: 'etcdfn.io/v1alpha1',
+            kind: 'EtcdCluster',
+            name: 'demo',
+            uid: 'uid-1',
+            controller: true,
+          },
+        ],
+      },
+      spec: {},
+    } as KubeObject;
+    const kube = formed(o => {
+      o.push(ping);
+      const c = o.find(x => x.kind === 'EtcdCluster') as unknown as Cluster;
+      c.status?.conditions?.push({
+        type: 'Restored',
+        status: 'False',
+        reason: 'SourceMissing',
+        message: 'x',
+        lastTransitionTime: '2026-11-29T11:00:00Z',
+      } as never);
+    });
+    const result = await reconcileCluster(ctxOf(kube, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF);
+    assert.match(
+      result.result === 'done' ? result.summary : '',
+      /PingSource demo-etcdfn-cluster-wake deleted \(no longer waiting\)/,
+    );
+    assert.equal(kube.stored('PingSource', 'prod', 'demo-etcdfn-cluster-wake'), undefined);
+  });
+
+  it('a defragmentation schedule removed: its PingSource goes too (status still names the schedule)', async () => {
+    const ping = {
+      apiVersion: 'sources.knative.dev/v1',
+      kind: 'PingSource',
+      metadata: {
+        name: 'demo-defrag-etcdfn-cluster-wake',
+        namespace: 'prod',
+        ownerReferences: [
+          {
+            apiVersion: 'etcdfn.io/v1alpha1',
+            kind: 'EtcdCluster',
+            name: 'demo',
+            uid: 'uid-1',
+            controller: true,
+          },
+        ],
+      },
+      spec: {},
+    } as KubeObject;
+    const kube = formed(o => {
+      o.push(ping);
+      const c = o.find(x => x.kind === 'EtcdCluster') as unknown as Cluster;
+      (c.status as Record<string, unknown>).defragSchedule = { lastRun: '2026-11-29T03:00:00Z' };
+    });
+    const result = await reconcileCluster(ctxOf(kube, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF);
+    assert.match(
+      result.result === 'done' ? result.summary : '',
+      /PingSource demo-defrag-etcdfn-cluster-wake deleted/,
+    );
+    assert.equal(kube.stored('PingSource', 'prod', 'demo-defrag-etcdfn-cluster-wake'), undefined);
+  });
 });
