@@ -18,6 +18,8 @@ export interface CoreOptions {
   agentCommand?: string[];
   backoffMaxMs?: number;
   persist?: boolean;
+  /** Pods that ask for it run in network namespaces of their own (kubelet/pod-network.ts) */
+  podNetwork?: boolean;
   /** how many nodes (default 1): more are named sandbox-2, sandbox-3, … (see LOCAL_PATH_CLASS) */
   nodes?: number;
 }
@@ -105,6 +107,7 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
       dataDir: join(dir, 'kubelet'),
       extraNodes,
       ipBase: opts.ipBase,
+      podNetwork: opts.podNetwork,
       serving: kubeletServing(controlPlane),
       // The operator image's agent (restore steps in member Pods) is this checkout's agent/main.ts.
       agentCommand: opts.agentCommand ?? [

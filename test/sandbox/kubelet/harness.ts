@@ -26,6 +26,8 @@ export interface SandboxOptions {
   agentCommand?: string[];
   ipBase?: string;
   backoffMaxMs?: number;
+  /** run Pods that ask for it in network namespaces of their own (kubelet/pod-network.ts) */
+  podNetwork?: boolean;
   /** default 60 s */
   startTimeoutMs?: number;
 }
@@ -68,6 +70,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (opts.crdDir) args.push('--crds', opts.crdDir);
   if (opts.agentCommand) args.push('--agent-command', JSON.stringify(opts.agentCommand));
   if (opts.ipBase) args.push('--ip-base', opts.ipBase);
+  if (opts.podNetwork) args.push('--pod-network');
   if (opts.backoffMaxMs !== undefined) args.push('--backoff-max-ms', String(opts.backoffMaxMs));
   const cmd = namespacedCommand([process.execPath, '--import', 'tsx', ...args]);
   let started: ReadyChild<ReadyLine>;

@@ -40,6 +40,7 @@ import {
   loadKubeConfig,
   makeBinDirs,
 } from './options.ts';
+import { PodNetwork } from './pod-network.ts';
 import { PodWorker } from './pod-worker.ts';
 import type { NodeContext } from './pod-worker.ts';
 import { PvcController } from './pvcs.ts';
@@ -53,6 +54,7 @@ export type { Faults, NodeState, PodState, KillRequest, WipeRequest, DelayReques
 export { FaultClient, controlUrlOf } from './control.ts';
 export { VOLUMES_ANNOTATION } from './pod-worker.ts';
 export { SANDBOX_PATHS_ENV, SANDBOX_POD_IP_ENV } from './container.ts';
+export { POD_NETWORK_ANNOTATION } from './pod-network.ts';
 
 export interface Kubelet {
   readonly nodeName: string;
@@ -104,6 +106,8 @@ class ProcessKubelet implements Kubelet, Faults {
   /** Files bind-mounted over (/etc/hosts, /etc/resolv.conf), undone on stop, last first. */
   private readonly bound: string[] = [];
   private nameServer: NameServer | undefined;
+  /** the name server's second address, on the pod network's gateway (Pods in namespaces ask there) */
+  private gatewayNameServer: NameServer | undefined;
 
   get nameServerIP(): string | undefined {
     return this.nameServer?.ip;
@@ -187,6 +191,8 @@ class ProcessKubelet implements Kubelet, Faults {
   }
 
   async start(): Promise<void> {
+    if (this.opts.podNetwork)
+      this.node.network = await PodNetwork.start({ apiServer: this.api.server, log: this.log });
     await this.setUpDns();
     const ctl = this.opts.controllers ?? {};
     if (ctl.pvcs !== false)
@@ -284,7 +290,10 @@ class ProcessKubelet implements Kubelet, Faults {
       // slow lookup as a lost peer, which restarts its 5 s wait before the next membership change.
       const nameserver = await this.startNameServer();
       const resolv = join(dirname(this.hostsFile), 'resolv.conf');
-      writeFileSync(resolv, `nameserver ${nameserver}\noptions timeout:1 attempts:1\n`);
+      const gateway = await this.startGatewayNameServer();
+      // Inside a Pod namespace the first address is unreachable (refused at once): the second answers.
+      const second = gateway ? `nameserver ${gateway}\n` : '';
+      writeFileSync(resolv, `nameserver ${nameserver}\n${second}options timeout:1 attempts:1\n`);
       await bindHostsFile(resolv, '/etc/resolv.conf');
       this.bound.push('/etc/resolv.conf');
       if (this.nameServer) this.dns.servedByNameServer();
@@ -310,6 +319,15 @@ class ProcessKubelet implements Kubelet, Faults {
       this.log(`no name server (${(err as Error).message}): names come from the hosts file alone`);
       return '127.0.0.1';
     }
+  }
+
+  /** The same name server on the pod network's gateway, for Pods in namespaces of their own. */
+  private async startGatewayNameServer(): Promise<string | undefined> {
+    const network = this.node.network;
+    if (!network || !this.nameServer) return undefined;
+    const dns = this.dns!;
+    this.gatewayNameServer = await startNameServer([network.gateway], name => dns.lookup(name));
+    return network.gateway;
   }
 
   /**
@@ -444,6 +462,8 @@ class ProcessKubelet implements Kubelet, Faults {
     await Promise.all([...this.workers.values()].map(w => w.shutdown(grace)));
     this.workers.clear();
     await this.nameServer?.close();
+    await this.gatewayNameServer?.close();
+    await this.node.network?.stop();
     // Before the sandbox's directory goes: a later sandbox in this process binds its own files.
     for (const target of this.bound.splice(0).reverse()) {
       try {

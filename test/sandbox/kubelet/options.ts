@@ -22,6 +22,11 @@ export interface KubeletOptions {
    * processes as a lost machine would
    */
   extraNodes?: string[];
+  /**
+   * run the Pods that ask for it (pod-network.ts) in network namespaces of their own, on a bridge
+   * with a private /24 (needs root and iproute2); default off: every Pod gets a loopback IP
+   */
+  podNetwork?: boolean;
   /** status.hostIP of every Pod (default 127.0.0.1) */
   hostIP?: string;
   /** local etcd releases; default: every release test/support/etcd-binaries.ts finds (one per exact version) */
