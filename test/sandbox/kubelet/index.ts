@@ -40,6 +40,7 @@ import {
   loadKubeConfig,
   makeBinDirs,
 } from './options.ts';
+import { knativePrograms } from './knative-images.ts';
 import { PodNetwork } from './pod-network.ts';
 import { PodWorker } from './pod-worker.ts';
 import type { NodeContext } from './pod-worker.ts';
@@ -162,6 +163,7 @@ class ProcessKubelet implements Kubelet, Faults {
         agentImages: this.opts.agentImages ?? defaultAgentImages(),
         agentCommand: this.opts.agentCommand,
         hostImages: this.opts.hostImages ?? DEFAULT_HOST_IMAGES,
+        programs: knativePrograms(),
       },
       reader: apiSourceReader(this.api),
       backoff: backoffConfig(this.opts.backoff),

@@ -21,6 +21,7 @@ import { existsSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { isKnativeImage } from './knative-images.ts';
 import type { Logger, Pod } from './types.ts';
 
 const execFileAsync = promisify(execFile);
@@ -281,7 +282,8 @@ export function podKubeconfig(file: string, apiServer: string, serviceAccountDir
   return file;
 }
 
-/** Whether a Pod asks for a namespace of its own. */
+/** Whether a Pod asks for a namespace of its own, or runs Knative's programs (all bind :8080). */
 export function wantsPodNetwork(pod: Pod): boolean {
-  return pod.metadata.annotations?.[POD_NETWORK_ANNOTATION] === 'true';
+  if (pod.metadata.annotations?.[POD_NETWORK_ANNOTATION] === 'true') return true;
+  return [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some(c => isKnativeImage(c.image));
 }
