@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { applyCrds, rawRequest } from './control-plane/apply.ts';
 import { startControlPlane, type ControlPlane } from './control-plane/index.ts';
+import { egressSelector } from './kubelet/cluster-egress.ts';
 import { startKubelet, type Kubelet } from './kubelet/index.ts';
 import { CSI_DRIVER, SANDBOX_DEFAULT_CLASS } from './kubelet/provisioner.ts';
 
@@ -89,7 +90,14 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
   const cpDir = join(dir, 'control-plane');
   // Without --persist a restart is a new cluster: the store starts empty (certificates are reused).
   if (!opts.persist) rmSync(join(cpDir, 'etcd'), { recursive: true, force: true });
-  const controlPlane = await startControlPlane({ dir: cpDir, port: opts.port });
+  // With the pod network, kube-apiserver reaches webhooks' Services through the kubelet's egress.
+  mkdirSync(cpDir, { recursive: true });
+  const egress = opts.podNetwork ? egressSelector(cpDir) : undefined;
+  const controlPlane = await startControlPlane({
+    dir: cpDir,
+    port: opts.port,
+    apiserverFlags: egress ? [egress.flag] : [],
+  });
   try {
     const kc = new KubeConfig();
     kc.loadFromFile(controlPlane.kubeconfig);
@@ -108,6 +116,7 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
       extraNodes,
       ipBase: opts.ipBase,
       podNetwork: opts.podNetwork,
+      clusterEgressSocket: egress?.socket,
       serving: kubeletServing(controlPlane),
       // The operator image's agent (restore steps in member Pods) is this checkout's agent/main.ts.
       agentCommand: opts.agentCommand ?? [

@@ -40,6 +40,8 @@ import {
   loadKubeConfig,
   makeBinDirs,
 } from './options.ts';
+import { startClusterEgress } from './cluster-egress.ts';
+import { EndpointsWriter } from './endpoints-writer.ts';
 import { knativePrograms } from './knative-images.ts';
 import { PodNetwork } from './pod-network.ts';
 import { PodWorker } from './pod-worker.ts';
@@ -128,6 +130,7 @@ class ProcessKubelet implements Kubelet, Faults {
   private controllers: { stop(): void }[] = [];
   private closeControl: (() => Promise<void>) | undefined;
   private closeServing: (() => Promise<void>) | undefined;
+  private closeEgress: (() => Promise<void>) | undefined;
   private frozen = false;
   private thaw: { promise: Promise<void>; resolve: () => void } | undefined;
   private stopped = false;
@@ -226,6 +229,11 @@ class ProcessKubelet implements Kubelet, Faults {
     this.scheduler = new Scheduler(this.api, informers, this.nodeNames, this.log);
     this.controllers.push(this.scheduler);
     this.controllers.push(...[this.pods, this.services, this.endpoints, this.pvcs, this.storageClasses]);
+    const network = this.node.network;
+    if (network) {
+      const informers = { pods: this.pods, services: this.services, endpoints: this.endpoints };
+      this.controllers.push(new EndpointsWriter(this.api, informers, ip => network.contains(ip), this.log));
+    }
     this.pods.on({ upsert: pod => this.onPod(pod), deleted: pod => this.onPodDeleted(pod) });
     const refresh = { upsert: () => this.dns?.refresh(), deleted: () => this.dns?.refresh() };
     this.services.on(refresh);
@@ -240,6 +248,18 @@ class ProcessKubelet implements Kubelet, Faults {
       nodes.start(),
       volumes.start(),
     ]);
+    if (this.opts.clusterEgressSocket) {
+      const egress = await startClusterEgress(
+        this.opts.clusterEgressSocket,
+        {
+          services: () => this.services.list(),
+          endpoints: () => this.computedEndpoints(),
+          local: ip => ip.startsWith('127.') || !!this.node.network?.contains(ip),
+        },
+        this.log,
+      );
+      this.closeEgress = () => egress.close();
+    }
     let kubeletPort: number | undefined;
     if (this.opts.serving) {
       const server = await startKubeletServer(this, this.opts.serving);
@@ -460,6 +480,7 @@ class ProcessKubelet implements Kubelet, Faults {
     this.thaw?.resolve();
     await this.closeControl?.();
     await this.closeServing?.();
+    await this.closeEgress?.();
     const grace = this.opts.stopGraceMs ?? 2000;
     await Promise.all([...this.workers.values()].map(w => w.shutdown(grace)));
     this.workers.clear();

@@ -27,6 +27,11 @@ export interface KubeletOptions {
    * with a private /24 (needs root and iproute2); default off: every Pod gets a loopback IP
    */
   podNetwork?: boolean;
+  /**
+   * serve kube-apiserver's "cluster" egress (cluster-egress.ts) on this Unix socket: webhooks'
+   * Services reached at their ClusterIPs, and nothing off the machine
+   */
+  clusterEgressSocket?: string;
   /** status.hostIP of every Pod (default 127.0.0.1) */
   hostIP?: string;
   /** local etcd releases; default: every release test/support/etcd-binaries.ts finds (one per exact version) */

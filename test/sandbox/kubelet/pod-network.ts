@@ -166,6 +166,11 @@ export class PodNetwork {
     return net;
   }
 
+  /** Whether an address is one of this network's Pod IPs. */
+  contains(address: string): boolean {
+    return address.startsWith(`${this.prefix}.`) && address !== this.gateway;
+  }
+
   get apiServer(): string {
     return `https://${this.gateway}:${this.apiPort}`;
   }

@@ -1,0 +1,217 @@
+// Real Knative Eventing in the sandbox (test/sandbox/knative.ts): its whole config/ applied, its
+// controllers, webhook, in-memory channel and multi-tenant Broker running as Pods in network
+// namespaces of their own; kube-apiserver calls the webhook through the kubelet's cluster egress,
+// and the kubelet writes the Endpoints Knative's reconcilers read. A Broker and a Trigger whose
+// subscriber is a plain Service reach Ready as Knative's own controllers judge them; then knative/
+// (kubectl kustomize, unchanged, after crds/) reaches Ready too: its Broker and four Triggers, with
+// the sandbox's stand-in for Knative Serving (test/sandbox/serving-stand-in.ts) giving each
+// function's Knative Service its cluster-local address, as Serving would.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { AppsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { Sandbox } from '../sandbox/kubelet/harness.ts';
+import { startSandbox } from '../sandbox/kubelet/harness.ts';
+import { POD_NETWORK_ANNOTATION } from '../sandbox/kubelet/index.ts';
+import { knativePrograms } from '../sandbox/kubelet/knative-images.ts';
+import { waitFor } from '../sandbox/kubelet/wait.ts';
+import { installKnative, KNATIVE_DEPLOYMENTS, KNATIVE_NAMESPACE } from '../sandbox/knative.ts';
+import { startServingStandIn } from '../sandbox/serving-stand-in.ts';
+import { kubectl } from '../support/kubectl.ts';
+import { ROOT } from '../support/helm.ts';
+
+const NS = 'default';
+const built = knativePrograms().size === 9;
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+type Status = { status?: { conditions?: Condition[]; address?: { url?: string } } };
+
+const ready = (o: Status | undefined): boolean =>
+  o?.status?.conditions?.some(c => c.type === 'Ready' && c.status === 'True') ?? false;
+const describeConditions = (o: Status | undefined): string =>
+  (o?.status?.conditions ?? [])
+    .map(c => `${c.type}=${c.status} ${c.reason ?? ''} ${c.message ?? ''}`)
+    .join('; ');
+
+// A subscriber: answers 200 to every event and remembers the last one at GET /last.
+const SINK = `
+let last = null;
+require('node:http').createServer((req, res) => {
+  if (req.method === 'GET') return res.end(JSON.stringify(last));
+  let body = '';
+  req.on('data', d => (body += d));
+  req.on('end', () => { last = { headers: req.headers, body }; res.end(); });
+}).listen(8080, '0.0.0.0');
+`;
+
+describe('real Knative Eventing in the sandbox', { skip: process.getuid?.() !== 0 || !built }, () => {
+  let sandbox: Sandbox;
+  let work: string;
+  let custom: CustomObjectsApi;
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'etcdfn-knative-broker-'));
+    sandbox = await startSandbox({ podNetwork: true, startTimeoutMs: 120_000 });
+    custom = sandbox.kc.makeApiClient(CustomObjectsApi);
+    await installKnative(sandbox.kubeconfig, work);
+  });
+  let stopStandIn: (() => void) | undefined;
+  after(async () => {
+    stopStandIn?.();
+    await sandbox?.stop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it("runs Knative's Deployments as Pods, all available", async () => {
+    const apps = sandbox.kc.makeApiClient(AppsV1Api);
+    for (const name of KNATIVE_DEPLOYMENTS) {
+      await waitFor(
+        `deployment ${name} available`,
+        async () => {
+          const d = await apps.readNamespacedDeployment({ name, namespace: KNATIVE_NAMESPACE });
+          return (d.status?.availableReplicas ?? 0) >= 1;
+        },
+        240_000,
+        1000,
+      );
+    }
+  });
+
+  it('brings a Broker and its Trigger to Ready through Knative’s own controllers', async () => {
+    await sandbox.core.createNamespacedPod({
+      namespace: NS,
+      body: {
+        metadata: {
+          name: 'sink',
+          labels: { app: 'sink' },
+          annotations: { [POD_NETWORK_ANNOTATION]: 'true' },
+        },
+        spec: {
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox:1.36',
+              command: [process.execPath, '-e', SINK],
+              ports: [{ containerPort: 8080 }],
+              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    });
+    await sandbox.core.createNamespacedService({
+      namespace: NS,
+      body: {
+        metadata: { name: 'sink' },
+        spec: { selector: { app: 'sink' }, ports: [{ port: 80, targetPort: 8080 }] },
+      },
+    });
+    const file = join(work, 'broker.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'eventing.knative.dev/v1',
+            kind: 'Broker',
+            metadata: { name: 'default', namespace: NS },
+          },
+          {
+            apiVersion: 'eventing.knative.dev/v1',
+            kind: 'Trigger',
+            metadata: { name: 'to-sink', namespace: NS },
+            spec: {
+              broker: 'default',
+              filter: { attributes: { type: 'dev.etcdfn.test' } },
+              subscriber: { ref: { apiVersion: 'v1', kind: 'Service', name: 'sink' } },
+            },
+          },
+        ],
+      }),
+    );
+    // Knative's webhook validates and defaults them (through the cluster egress).
+    await kubectl(sandbox.kubeconfig, 'apply', '-f', file);
+    const get = async (plural: string, name: string): Promise<Status> =>
+      (await custom.getNamespacedCustomObject({
+        group: 'eventing.knative.dev',
+        version: 'v1',
+        namespace: NS,
+        plural,
+        name,
+      })) as Status;
+    let broker: Status | undefined;
+    await waitFor(
+      'Broker default Ready',
+      async () => ready((broker = await get('brokers', 'default'))),
+      180_000,
+      1000,
+    ).catch(err => {
+      throw new Error(`${(err as Error).message}; conditions: ${describeConditions(broker)}`);
+    });
+    assert.match(
+      broker!.status!.address!.url!,
+      /^http:\/\/broker-ingress\.knative-eventing\.svc\.cluster\.local\/default\/default$/,
+    );
+    let trigger: Status | undefined;
+    await waitFor(
+      'Trigger to-sink Ready',
+      async () => ready((trigger = await get('triggers', 'to-sink'))),
+      120_000,
+      1000,
+    ).catch(err => {
+      throw new Error(`${(err as Error).message}; conditions: ${describeConditions(trigger)}`);
+    });
+  });
+
+  it('brings knative/, applied unchanged, to Ready: its Broker and its four Triggers', async () => {
+    stopStandIn = startServingStandIn(sandbox.kc, line => process.stderr.write(`${line}\n`));
+    await kubectl(sandbox.kubeconfig, 'apply', '--server-side', '-f', join(ROOT, 'crds'));
+    await kubectl(sandbox.kubeconfig, 'apply', '-k', join(ROOT, 'knative'));
+    const ns = 'etcdfn-system';
+    const get = async (plural: string, name: string, group = 'eventing.knative.dev'): Promise<Status> =>
+      (await custom.getNamespacedCustomObject({
+        group,
+        version: 'v1',
+        namespace: ns,
+        plural,
+        name,
+      })) as Status;
+    const waitReady = async (plural: string, name: string, group?: string): Promise<Status> => {
+      let last: Status | undefined;
+      return waitFor(
+        `${plural} ${name} Ready`,
+        async () => (ready((last = await get(plural, name, group))) ? last : undefined),
+        180_000,
+        1000,
+      ).catch(err => {
+        throw new Error(`${(err as Error).message}; conditions: ${describeConditions(last)}`);
+      });
+    };
+    const broker = await waitReady('brokers', 'etcdfn');
+    assert.equal(
+      broker.status?.address?.url,
+      'http://broker-ingress.knative-eventing.svc.cluster.local/etcdfn-system/etcdfn',
+    );
+    const triggers = (await custom.listNamespacedCustomObject({
+      group: 'eventing.knative.dev',
+      version: 'v1',
+      namespace: ns,
+      plural: 'triggers',
+    })) as { items: { metadata: { name: string } }[] };
+    const names = triggers.items.map(t => t.metadata.name).sort();
+    assert.deepEqual(names, ['finalize-member', 'reconcile-cluster', 'reconcile-member', 'run-snapshot']);
+    for (const name of names) {
+      const trigger = (await waitReady('triggers', name)) as Status & { status?: { subscriberUri?: string } };
+      assert.equal(trigger.status?.subscriberUri, `http://${name}.${ns}.svc.cluster.local`);
+    }
+  });
+});
