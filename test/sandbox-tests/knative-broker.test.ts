@@ -172,7 +172,7 @@ describe('real Knative Eventing in the sandbox', { skip: process.getuid?.() !== 
     });
   });
 
-  it('brings knative/, applied unchanged, to Ready: its Broker and its four Triggers', async () => {
+  it('brings knative/, applied unchanged, to Ready: its Broker, four Triggers, ApiServerSources and PingSource', async () => {
     stopStandIn = startServingStandIn(sandbox.kc, line => process.stderr.write(`${line}\n`));
     await kubectl(sandbox.kubeconfig, 'apply', '--server-side', '-f', join(ROOT, 'crds'));
     await kubectl(sandbox.kubeconfig, 'apply', '-k', join(ROOT, 'knative'));
@@ -213,5 +213,10 @@ describe('real Knative Eventing in the sandbox', { skip: process.getuid?.() !== 
       const trigger = (await waitReady('triggers', name)) as Status & { status?: { subscriberUri?: string } };
       assert.equal(trigger.status?.subscriberUri, `http://${name}.${ns}.svc.cluster.local`);
     }
+    // The sources: their sink is the Broker; the ApiServerSources' adapters run as Pods that the
+    // controller made (apiserver_receive_adapter), the PingSource on the multi-tenant adapter.
+    for (const name of ['etcdfn-owned', 'etcdfn-resources'])
+      await waitReady('apiserversources', name, 'sources.knative.dev');
+    await waitReady('pingsources', 'etcdfn-tick', 'sources.knative.dev');
   });
 });

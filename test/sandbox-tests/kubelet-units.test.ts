@@ -25,6 +25,7 @@ import type { ImageConfig } from '../sandbox/kubelet/images.ts';
 import { PodIpAllocator } from '../sandbox/kubelet/ipam.ts';
 import { knativePrograms } from '../sandbox/kubelet/knative-images.ts';
 import { freeSubnets, wantsPodNetwork } from '../sandbox/kubelet/pod-network.ts';
+import { probePath } from '../sandbox/kubelet/probes.ts';
 import type { Pod } from '../sandbox/kubelet/types.ts';
 import { addressRewriter, pathRewriter } from '../sandbox/kubelet/rewrite.ts';
 
@@ -233,6 +234,12 @@ describe('kubelet units: Knative images and Pod namespaces', () => {
     assert.equal(wantsPodNetwork(pod('busybox', { 'sandbox.etcdfn.io/network-namespace': 'true' })), true);
     assert.equal(wantsPodNetwork(pod('registry.k8s.io/etcd:3.5.16-0')), false);
     assert.equal(wantsPodNetwork(pod('busybox', { 'sandbox.etcdfn.io/network-namespace': 'false' })), false);
+  });
+
+  it('roots an httpGet probe path as the kubelet does (ApiServerSource adapters probe "health")', () => {
+    assert.equal(probePath('health'), '/health');
+    assert.equal(probePath('/readyz'), '/readyz');
+    assert.equal(probePath(undefined), '/');
   });
 
   it("picks Pod subnets in 198.18.0.0/15 that none of the machine's overlaps", () => {
