@@ -14,7 +14,8 @@ import { isReady, waitFor, waitForPod, waitForPodGone } from '../sandbox/kubelet
 
 const NS = 'default';
 
-// Serves / (who am I), /peer (GET $PEER:8080/ through DNS), /api (a SelfSubjectReview through the
+// Serves / (who am I), /peer (GET $PEER:8080/ through DNS), /service (GET the ClusterIP Service
+// web-svc, port 80 → 8080), /api (a SelfSubjectReview through the
 // kubeconfig the kubelet wrote) and /routes (this namespace's IPv4 routing table).
 const SERVER = `
 const http = require('node:http'), https = require('node:https'), fs = require('node:fs');
@@ -42,6 +43,7 @@ function review() {
 http.createServer(async (req, res) => {
   try {
     if (req.url === '/peer') return res.end(await get('http://' + process.env.PEER + ':8080/'));
+    if (req.url === '/service') return res.end(await get('http://web-svc.default.svc.cluster.local/'));
     if (req.url === '/api') return res.end(await review());
     if (req.url === '/routes') return res.end(fs.readFileSync('/proc/net/route', 'utf8'));
     res.end(JSON.stringify({ pod: me }));
@@ -98,6 +100,13 @@ describe('kubelet: Pods in network namespaces of their own', { skip: process.get
         spec: { clusterIP: 'None', selector: { app: 'web' }, ports: [{ port: 8080 }] },
       },
     });
+    await sandbox.core.createNamespacedService({
+      namespace: NS,
+      body: {
+        metadata: { name: 'web-svc' },
+        spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
+      },
+    });
   });
   after(async () => {
     if (!stopped) await sandbox?.stop();
@@ -140,10 +149,27 @@ describe('kubelet: Pods in network namespaces of their own', { skip: process.get
       status: { userInfo: { username: string } };
     };
     assert.equal(review.status.userInfo.username, `system:serviceaccount:${NS}:default`);
-    // No route off the /24: no default route, nothing but the connected subnet.
-    const routes = (await fetchText(`http://${ipA}:8080/routes`)).trim().split('\n').slice(1);
-    assert.equal(routes.length, 1, `one route only, got:\n${routes.join('\n')}`);
-    assert.notEqual(routes[0].split('\t')[1], '00000000', 'no default route');
+    // Pod to a ClusterIP Service whose port (80) is not its target port (8080), by its name.
+    const viaService = JSON.parse(await fetchText(`http://${ipA}:8080/service`)) as { pod: string };
+    assert.ok(['web-a', 'web-b'].includes(viaService.pod), JSON.stringify(viaService));
+    // No route off the machine: the /24 and the service CIDR (via the gateway), no default route.
+    const routes = (await fetchText(`http://${ipA}:8080/routes`))
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map(l => l.split('\t'));
+    const hex = (ip: string): string =>
+      ip
+        .split('.')
+        .map(n => Number(n).toString(16).padStart(2, '0').toUpperCase())
+        .reverse()
+        .join('');
+    const subnet = ipA.replace(/\.\d+$/, '.0');
+    assert.deepEqual(
+      routes.map(r => r[1]).sort(),
+      [hex(subnet), hex('10.96.0.0')].sort(),
+      `routes: ${routes.map(r => r.join(' ')).join('; ')}`,
+    );
 
     const pid = sandbox.pid;
     assert.equal(linksOf(pid).length, 3, `a bridge and two veths: ${linksOf(pid).join(', ')}`);

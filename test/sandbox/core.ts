@@ -6,7 +6,7 @@ import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { applyCrds, rawRequest } from './control-plane/apply.ts';
-import { startControlPlane, type ControlPlane } from './control-plane/index.ts';
+import { SERVICE_CIDR, startControlPlane, type ControlPlane } from './control-plane/index.ts';
 import { egressSelector } from './kubelet/cluster-egress.ts';
 import { startKubelet, type Kubelet } from './kubelet/index.ts';
 import { CSI_DRIVER, SANDBOX_DEFAULT_CLASS } from './kubelet/provisioner.ts';
@@ -117,6 +117,7 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
       ipBase: opts.ipBase,
       podNetwork: opts.podNetwork,
       clusterEgressSocket: egress?.socket,
+      serviceCidr: SERVICE_CIDR,
       serving: kubeletServing(controlPlane),
       // The operator image's agent (restore steps in member Pods) is this checkout's agent/main.ts.
       agentCommand: opts.agentCommand ?? [

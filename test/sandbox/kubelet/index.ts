@@ -44,6 +44,7 @@ import { startClusterEgress } from './cluster-egress.ts';
 import { EndpointsWriter } from './endpoints-writer.ts';
 import { knativePrograms } from './knative-images.ts';
 import { PodNetwork } from './pod-network.ts';
+import { ServiceProxy } from './service-proxy.ts';
 import { PodWorker } from './pod-worker.ts';
 import type { NodeContext } from './pod-worker.ts';
 import { PvcController } from './pvcs.ts';
@@ -111,6 +112,8 @@ class ProcessKubelet implements Kubelet, Faults {
   private nameServer: NameServer | undefined;
   /** the name server's second address, on the pod network's gateway (Pods in namespaces ask there) */
   private gatewayNameServer: NameServer | undefined;
+  /** ClusterIP Services of the pod network's Pods (service-proxy.ts) */
+  private serviceProxy: ServiceProxy | undefined;
 
   get nameServerIP(): string | undefined {
     return this.nameServer?.ip;
@@ -197,7 +200,11 @@ class ProcessKubelet implements Kubelet, Faults {
 
   async start(): Promise<void> {
     if (this.opts.podNetwork)
-      this.node.network = await PodNetwork.start({ apiServer: this.api.server, log: this.log });
+      this.node.network = await PodNetwork.start({
+        apiServer: this.api.server,
+        log: this.log,
+        serviceCidr: this.opts.serviceCidr,
+      });
     await this.setUpDns();
     const ctl = this.opts.controllers ?? {};
     if (ctl.pvcs !== false)
@@ -233,6 +240,15 @@ class ProcessKubelet implements Kubelet, Faults {
     if (network) {
       const informers = { pods: this.pods, services: this.services, endpoints: this.endpoints };
       this.controllers.push(new EndpointsWriter(this.api, informers, ip => network.contains(ip), this.log));
+      const view = {
+        services: () => this.services.list(),
+        endpoints: () => this.computedEndpoints(),
+        inPodNetwork: (ip: string) => network.contains(ip),
+      };
+      const proxy = (this.serviceProxy = new ServiceProxy(network.bridge, view, this.log));
+      const sync = { upsert: () => proxy.sync(), deleted: () => proxy.sync() };
+      this.services.on(sync);
+      this.pods.on(sync);
     }
     this.pods.on({ upsert: pod => this.onPod(pod), deleted: pod => this.onPodDeleted(pod) });
     const refresh = { upsert: () => this.dns?.refresh(), deleted: () => this.dns?.refresh() };
@@ -300,6 +316,8 @@ class ProcessKubelet implements Kubelet, Faults {
           [...this.workers.values()].map(w => ({ namespace: w.namespace, ip: w.podIP, ...w.dnsIdentity })),
         endpoints: () => this.computedEndpoints(),
         service: (ns, name) => this.services.get(ns, name),
+        services: () => this.services.list(),
+        clusterIP: (ns, name) => this.serviceProxy?.clusterIP(ns, name),
       },
       this.opts.clusterDomain,
     );
@@ -486,6 +504,7 @@ class ProcessKubelet implements Kubelet, Faults {
     this.workers.clear();
     await this.nameServer?.close();
     await this.gatewayNameServer?.close();
+    await this.serviceProxy?.stop();
     await this.node.network?.stop();
     // Before the sandbox's directory goes: a later sandbox in this process binds its own files.
     for (const target of this.bound.splice(0).reverse()) {

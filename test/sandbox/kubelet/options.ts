@@ -27,6 +27,8 @@ export interface KubeletOptions {
    * with a private /24 (needs root and iproute2); default off: every Pod gets a loopback IP
    */
   podNetwork?: boolean;
+  /** the API server's service CIDR: Pod namespaces route it to the kubelet's Service proxy */
+  serviceCidr?: string;
   /**
    * serve kube-apiserver's "cluster" egress (cluster-egress.ts) on this Unix socket: webhooks'
    * Services reached at their ClusterIPs, and nothing off the machine

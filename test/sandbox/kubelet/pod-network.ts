@@ -9,8 +9,9 @@
 //     or route of the machine overlaps;
 //   - per Pod, a holder process (`unshare --net sleep infinity`, the pause container) owning a
 //     fresh network namespace, and a veth pair: `efnv<pid36>-<n>` on the bridge, `eth0` inside with
-//     the Pod IP/24, plus `lo`. No default route: inside, only the /24 is reachable (the other
-//     Pods, the gateway), so nothing a Pod sends can leave the machine;
+//     the Pod IP/24, plus `lo`. No default route: inside, only the /24 (the other Pods, the
+//     gateway) and the service CIDR via the gateway (ClusterIPs the kubelet serves on the bridge,
+//     service-proxy.ts; the host does not forward) are reachable: nothing can leave the machine;
 //   - on the gateway, a TCP forwarder to the API server (the Pod's kubeconfig names it, with the
 //     API server certificate's name kubernetes.default.svc) and the kubelet's name server.
 // Containers enter the namespace with `nsenter --net=/proc/<holder>/ns/net`. A namespace dies with
@@ -140,18 +141,20 @@ export class PodNetwork {
   private apiPort = 0;
   private readonly log: Logger;
 
-  private constructor(prefix: string, log: Logger) {
+  private readonly serviceCidr: string | undefined;
+  private constructor(prefix: string, log: Logger, serviceCidr?: string) {
     this.prefix = prefix;
+    this.serviceCidr = serviceCidr;
     this.gateway = `${prefix}.1`;
     this.log = log;
   }
 
   /** Creates the bridge and the API server forwarder; needs root and iproute2. */
-  static async start(opts: { apiServer: string; log: Logger }): Promise<PodNetwork> {
+  static async start(opts: { apiServer: string; log: Logger; serviceCidr?: string }): Promise<PodNetwork> {
     await removeStale(opts.log);
     const subnet = freeSubnets(await takenPrefixes())[0];
     if (!subnet) throw new Error('pod network: every /24 of 198.18.0.0/15 is in use on this machine');
-    const net = new PodNetwork(subnet, opts.log);
+    const net = new PodNetwork(subnet, opts.log, opts.serviceCidr);
     try {
       await ip(['link', 'add', net.bridge, 'type', 'bridge']);
       disableIpv6(net.bridge);
@@ -222,6 +225,9 @@ export class PodNetwork {
       await ip(['addr', 'add', `${podIP}/24`, 'dev', 'eth0'], pid);
       await ip(['link', 'set', 'eth0', 'up'], pid);
       await ip(['link', 'set', 'lo', 'up'], pid);
+      // ClusterIPs served on the bridge (service-proxy.ts): local to this machine, never forwarded.
+      if (this.serviceCidr)
+        await ip(['route', 'add', this.serviceCidr, 'via', this.gateway, 'dev', 'eth0'], pid);
     } catch (err) {
       await this.detach(key);
       throw err;
