@@ -172,6 +172,126 @@ describe('real Knative Eventing in the sandbox', { skip: process.getuid?.() !== 
     });
   });
 
+  it("carries events through Knative's data plane: Broker ingress → channel → filter → subscriber Pod", async () => {
+    const ingress = await sandbox.core.readNamespacedService({
+      name: 'broker-ingress',
+      namespace: KNATIVE_NAMESPACE,
+    });
+    const sinkPod = await sandbox.core.readNamespacedPod({ name: 'sink', namespace: NS });
+    const lastEvent = async (): Promise<{ headers: Record<string, string>; body: string } | null> =>
+      (await (await fetch(`http://${sinkPod.status!.podIP!}:8080/`)).json()) as {
+        headers: Record<string, string>;
+        body: string;
+      } | null;
+    // The Broker's address is its ingress Service's (port 80 → 8080), served at its ClusterIP.
+    const post = await fetch(`http://${ingress.spec!.clusterIP!}/${NS}/default`, {
+      method: 'POST',
+      headers: {
+        'ce-specversion': '1.0',
+        'ce-id': 'sandbox-1',
+        'ce-source': 'etcdfn/test',
+        'ce-type': 'dev.etcdfn.test',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ hello: 'knative' }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    assert.equal(post.status, 202, await post.text());
+    const got = await waitFor(
+      'the event at the sink',
+      async () => (await lastEvent()) ?? undefined,
+      30_000,
+      500,
+    );
+    assert.equal(got.headers['ce-id'], 'sandbox-1');
+    assert.equal(got.headers['ce-type'], 'dev.etcdfn.test');
+    assert.deepEqual(JSON.parse(got.body), { hello: 'knative' });
+
+    // An ApiServerSource (its adapter a Pod the controller made) → the Broker → a Trigger → the sink.
+    const file = join(work, 'source.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'watcher', namespace: NS } },
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'Role',
+            metadata: { name: 'watcher', namespace: NS },
+            rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
+          },
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'RoleBinding',
+            metadata: { name: 'watcher', namespace: NS },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'watcher' },
+            subjects: [{ kind: 'ServiceAccount', name: 'watcher', namespace: NS }],
+          },
+          {
+            apiVersion: 'sources.knative.dev/v1',
+            kind: 'ApiServerSource',
+            metadata: { name: 'configmaps', namespace: NS },
+            spec: {
+              mode: 'Reference',
+              serviceAccountName: 'watcher',
+              resources: [
+                { apiVersion: 'v1', kind: 'ConfigMap', selector: { matchLabels: { watched: 'yes' } } },
+              ],
+              sink: { ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' } },
+            },
+          },
+          {
+            apiVersion: 'eventing.knative.dev/v1',
+            kind: 'Trigger',
+            metadata: { name: 'configmap-adds', namespace: NS },
+            spec: {
+              broker: 'default',
+              filter: { attributes: { type: 'dev.knative.apiserver.ref.add' } },
+              subscriber: { ref: { apiVersion: 'v1', kind: 'Service', name: 'sink' } },
+            },
+          },
+        ],
+      }),
+    );
+    await kubectl(sandbox.kubeconfig, 'apply', '-f', file);
+    const source = async (): Promise<Status> =>
+      (await custom.getNamespacedCustomObject({
+        group: 'sources.knative.dev',
+        version: 'v1',
+        namespace: NS,
+        plural: 'apiserversources',
+        name: 'configmaps',
+      })) as Status;
+    let last: Status | undefined;
+    await waitFor(
+      'ApiServerSource configmaps Ready',
+      async () => ready((last = await source())),
+      120_000,
+      1000,
+    ).catch(err => {
+      throw new Error(`${(err as Error).message}; conditions: ${describeConditions(last)}`);
+    });
+    // The adapter lists and watches once it runs: an object created now is an 'add' it sends.
+    await sandbox.core.createNamespacedConfigMap({
+      namespace: NS,
+      body: { metadata: { name: 'watched-1', labels: { watched: 'yes' } }, data: { k: 'v' } },
+    });
+    const added = await waitFor(
+      'the ApiServerSource event at the sink',
+      async () => {
+        const e = await lastEvent();
+        return e?.headers['ce-type'] === 'dev.knative.apiserver.ref.add' && e.body.includes('watched-1')
+          ? e
+          : undefined;
+      },
+      60_000,
+      500,
+    );
+    assert.equal((JSON.parse(added.body) as { name: string }).name, 'watched-1');
+  });
+
   it('brings knative/, applied unchanged, to Ready: its Broker, four Triggers, ApiServerSources and PingSource', async () => {
     stopStandIn = startServingStandIn(sandbox.kc, line => process.stderr.write(`${line}\n`));
     await kubectl(sandbox.kubeconfig, 'apply', '--server-side', '-f', join(ROOT, 'crds'));
