@@ -339,4 +339,33 @@ describe('real Knative Eventing in the sandbox', { skip: process.getuid?.() !== 
       await waitReady('apiserversources', name, 'sources.knative.dev');
     await waitReady('pingsources', 'etcdfn-tick', 'sources.knative.dev');
   });
+
+  it("delivers an EtcdCluster's creation to the reconcile-cluster function's Pod, which acts on it", async () => {
+    // The functions run only as the stand-in's Deployments here (no event bridge, no process of the
+    // sandbox's own): members of the cluster appear only if the event went ApiServerSource adapter
+    // → broker-ingress → channel → broker-filter → reconcile-cluster's Pod.
+    const apps = sandbox.kc.makeApiClient(AppsV1Api);
+    await waitFor(
+      'deployment reconcile-cluster available',
+      async () =>
+        ((await apps.readNamespacedDeployment({ name: 'reconcile-cluster', namespace: 'etcdfn-system' }))
+          .status?.availableReplicas ?? 0) >= 1,
+      180_000,
+      1000,
+    );
+    await kubectl(sandbox.kubeconfig, 'apply', '-f', join(ROOT, 'examples', 'etcdcluster.yaml'));
+    const pods = await waitFor(
+      'a member Pod of EtcdCluster demo',
+      async () => {
+        const list = await sandbox.core.listNamespacedPod({
+          namespace: NS,
+          labelSelector: 'etcdfn.io/cluster=demo',
+        });
+        return list.items.length ? list.items : undefined;
+      },
+      120_000,
+      1000,
+    );
+    assert.ok(pods[0].metadata?.name?.startsWith('demo-'), String(pods[0].metadata?.name));
+  });
 });

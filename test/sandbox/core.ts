@@ -126,6 +126,13 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
         import.meta.resolve('tsx'),
         join(resolve(import.meta.dirname, '..', '..'), 'agent', 'main.ts'),
       ],
+      // The functions' Knative Services (the Serving stand-in's Deployments): this checkout's server.
+      functionCommand: [
+        process.execPath,
+        '--import',
+        import.meta.resolve('tsx'),
+        join(resolve(import.meta.dirname, '..', '..'), 'functions', 'serve.ts'),
+      ],
       backoff: opts.backoffMaxMs !== undefined ? { maxMs: opts.backoffMaxMs } : undefined,
     });
     // Where the guide and docs say it is (<dir>/kubeconfig), whatever the control plane's layout.

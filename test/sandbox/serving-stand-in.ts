@@ -3,19 +3,69 @@
 // (serving.knative.dev/v1) it writes what Eventing reads of one: a cluster-local Kubernetes Service
 // of the same name (selecting the Pods labelled serving.knative.dev/service=<name>, port 80 → the
 // container's port) and the Knative Service's status.address.url, which Knative's addressable
-// resolver turns into a Trigger's subscriber URI or a dead-letter sink. It says what it is not:
-// the status's Ready condition stays Unknown (reason SandboxStandIn), no Revision, Route or Pod is
-// made (running the functions as Pods is the next step, test/go/knative/README.md).
+// resolver turns into a Trigger's subscriber URI or a dead-letter sink, and a Deployment of one
+// replica running the Knative Service's template (no Revisions, no scaling to zero; Knative's
+// revision-only fields dropped). It says what it is not: the status's Ready condition stays Unknown
+// (reason SandboxStandIn).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { rawRequest } from './control-plane/apply.ts';
 
 const KSVC = '/apis/serving.knative.dev/v1';
 export const SERVICE_LABEL = 'serving.knative.dev/service';
 
+type Probe = { periodSeconds?: number } & Record<string, unknown>;
+interface Container {
+  ports?: { containerPort: number }[];
+  env?: { name: string; value?: string }[];
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  [field: string]: unknown;
+}
 interface KnativeService {
   metadata: { name: string; namespace: string; generation?: number; uid: string };
-  spec?: { template?: { spec?: { containers?: { ports?: { containerPort: number }[] }[] } } };
+  spec?: {
+    template?: {
+      metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+      spec?: { containers?: Container[]; [field: string]: unknown };
+    };
+  };
   status?: { observedGeneration?: number; address?: { url?: string } };
+}
+
+/** The revision-only fields of a Knative Service's template, which a PodSpec does not have. */
+const REVISION_FIELDS = [
+  'containerConcurrency',
+  'timeoutSeconds',
+  'idleTimeoutSeconds',
+  'responseStartTimeoutSeconds',
+];
+
+/** A Deployment of one replica running the Knative Service's template (no scaling to zero). */
+function deploymentOf(ksvc: KnativeService, owner: object): object {
+  const { name, namespace } = ksvc.metadata;
+  const template = ksvc.spec?.template ?? {};
+  const podSpec: Record<string, unknown> = { ...template.spec };
+  for (const field of REVISION_FIELDS) delete podSpec[field];
+  podSpec.containers = (template.spec?.containers ?? []).map(c => {
+    const container: Container = { ...c };
+    // periodSeconds 0 asks Knative's queue-proxy for aggressive probing; a Pod needs >= 1.
+    for (const probe of ['readinessProbe', 'livenessProbe'] as const)
+      if (container[probe]?.periodSeconds === 0) container[probe] = { ...container[probe], periodSeconds: 1 };
+    // The sandbox's Pod IPs are IPv4 loopback addresses, whatever the machine's (as functions.ts sets).
+    container.env = [...(c.env ?? []), { name: 'ETCDFN_POD_IP_FAMILY', value: 'IPv4' }];
+    return container;
+  });
+  const labels = { ...template.metadata?.labels, [SERVICE_LABEL]: name };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, labels: { [SERVICE_LABEL]: name }, ownerReferences: [owner] },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { [SERVICE_LABEL]: name } },
+      template: { metadata: { labels, annotations: template.metadata?.annotations }, spec: podSpec },
+    },
+  };
 }
 
 /** The cluster-local URL Serving gives a Knative Service. */
@@ -42,6 +92,12 @@ async function sync(kc: KubeConfig, ksvc: KnativeService): Promise<void> {
   const created = await rawRequest(kc, 'POST', `/api/v1/namespaces/${namespace}/services`, service);
   if (created.status >= 300 && created.status !== 409)
     throw new Error(`service ${namespace}/${name}: ${created.status} ${created.body}`);
+  const owner = service.metadata.ownerReferences[0];
+  const deployments = `/apis/apps/v1/namespaces/${namespace}/deployments`;
+  const deployment = deploymentOf(ksvc, owner);
+  let put = await rawRequest(kc, 'POST', deployments, deployment);
+  if (put.status === 409) put = await rawRequest(kc, 'PUT', `${deployments}/${name}`, deployment);
+  if (put.status >= 300) throw new Error(`deployment ${namespace}/${name}: ${put.status} ${put.body}`);
   const url = clusterLocalUrl(name, namespace);
   const status = {
     observedGeneration: ksvc.metadata.generation,
@@ -52,7 +108,7 @@ async function sync(kc: KubeConfig, ksvc: KnativeService): Promise<void> {
         type: 'Ready',
         status: 'Unknown',
         reason: 'SandboxStandIn',
-        message: 'the sandbox has no Knative Serving: a Service of this name, no Revision',
+        message: 'the sandbox has no Knative Serving: a Deployment and a Service of this name, no Revision',
         lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       },
     ],

@@ -11,7 +11,8 @@
 //   ghcr.io/etcdfn/etcdfn, any tag): runs `agentCommand` followed by the container's args. A
 //   container `command` replaces the image's entry point as in Kubernetes: command[0] `etcd`,
 //   `etcdctl`, `etcdutl` maps to the newest local etcd; `sh`/`bash`/`env` run on the host; any other
-//   command[0] is taken to name the agent binary, so `agentCommand + command[1..] + args` runs.
+//   command[0] is taken to name the agent binary, so `agentCommand + command[1..] + args` runs;
+//   but `node dist/functions/serve.js` (the functions' Knative Services) runs `functionCommand`.
 // - "host" images (`hostImages`, default busybox, alpine, debian, ubuntu, bash): the command runs
 //   as a host program (looked up in PATH); handy for tests and init scripts.
 // - Knative's `ko://knative.dev/eventing/cmd/...` images (knative-images.ts): the binary built from
@@ -37,6 +38,11 @@ export interface ImageConfig {
   agentCommand: string[] | undefined;
   /** last path segments of images whose commands run on the host */
   hostImages: string[];
+  /**
+   * argv that runs the function server (functions/serve.ts): the operator image's
+   * `node dist/functions/serve.js` maps to it; undefined: runs as any agent command
+   */
+  functionCommand?: string[];
   /** `ko://` images of Knative → the binaries built from them (knative-images.ts) */
   programs?: Map<string, string>;
 }
@@ -191,6 +197,14 @@ export function containerArgv(
   }
   if (runtime.kind === 'etcd' && first === undefined) return [runtime.bins.etcd, ...args];
   if (runtime.kind === 'program' && first === undefined) return [runtime.binary, ...args];
+  if (
+    runtime.kind === 'agent' &&
+    cfg.functionCommand &&
+    tool === 'node' &&
+    /functions\/serve\.js$/.test(command[1] ?? '')
+  ) {
+    return [...cfg.functionCommand, ...command.slice(2), ...args];
+  }
   if (runtime.kind === 'agent' && (first === undefined || !SHELLS.has(tool ?? ''))) {
     return [...cfg.agentCommand!, ...command.slice(1), ...args];
   }

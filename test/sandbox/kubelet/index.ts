@@ -168,6 +168,7 @@ class ProcessKubelet implements Kubelet, Faults {
         etcd,
         agentImages: this.opts.agentImages ?? defaultAgentImages(),
         agentCommand: this.opts.agentCommand,
+        functionCommand: this.opts.functionCommand,
         hostImages: this.opts.hostImages ?? DEFAULT_HOST_IMAGES,
         programs: knativePrograms(),
       },
@@ -243,7 +244,6 @@ class ProcessKubelet implements Kubelet, Faults {
       const view = {
         services: () => this.services.list(),
         endpoints: () => this.computedEndpoints(),
-        inPodNetwork: (ip: string) => network.contains(ip),
       };
       const proxy = (this.serviceProxy = new ServiceProxy(network.bridge, view, this.log));
       const sync = { upsert: () => proxy.sync(), deleted: () => proxy.sync() };

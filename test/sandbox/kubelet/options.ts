@@ -40,6 +40,8 @@ export interface KubeletOptions {
   etcdBinaries?: EtcdBinaries[];
   /** argv that runs the operator's agent (the operator image's entry point) */
   agentCommand?: string[];
+  /** argv of the function server, for the operator image's `node dist/functions/serve.js` */
+  functionCommand?: string[];
   /** repositories or `*` patterns of the operator's image (default $ETCDFN_IMAGE's repository, ghcr.io/etcdfn/etcdfn) */
   agentImages?: string[];
   /** images whose commands run as host programs (default busybox, alpine, debian, ubuntu, bash) */

@@ -1,5 +1,5 @@
-// ClusterIP Services for the pod network's Pods (pod-network.ts), as kube-proxy's old userspace mode
-// did them: for each ClusterIP Service that selects Pods of the pod network (and no loopback Pod),
+// ClusterIP Services when the pod network (pod-network.ts) runs, as kube-proxy's old userspace mode
+// did them: for each ClusterIP Service with endpoints (pod-network or loopback Pods),
 // the kubelet puts the ClusterIP on the pod network's bridge (a /32, local to this machine) and
 // listens on it at each Service port, piping every connection to a ready endpoint at its target
 // port. Each Pod namespace routes the service CIDR to the gateway, and the name server answers such
@@ -16,8 +16,6 @@ const execFileAsync = promisify(execFile);
 export interface ServiceProxyView {
   services(): Service[];
   endpoints(): Endpoints[];
-  /** whether an address belongs to the pod network */
-  inPodNetwork(ip: string): boolean;
 }
 
 interface Served {
@@ -73,7 +71,8 @@ export class ServiceProxy {
     if (!ip || ip === 'None' || svc.spec?.type === 'ExternalName') return false;
     const subsets = this.endpointsOf(svc)?.subsets ?? [];
     const addresses = subsets.flatMap(s => [...(s.addresses ?? []), ...(s.notReadyAddresses ?? [])]);
-    return addresses.length > 0 && addresses.every(a => this.view.inPodNetwork(a.ip));
+    // Loopback Pods' Services too: Pod namespaces reach them only this way (the kubelet dials 127.x).
+    return addresses.length > 0;
   }
 
   private async syncOnce(): Promise<void> {
