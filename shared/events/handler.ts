@@ -87,7 +87,9 @@ async function answer(
       if (outcome.result === 'done') {
         const details = outcome.details === undefined ? {} : { details: outcome.details };
         log.info({ type: event.type, ms: ms(), summary: outcome.summary, ...details }, 'handled event');
-        res.status(200).json({ id: event.id, result: 'done' });
+        // No body: behind a Knative Broker, a non-empty reply that is not a CloudEvent is a failed
+        // delivery (the broker filter answers 502 and the event is retried, then dead-lettered).
+        res.status(200).end();
       } else {
         log.info({ type: event.type, ms: ms(), reason: outcome.reason }, 'event to be retried');
         res.status(outcome.status ?? 503).json({ id: event.id, result: 'retry' });

@@ -340,7 +340,7 @@ describe('real Knative Eventing in the sandbox', { skip: process.getuid?.() !== 
     await waitReady('pingsources', 'etcdfn-tick', 'sources.knative.dev');
   });
 
-  it("delivers an EtcdCluster's creation to the reconcile-cluster function's Pod, which acts on it", async () => {
+  it("delivers an EtcdCluster's creation to the functions' Pods, and the cluster forms 3/3 on events alone", async () => {
     // The functions run only as the stand-in's Deployments here (no event bridge, no process of the
     // sandbox's own): members of the cluster appear only if the event went ApiServerSource adapter
     // → broker-ingress → channel → broker-filter → reconcile-cluster's Pod.
@@ -367,5 +367,41 @@ describe('real Knative Eventing in the sandbox', { skip: process.getuid?.() !== 
       1000,
     );
     assert.ok(pods[0].metadata?.name?.startsWith('demo-'), String(pods[0].metadata?.name));
+    // And the cluster forms, 3/3, on events alone: each member's Pod comes from reconcile-member's
+    // answer to its EtcdMember's event. (With a JSON body on its 200s, Knative's broker filter took
+    // every answer for a failed delivery, 502, and the events behind the first were held up in
+    // retries: demo stayed WaitingForSeed with one Pod.)
+    let last: { status?: { ready?: string; phase?: string } } | undefined;
+    await waitFor(
+      'EtcdCluster demo 3/3',
+      async () => {
+        last = (await custom.getNamespacedCustomObject({
+          group: 'etcdfn.io',
+          version: 'v1alpha1',
+          namespace: NS,
+          plural: 'etcdclusters',
+          name: 'demo',
+        })) as typeof last;
+        return last?.status?.ready === '3/3';
+      },
+      180_000,
+      1000,
+    ).catch(err => {
+      throw new Error(`${(err as Error).message}; status: ${JSON.stringify(last?.status)}`);
+    });
+    // The function's own log: it handled the ApiServerSource's event about demo.
+    const log = await kubectl(
+      sandbox.kubeconfig,
+      'logs',
+      '-n',
+      'etcdfn-system',
+      '-l',
+      'serving.knative.dev/service=reconcile-cluster',
+      '--tail=-1',
+    );
+    assert.match(
+      log,
+      /"kind":"EtcdCluster","namespace":"default","name":"demo".*"type":"dev\.knative\.apiserver\.ref\.add"/,
+    );
   });
 });

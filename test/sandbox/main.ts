@@ -67,7 +67,7 @@ const program = new Command()
   )
   .option(
     '--knative',
-    "experimental (issue 28): Knative Eventing's own controllers, webhook, channel and Broker as Pods, knative/ applied; events do not reach the functions yet",
+    "experimental (issue 28): Knative Eventing's own controllers, webhook, channel and Broker as Pods, knative/ applied, the functions as Pods; no bridge",
   )
   .option('--watch-stdin', 'stop when stdin closes (when started by a test)')
   .option(
@@ -174,7 +174,8 @@ try {
       knativeLog.write(`${line}\n`),
     );
     say('  applied knative/: kubectl get brokers,triggers,apiserversources,pingsources -n etcdfn-system');
-    say('  (experimental: events do not reach the functions yet; nothing else is started)');
+    say('  the functions run as Pods in etcdfn-system (a stand-in for Knative Serving); no event bridge');
+    say('  (experimental, issue 28: no scaling to zero; snapshots to the local S3 are not wired)');
     if (o.readyJson) console.log(JSON.stringify({ ready: true, url: core.url, kubeconfig: core.kubeconfig }));
     await new Promise<never>(() => undefined);
   }

@@ -7,8 +7,8 @@
 //   <svc>.<ns>.svc[.cluster.local] → the addresses of the Service's Endpoints (ready Pods of its
 //       selector; not-ready ones too with publishNotReadyAddresses), headless and ClusterIP alike:
 //       there is no kube-proxy, so a ClusterIP name resolves to the Pod IPs and only works when
-//       port == targetPort; except the Services of the pod network's Pods, which service-proxy.ts
-//       serves at their ClusterIPs: their names answer the ClusterIP. Services without a selector
+//       port == targetPort; but asked from a Pod namespace (the gateway's name server), a Service
+//       service-proxy.ts serves at its ClusterIP answers the ClusterIP. Services without a selector
 //       use whatever Endpoints the user wrote; an ExternalName naming a sandbox name, its addresses.
 import type { HostsEntry, HostsFile } from '../hosts.ts';
 import type { Endpoints, Service } from './types.ts';
@@ -35,7 +35,11 @@ export function dnsNames(name: string, clusterDomain: string): string[] {
 }
 
 /** Computes the hosts entries of the whole sandbox. */
-export function dnsEntries(sources: DnsSources, clusterDomain = 'cluster.local'): HostsEntry[] {
+export function dnsEntries(
+  sources: DnsSources,
+  clusterDomain = 'cluster.local',
+  clusterIPs = false,
+): HostsEntry[] {
   const entries: HostsEntry[] = [];
   for (const pod of sources.pods()) {
     if (!pod.ip || !pod.hostname || !pod.subdomain) continue;
@@ -49,7 +53,7 @@ export function dnsEntries(sources: DnsSources, clusterDomain = 'cluster.local')
     const svc = sources.service(ns, ep.metadata.name);
     if (!svc || svc.spec?.type === 'ExternalName') continue;
     const service = `${ep.metadata.name}.${ns}.svc`;
-    const clusterIP = sources.clusterIP?.(ns, ep.metadata.name);
+    const clusterIP = clusterIPs ? sources.clusterIP?.(ns, ep.metadata.name) : undefined;
     if (clusterIP) entries.push({ ip: clusterIP, names: dnsNames(service, clusterDomain) });
     for (const subset of ep.subsets ?? []) {
       for (const address of subset.addresses ?? []) {
@@ -100,10 +104,14 @@ export class Dns {
     this.hosts?.set(this.hostsEntries ? dnsEntries(this.sources, this.clusterDomain) : []);
   }
 
-  /** The addresses of `name` now (lower-case, no trailing dot); empty for a name the sandbox lacks. */
-  lookup(name: string): string[] {
+  /**
+   * The addresses of `name` now (lower-case, no trailing dot); empty for a name the sandbox lacks.
+   * `clusterIPs`: for Pod namespaces (asking at the gateway), Services served at their ClusterIPs
+   * answer those; the host's processes keep the Pod IPs they always had.
+   */
+  lookup(name: string, clusterIPs = false): string[] {
     const ips = new Set<string>();
-    for (const entry of dnsEntries(this.sources, this.clusterDomain)) {
+    for (const entry of dnsEntries(this.sources, this.clusterDomain, clusterIPs)) {
       if (entry.names.includes(name)) ips.add(entry.ip);
     }
     return [...ips];

@@ -366,7 +366,7 @@ class ProcessKubelet implements Kubelet, Faults {
     const network = this.node.network;
     if (!network || !this.nameServer) return undefined;
     const dns = this.dns!;
-    this.gatewayNameServer = await startNameServer([network.gateway], name => dns.lookup(name));
+    this.gatewayNameServer = await startNameServer([network.gateway], name => dns.lookup(name, true));
     return network.gateway;
   }
 
