@@ -1,11 +1,11 @@
 // Wraps a function's event handler as an HTTP function for the functions framework, so the HTTP
 // status tells the event system the truth (a cloudEvent-signature function can only say 204/500):
-//   2xx  done, including "nothing to do"          → never redelivered
+//   200  done, including "nothing to do", with no body → never redelivered
 //   4xx  this event can never succeed (malformed)  → not retried, message in the body
 //   409/429/503  try again later (lost a race, backing off)
 //   500  unexpected failure                        → retried
 // GET /metrics serves the process's Prometheus metrics (shared/runtime/metrics.ts).
-// A reply carries only the event's id and the outcome: what was done, to which object, and why, goes
+// A retry or error reply carries only the event's id and the outcome: what was done, to which object, and why, goes
 // to the log, never to the caller (anyone who can reach the endpoint could otherwise learn about
 // objects in any namespace, e.g. from a forged tick).
 import type { Request, Response } from 'express';
@@ -91,7 +91,9 @@ async function answer(
         if (outcome.result === 'done') {
           const details = outcome.details === undefined ? {} : { details: outcome.details };
           log.info({ type: event.type, ...timing, summary: outcome.summary, ...details }, 'handled event');
-          res.status(200).json({ id: event.id, result: 'done' });
+          // No body: behind a Knative Broker, a non-empty reply that is not a CloudEvent is a failed
+          // delivery (the broker filter answers 502 and the event is retried, then dead-lettered).
+          res.status(200).end();
         } else {
           log.info({ type: event.type, ...timing, reason: outcome.reason }, 'event to be retried');
           res.status(outcome.status ?? 503).json({ id: event.id, result: 'retry' });

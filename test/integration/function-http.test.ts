@@ -19,6 +19,8 @@ import { loadEventFixture, loadEventFixtures, wireBody, type EventFixture } from
 
 interface Answer {
   status: number;
+  /** the body as sent */
+  text: string;
   body: Record<string, unknown>;
   headers: Headers;
 }
@@ -84,7 +86,7 @@ describe('the HTTP contract of the four real functions', () => {
     } catch {
       parsed = { text };
     }
-    return { status: res.status, body: parsed, headers: res.headers };
+    return { status: res.status, text, body: parsed, headers: res.headers };
   }
 
   it('serves all four functions', () => {
@@ -97,8 +99,9 @@ describe('the HTTP contract of the four real functions', () => {
         it(`${fixture.file} (${isBinary(fixture) ? 'binary' : 'structured'}) → 2xx done`, async () => {
           const res = await send(name, 'POST', fixture.headers, wireBody(fixture));
           assert.ok(res.status >= 200 && res.status < 300, `${res.status}: ${JSON.stringify(res.body)}`);
-          // The reply says only which event and how it ended: nothing about any object.
-          assert.deepEqual(res.body, { id: fixture.headers['ce-id'] ?? res.body.id, result: 'done' });
+          // An empty reply: behind a Knative Broker, a non-empty reply that is not a CloudEvent is a
+          // failed delivery (the broker filter answers 502 and the event is retried, then dead-lettered).
+          assert.equal(res.text, '');
         });
         if (isBinary(fixture)) {
           it(`${fixture.file} in structured mode → the same answer`, async () => {
@@ -162,8 +165,8 @@ describe('the HTTP contract of the four real functions', () => {
     assert.equal(created.kind, 'created');
     const fixture = loadEventFixture('cluster-ref-update.json');
     const res = await send('reconcile-cluster', 'POST', fixture.headers, wireBody(fixture));
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.result, 'done');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.text, '');
     const read = await kube.get<EtcdCluster & KubeObject>({
       apiVersion: API_VERSION,
       kind: 'EtcdCluster',

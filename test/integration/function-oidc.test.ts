@@ -116,15 +116,16 @@ describe('sender authentication (Knative OIDC) at the function entry point', () 
       headers: { ...fixture.headers, ...(authorization && { authorization }) },
       body: wireBody(fixture),
     });
-    const body = (await res.json()) as Record<string, unknown>;
-    return { status: res.status, body, apiRequests: apiRequests() - before, headers: res.headers };
+    const text = await res.text();
+    const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+    return { status: res.status, text, body, apiRequests: apiRequests() - before, headers: res.headers };
   }
 
   it('a valid token from the expected Trigger is accepted and the event is handled', async () => {
     const url = await serve(0);
     const res = await send(url, `Bearer ${await token(keyA)}`);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.result, 'done');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.text, '', 'a handled event is answered with no body');
     assert.ok(res.apiRequests > 0, 'the function read the cluster');
   });
 

@@ -2,7 +2,7 @@
 // resolution, etcd defaults, Pod IP allocation, hosts file rendering and in-place rewriting, and the
 // name server's wire format.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -23,6 +23,10 @@ import { expand } from '../sandbox/kubelet/expand.ts';
 import { ImagePullError, containerArgv, resolveImage } from '../sandbox/kubelet/images.ts';
 import type { ImageConfig } from '../sandbox/kubelet/images.ts';
 import { PodIpAllocator } from '../sandbox/kubelet/ipam.ts';
+import { knativePrograms } from '../sandbox/kubelet/knative-images.ts';
+import { freeSubnets, wantsPodNetwork } from '../sandbox/kubelet/pod-network.ts';
+import { probePath } from '../sandbox/kubelet/probes.ts';
+import type { Pod } from '../sandbox/kubelet/types.ts';
 import { addressRewriter, pathRewriter } from '../sandbox/kubelet/rewrite.ts';
 
 const bins = (minor: '3.4' | '3.5', version: string): EtcdBinaries => ({
@@ -194,6 +198,61 @@ describe('kubelet units', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('kubelet units: Knative images and Pod namespaces', () => {
+  it("maps Knative's ko:// images to the binaries built, and nothing else", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'etcdfn-knative-bins-'));
+    try {
+      for (const b of ['eventing-controller', 'imc-dispatcher']) writeFileSync(join(dir, b), '');
+      const programs = knativePrograms(dir);
+      assert.deepEqual([...programs.keys()].sort(), [
+        'ko://knative.dev/eventing/cmd/controller',
+        'ko://knative.dev/eventing/cmd/in_memory/channel_dispatcher',
+      ]);
+      const cfg = { ...images, programs };
+      const controller = resolveImage('ko://knative.dev/eventing/cmd/controller', cfg);
+      assert.equal(controller.kind, 'program');
+      assert.deepEqual(containerArgv(controller, [], ['-v'], cfg, '/usr/bin'), [
+        join(dir, 'eventing-controller'),
+        '-v',
+      ]);
+      // Not built (or not Knative's): fails like a missing image.
+      assert.throws(() => resolveImage('ko://knative.dev/eventing/cmd/webhook', cfg), ImagePullError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives a namespace to annotated Pods and to Pods of Knative images only', () => {
+    const pod = (image: string, annotations?: Record<string, string>): Pod => ({
+      metadata: { name: 'p', uid: 'u', annotations },
+      spec: { containers: [{ name: 'c', image }] },
+    });
+    assert.equal(wantsPodNetwork(pod('ko://knative.dev/eventing/cmd/broker/ingress')), true);
+    assert.equal(wantsPodNetwork(pod('busybox', { 'sandbox.etcdfn.io/network-namespace': 'true' })), true);
+    assert.equal(wantsPodNetwork(pod('registry.k8s.io/etcd:3.5.16-0')), false);
+    assert.equal(wantsPodNetwork(pod('busybox', { 'sandbox.etcdfn.io/network-namespace': 'false' })), false);
+  });
+
+  it('roots an httpGet probe path as the kubelet does (ApiServerSource adapters probe "health")', () => {
+    assert.equal(probePath('health'), '/health');
+    assert.equal(probePath('/readyz'), '/readyz');
+    assert.equal(probePath(undefined), '/');
+  });
+
+  it("picks Pod subnets in 198.18.0.0/15 that none of the machine's overlaps", () => {
+    const start = (a: string): number => a.split('.').reduce((n, p) => n * 256 + Number(p), 0);
+    assert.equal(freeSubnets([]).length, 512);
+    const taken = [
+      { start: start('198.18.0.0'), bits: 16 },
+      { start: start('198.19.7.9'), bits: 32 },
+    ];
+    const free = freeSubnets(taken);
+    assert.equal(free.length, 255);
+    assert.ok(free.every(s => s.startsWith('198.19.') && s !== '198.19.7'));
+    assert.deepEqual(freeSubnets([{ start: start('198.0.0.0'), bits: 8 }]), []);
   });
 });
 

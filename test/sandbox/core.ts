@@ -6,7 +6,8 @@ import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { applyCrds, rawRequest } from './control-plane/apply.ts';
-import { startControlPlane, type ControlPlane } from './control-plane/index.ts';
+import { SERVICE_CIDR, startControlPlane, type ControlPlane } from './control-plane/index.ts';
+import { egressSelector } from './kubelet/cluster-egress.ts';
 import { startKubelet, type Kubelet } from './kubelet/index.ts';
 import { CSI_DRIVER, SANDBOX_DEFAULT_CLASS } from './kubelet/provisioner.ts';
 
@@ -18,6 +19,8 @@ export interface CoreOptions {
   agentCommand?: string[];
   backoffMaxMs?: number;
   persist?: boolean;
+  /** Pods that ask for it run in network namespaces of their own (kubelet/pod-network.ts) */
+  podNetwork?: boolean;
   /** how many nodes (default 1): more are named sandbox-2, sandbox-3, … (see LOCAL_PATH_CLASS) */
   nodes?: number;
 }
@@ -87,7 +90,14 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
   const cpDir = join(dir, 'control-plane');
   // Without --persist a restart is a new cluster: the store starts empty (certificates are reused).
   if (!opts.persist) rmSync(join(cpDir, 'etcd'), { recursive: true, force: true });
-  const controlPlane = await startControlPlane({ dir: cpDir, port: opts.port });
+  // With the pod network, kube-apiserver reaches webhooks' Services through the kubelet's egress.
+  mkdirSync(cpDir, { recursive: true });
+  const egress = opts.podNetwork ? egressSelector(cpDir) : undefined;
+  const controlPlane = await startControlPlane({
+    dir: cpDir,
+    port: opts.port,
+    apiserverFlags: egress ? [egress.flag] : [],
+  });
   try {
     const kc = new KubeConfig();
     kc.loadFromFile(controlPlane.kubeconfig);
@@ -105,6 +115,9 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
       dataDir: join(dir, 'kubelet'),
       extraNodes,
       ipBase: opts.ipBase,
+      podNetwork: opts.podNetwork,
+      clusterEgressSocket: egress?.socket,
+      serviceCidr: SERVICE_CIDR,
       serving: kubeletServing(controlPlane),
       // The operator image's agent (restore steps in member Pods) is this checkout's agent/main.ts.
       agentCommand: opts.agentCommand ?? [
@@ -112,6 +125,13 @@ export async function startCore(opts: CoreOptions): Promise<SandboxCore> {
         '--import',
         import.meta.resolve('tsx'),
         join(resolve(import.meta.dirname, '..', '..'), 'agent', 'main.ts'),
+      ],
+      // The functions' Knative Services (the Serving stand-in's Deployments): this checkout's server.
+      functionCommand: [
+        process.execPath,
+        '--import',
+        import.meta.resolve('tsx'),
+        join(resolve(import.meta.dirname, '..', '..'), 'functions', 'serve.ts'),
       ],
       backoff: opts.backoffMaxMs !== undefined ? { maxMs: opts.backoffMaxMs } : undefined,
     });

@@ -18,6 +18,7 @@ import { parseAllDocuments } from 'yaml';
 import { startBridge, type Bridge } from '../../standalone/bridge/bridge.ts';
 import { KubeObjects, type KubeObject } from '../../shared/k8s/objects.ts';
 import { startCore, type SandboxCore } from './core.ts';
+import { startKnativeMode } from './knative.ts';
 import { startFunctions, type RunningFunctions } from './functions.ts';
 import { ensurePrivateMountNamespace } from './namespace.ts';
 import {
@@ -64,6 +65,10 @@ const program = new Command()
     'nodes (sandbox, sandbox-2, …); with more than one, a scheduler spreads Pods over them and StorageClass local-path gives volumes tied to a node',
     '1',
   )
+  .option(
+    '--knative',
+    "experimental (issue 28): Knative Eventing's own controllers, webhook, channel and Broker as Pods, knative/ applied, the functions as Pods; no bridge",
+  )
   .option('--watch-stdin', 'stop when stdin closes (when started by a test)')
   .option(
     '--crash-dir <dir>',
@@ -83,6 +88,7 @@ const o = program.opts<{
   crds?: string;
   nodes: string;
   watchStdin?: boolean;
+  knative?: boolean;
   crashDir?: string;
   loseEvents: string;
 }>();
@@ -110,6 +116,7 @@ let bridge: Bridge | undefined;
 let objectStore: SandboxObjectStore | undefined;
 let stopProgress: (() => void) | undefined;
 let stopCertManager: (() => void) | undefined;
+let stopServingStandIn: (() => void) | undefined;
 let stopping = false;
 
 async function stop(code: number): Promise<never> {
@@ -118,6 +125,7 @@ async function stop(code: number): Promise<never> {
     say('\nstopping the sandbox…');
     stopProgress?.();
     stopCertManager?.();
+    stopServingStandIn?.();
     await bridge?.stop();
     await functions?.stop();
     await objectStore?.stop();
@@ -146,6 +154,8 @@ try {
     port: Number(o.port),
     persist: o.persist ?? false,
     nodes: Number(o.nodes),
+    // Knative's programs all listen on :8080: each of their Pods needs a network namespace.
+    podNetwork: o.knative ?? false,
   });
   say(`  API server  ${core.url} (Kubernetes ${core.controlPlane.version})`);
   if (core.kubelet.nodeNames.length > 1) say(`  nodes       ${core.kubelet.nodeNames.join(', ')}`);
@@ -156,6 +166,18 @@ try {
     say(
       `  S3 (s3rver) ${objectStore.endpoint}, bucket ${SANDBOX_BUCKET}, credentials in Secret ${SANDBOX_S3_SECRET}`,
     );
+  }
+  if (o.knative) {
+    say('starting Knative Eventing (its controllers, webhook, in-memory channel and Broker as Pods)…');
+    const knativeLog = logFile('knative');
+    stopServingStandIn = await startKnativeMode(core.kubeconfig, core.kc, dir, repoRoot, line =>
+      knativeLog.write(`${line}\n`),
+    );
+    say('  applied knative/: kubectl get brokers,triggers,apiserversources,pingsources -n etcdfn-system');
+    say('  the functions run as Pods in etcdfn-system (a stand-in for Knative Serving); no event bridge');
+    say('  (experimental, issue 28: no scaling to zero; snapshots to the local S3 are not wired)');
+    if (o.readyJson) console.log(JSON.stringify({ ready: true, url: core.url, kubeconfig: core.kubeconfig }));
+    await new Promise<never>(() => undefined);
   }
   say('starting the functions…');
   const fnLog = logFile('functions');

@@ -29,6 +29,10 @@ async function send(type: string): Promise<{ status: number; body: unknown }> {
       reply.body = body;
       return this;
     },
+    // A handled event's answer: no body (shared/events/handler.ts).
+    end() {
+      return this;
+    },
   };
   await http({ method: 'POST', path: '/', ...post(type) } as never, res as never);
   return reply;

@@ -77,6 +77,9 @@ describe('log context', () => {
       json() {
         return this;
       },
+      end() {
+        return this;
+      },
     };
     await http({ method: 'POST', headers: fixture.headers, body: fixture.body } as never, res as never);
     assert.equal(status, 200);

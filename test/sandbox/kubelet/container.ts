@@ -18,7 +18,9 @@ import { Proc } from './proc.ts';
 import type { ProcExit } from './proc.ts';
 import { ProbeLoop, probeOnce } from './probes.ts';
 import type { ProbeKind, ProbeTarget } from './probes.ts';
-import { valueRewriter } from './rewrite.ts';
+import { podKubeconfig } from './pod-network.ts';
+import type { PodNetns } from './pod-network.ts';
+import { pathRewriter, valueRewriter } from './rewrite.ts';
 import type { ContainerStateJson, ContainerStatusJson, Logger, Pod } from './types.ts';
 import { nowIso } from './types.ts';
 import { containerMappings } from './volumes.ts';
@@ -32,6 +34,8 @@ import type { VolumeInfo } from './volumes.ts';
 export const SANDBOX_PATHS_ENV = 'ETCDFN_SANDBOX_PATHS';
 /** Set in every container: the Pod's IP (all Pods share the host network; bind to this, not 0.0.0.0). */
 export const SANDBOX_POD_IP_ENV = 'ETCDFN_SANDBOX_POD_IP';
+/** Where a Pod's service-account token, CA and namespace are mounted. */
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 export interface BackoffConfig {
   /** first delay before a restart that follows a crash (the very first restart is immediate) */
@@ -60,6 +64,8 @@ export interface RunnerHost {
   cfg: RuntimeConfig;
   pod(): Pod;
   podIP(): string;
+  /** the Pod's own network namespace (pod-network.ts), if it has one */
+  netns?(): PodNetns | undefined;
   hostIP: string;
   nodeName: string;
   podDir: string;
@@ -322,7 +328,9 @@ export class ContainerRunner {
       containerPath: this.spec.terminationMessagePath ?? '/dev/termination-log',
       hostPath: terminationFile,
     });
-    const rewrite = valueRewriter(mappings, podIP, cfg.keepAddresses);
+    const netns = this.host.netns?.();
+    // In a namespace of its own, a Pod's wildcard and loopback addresses are its own: nothing to rewrite.
+    const rewrite = netns ? pathRewriter(mappings) : valueRewriter(mappings, podIP, cfg.keepAddresses);
     const command = expandAll(this.spec.command, own).map(rewrite);
     const args = expandAll(this.spec.args, own).map(rewrite);
     const bins = toolBinaries(runtime, cfg.images);
@@ -336,9 +344,10 @@ export class ContainerRunner {
       ),
       [SANDBOX_POD_IP_ENV]: podIP,
       ...(runtime.kind === 'agent' ? cfg.agentEnv : {}),
+      ...(netns ? this.inClusterEnv(netns, mappings, dir) : {}),
     };
     for (const [k, v] of Object.entries(own)) env[k] = rewrite(v);
-    const argv = containerArgv(runtime, command, args, cfg.images, path);
+    const argv = [...(netns?.enter ?? []), ...containerArgv(runtime, command, args, cfg.images, path)];
     if (runtime.kind === 'etcd' && argv[0] === runtime.bins.etcd) {
       Object.assign(env, etcdServerDefaults(argv.slice(1), env, podIP));
     }
@@ -346,6 +355,20 @@ export class ContainerRunner {
     const prepared = { runtime, argv, env, cwd, rewrite, path, terminationFile };
     this.prepared = prepared;
     return prepared;
+  }
+
+  /**
+   * Inside a Pod namespace the API server is at the gateway: a kubeconfig with the Pod's own
+   * service-account token and CA (its automounted volume), what in-cluster config would use.
+   */
+  private inClusterEnv(
+    netns: PodNetns,
+    mappings: { containerPath: string; hostPath: string }[],
+    dir: string,
+  ): Record<string, string> {
+    const sa = mappings.find(m => m.containerPath.replace(/\/+$/, '') === SERVICE_ACCOUNT_DIR);
+    if (!sa) return {};
+    return { KUBECONFIG: podKubeconfig(join(dir, 'kubeconfig'), netns.apiServer, sa.hostPath) };
   }
 
   /** workingDir: created when it lies in a volume; an unmapped path is used only if it exists on the host. */
@@ -535,7 +558,10 @@ export class ContainerRunner {
     if (!p) return Promise.resolve(1);
     let argv: string[];
     try {
-      argv = containerArgv(p.runtime, command.map(p.rewrite), [], this.host.cfg.images, p.path);
+      argv = [
+        ...(this.host.netns?.()?.enter ?? []),
+        ...containerArgv(p.runtime, command.map(p.rewrite), [], this.host.cfg.images, p.path),
+      ];
     } catch {
       return Promise.resolve(126);
     }

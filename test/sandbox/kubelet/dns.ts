@@ -7,7 +7,9 @@
 //   <svc>.<ns>.svc[.cluster.local] → the addresses of the Service's Endpoints (ready Pods of its
 //       selector; not-ready ones too with publishNotReadyAddresses), headless and ClusterIP alike:
 //       there is no kube-proxy, so a ClusterIP name resolves to the Pod IPs and only works when
-//       port == targetPort. Services without a selector use whatever Endpoints the user wrote.
+//       port == targetPort; but asked from a Pod namespace (the gateway's name server), a Service
+//       service-proxy.ts serves at its ClusterIP answers the ClusterIP. Services without a selector
+//       use whatever Endpoints the user wrote; an ExternalName naming a sandbox name, its addresses.
 import type { HostsEntry, HostsFile } from '../hosts.ts';
 import type { Endpoints, Service } from './types.ts';
 
@@ -22,6 +24,10 @@ export interface DnsSources {
   pods(): DnsPod[];
   endpoints(): Endpoints[];
   service(namespace: string, name: string): Service | undefined;
+  /** every Service (ExternalName ones name another sandbox name) */
+  services?(): Service[];
+  /** the ClusterIP a Service is served at (service-proxy.ts), when it is */
+  clusterIP?(namespace: string, name: string): string | undefined;
 }
 
 export function dnsNames(name: string, clusterDomain: string): string[] {
@@ -29,7 +35,11 @@ export function dnsNames(name: string, clusterDomain: string): string[] {
 }
 
 /** Computes the hosts entries of the whole sandbox. */
-export function dnsEntries(sources: DnsSources, clusterDomain = 'cluster.local'): HostsEntry[] {
+export function dnsEntries(
+  sources: DnsSources,
+  clusterDomain = 'cluster.local',
+  clusterIPs = false,
+): HostsEntry[] {
   const entries: HostsEntry[] = [];
   for (const pod of sources.pods()) {
     if (!pod.ip || !pod.hostname || !pod.subdomain) continue;
@@ -43,14 +53,26 @@ export function dnsEntries(sources: DnsSources, clusterDomain = 'cluster.local')
     const svc = sources.service(ns, ep.metadata.name);
     if (!svc || svc.spec?.type === 'ExternalName') continue;
     const service = `${ep.metadata.name}.${ns}.svc`;
+    const clusterIP = clusterIPs ? sources.clusterIP?.(ns, ep.metadata.name) : undefined;
+    if (clusterIP) entries.push({ ip: clusterIP, names: dnsNames(service, clusterDomain) });
     for (const subset of ep.subsets ?? []) {
       for (const address of subset.addresses ?? []) {
-        entries.push({ ip: address.ip, names: dnsNames(service, clusterDomain) });
+        if (!clusterIP) entries.push({ ip: address.ip, names: dnsNames(service, clusterDomain) });
         if (address.hostname) {
           entries.push({ ip: address.ip, names: dnsNames(`${address.hostname}.${service}`, clusterDomain) });
         }
       }
     }
+  }
+  // An ExternalName Service naming a sandbox name answers with that name's addresses (CoreDNS
+  // answers a CNAME; the client's Host header keeps the Service's own name either way).
+  for (const svc of sources.services?.() ?? []) {
+    const target = svc.spec?.type === 'ExternalName' ? svc.spec.externalName : undefined;
+    if (!target) continue;
+    const name = target.toLowerCase().replace(/\.$/, '');
+    const ips = new Set(entries.filter(e => e.names.includes(name)).map(e => e.ip));
+    const own = `${svc.metadata.name}.${svc.metadata.namespace ?? 'default'}.svc`;
+    for (const ip of ips) entries.push({ ip, names: dnsNames(own, clusterDomain) });
   }
   return entries;
 }
@@ -82,10 +104,14 @@ export class Dns {
     this.hosts?.set(this.hostsEntries ? dnsEntries(this.sources, this.clusterDomain) : []);
   }
 
-  /** The addresses of `name` now (lower-case, no trailing dot); empty for a name the sandbox lacks. */
-  lookup(name: string): string[] {
+  /**
+   * The addresses of `name` now (lower-case, no trailing dot); empty for a name the sandbox lacks.
+   * `clusterIPs`: for Pod namespaces (asking at the gateway), Services served at their ClusterIPs
+   * answer those; the host's processes keep the Pod IPs they always had.
+   */
+  lookup(name: string, clusterIPs = false): string[] {
     const ips = new Set<string>();
-    for (const entry of dnsEntries(this.sources, this.clusterDomain)) {
+    for (const entry of dnsEntries(this.sources, this.clusterDomain, clusterIPs)) {
       if (entry.names.includes(name)) ips.add(entry.ip);
     }
     return [...ips];

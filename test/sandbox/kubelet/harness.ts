@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { namespacedCommand } from '../namespace.ts';
 import { startReadyChild, type ReadyChild } from '../ready-child.ts';
+import { lockPodNetwork } from './pod-network-lock.ts';
 import { FaultClient } from './control.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -26,6 +27,8 @@ export interface SandboxOptions {
   agentCommand?: string[];
   ipBase?: string;
   backoffMaxMs?: number;
+  /** run Pods that ask for it in network namespaces of their own (kubelet/pod-network.ts) */
+  podNetwork?: boolean;
   /** default 60 s */
   startTimeoutMs?: number;
 }
@@ -68,8 +71,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   if (opts.crdDir) args.push('--crds', opts.crdDir);
   if (opts.agentCommand) args.push('--agent-command', JSON.stringify(opts.agentCommand));
   if (opts.ipBase) args.push('--ip-base', opts.ipBase);
+  if (opts.podNetwork) args.push('--pod-network');
   if (opts.backoffMaxMs !== undefined) args.push('--backoff-max-ms', String(opts.backoffMaxMs));
   const cmd = namespacedCommand([process.execPath, '--import', 'tsx', ...args]);
+  const unlock = opts.podNetwork ? await lockPodNetwork() : () => undefined;
   let started: ReadyChild<ReadyLine>;
   try {
     started = await startReadyChild<ReadyLine>({
@@ -82,12 +87,13 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       echoStderr: Boolean(process.env.SANDBOX_VERBOSE),
     });
   } catch (err) {
+    unlock();
     if (ownDir) rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   const { ready } = started;
   const stop = async (): Promise<void> => {
-    await started.stop();
+    await started.stop().finally(unlock);
     if (ownDir) rmSync(dir, { recursive: true, force: true });
   };
   const kc = new KubeConfig();

@@ -11,9 +11,12 @@
 //   ghcr.io/etcdfn/etcdfn, any tag): runs `agentCommand` followed by the container's args. A
 //   container `command` replaces the image's entry point as in Kubernetes: command[0] `etcd`,
 //   `etcdctl`, `etcdutl` maps to the newest local etcd; `sh`/`bash`/`env` run on the host; any other
-//   command[0] is taken to name the agent binary, so `agentCommand + command[1..] + args` runs.
+//   command[0] is taken to name the agent binary, so `agentCommand + command[1..] + args` runs;
+//   but `node dist/functions/serve.js` (the functions' Knative Services) runs `functionCommand`.
 // - "host" images (`hostImages`, default busybox, alpine, debian, ubuntu, bash): the command runs
 //   as a host program (looked up in PATH); handy for tests and init scripts.
+// - Knative's `ko://knative.dev/eventing/cmd/...` images (knative-images.ts): the binary built from
+//   that package, its entry point (a `command` replaces it).
 // - anything else fails like an image pull would: ErrImagePull, then ImagePullBackOff.
 import { createHash } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
@@ -23,7 +26,8 @@ import type { EtcdBinaries } from '../../support/etcd-binaries.ts';
 export type ImageRuntime =
   | { kind: 'etcd'; image: string; imageID: string; bins: EtcdBinaries }
   | { kind: 'agent'; image: string; imageID: string }
-  | { kind: 'host'; image: string; imageID: string };
+  | { kind: 'host'; image: string; imageID: string }
+  | { kind: 'program'; image: string; imageID: string; binary: string };
 
 export interface ImageConfig {
   /** local etcd releases by exact version ('3.5.35' → its binaries) */
@@ -34,6 +38,13 @@ export interface ImageConfig {
   agentCommand: string[] | undefined;
   /** last path segments of images whose commands run on the host */
   hostImages: string[];
+  /**
+   * argv that runs the function server (functions/serve.ts): the operator image's
+   * `node dist/functions/serve.js` maps to it; undefined: runs as any agent command
+   */
+  functionCommand?: string[];
+  /** `ko://` images of Knative → the binaries built from them (knative-images.ts) */
+  programs?: Map<string, string>;
 }
 
 export class ImagePullError extends Error {}
@@ -109,6 +120,8 @@ export function resolveImage(image: string, cfg: ImageConfig): ImageRuntime {
     }
     return { kind: 'agent', image, imageID: fakeImageID(repository, cfg.agentCommand.join(' ')) };
   }
+  const program = cfg.programs?.get(image);
+  if (program) return { kind: 'program', image, imageID: fakeImageID(image, program), binary: program };
   if (last === 'etcd') return resolveEtcd(image, repository, tag, cfg);
   if (cfg.hostImages.includes(last)) return { kind: 'host', image, imageID: fakeImageID(repository, 'host') };
   throw new ImagePullError(
@@ -183,6 +196,15 @@ export function containerArgv(
     return [bin, ...command.slice(1), ...args];
   }
   if (runtime.kind === 'etcd' && first === undefined) return [runtime.bins.etcd, ...args];
+  if (runtime.kind === 'program' && first === undefined) return [runtime.binary, ...args];
+  if (
+    runtime.kind === 'agent' &&
+    cfg.functionCommand &&
+    tool === 'node' &&
+    /functions\/serve\.js$/.test(command[1] ?? '')
+  ) {
+    return [...cfg.functionCommand, ...command.slice(2), ...args];
+  }
   if (runtime.kind === 'agent' && (first === undefined || !SHELLS.has(tool ?? ''))) {
     return [...cfg.agentCommand!, ...command.slice(1), ...args];
   }

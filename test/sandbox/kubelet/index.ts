@@ -40,6 +40,11 @@ import {
   loadKubeConfig,
   makeBinDirs,
 } from './options.ts';
+import { startClusterEgress } from './cluster-egress.ts';
+import { EndpointsWriter } from './endpoints-writer.ts';
+import { knativePrograms } from './knative-images.ts';
+import { PodNetwork } from './pod-network.ts';
+import { ServiceProxy } from './service-proxy.ts';
 import { PodWorker } from './pod-worker.ts';
 import type { NodeContext } from './pod-worker.ts';
 import { PvcController } from './pvcs.ts';
@@ -53,6 +58,7 @@ export type { Faults, NodeState, PodState, KillRequest, WipeRequest, DelayReques
 export { FaultClient, controlUrlOf } from './control.ts';
 export { VOLUMES_ANNOTATION } from './pod-worker.ts';
 export { SANDBOX_PATHS_ENV, SANDBOX_POD_IP_ENV } from './container.ts';
+export { POD_NETWORK_ANNOTATION } from './pod-network.ts';
 
 export interface Kubelet {
   readonly nodeName: string;
@@ -104,6 +110,10 @@ class ProcessKubelet implements Kubelet, Faults {
   /** Files bind-mounted over (/etc/hosts, /etc/resolv.conf), undone on stop, last first. */
   private readonly bound: string[] = [];
   private nameServer: NameServer | undefined;
+  /** the name server's second address, on the pod network's gateway (Pods in namespaces ask there) */
+  private gatewayNameServer: NameServer | undefined;
+  /** ClusterIP Services of the pod network's Pods (service-proxy.ts) */
+  private serviceProxy: ServiceProxy | undefined;
 
   get nameServerIP(): string | undefined {
     return this.nameServer?.ip;
@@ -123,6 +133,7 @@ class ProcessKubelet implements Kubelet, Faults {
   private controllers: { stop(): void }[] = [];
   private closeControl: (() => Promise<void>) | undefined;
   private closeServing: (() => Promise<void>) | undefined;
+  private closeEgress: (() => Promise<void>) | undefined;
   private frozen = false;
   private thaw: { promise: Promise<void>; resolve: () => void } | undefined;
   private stopped = false;
@@ -157,7 +168,9 @@ class ProcessKubelet implements Kubelet, Faults {
         etcd,
         agentImages: this.opts.agentImages ?? defaultAgentImages(),
         agentCommand: this.opts.agentCommand,
+        functionCommand: this.opts.functionCommand,
         hostImages: this.opts.hostImages ?? DEFAULT_HOST_IMAGES,
+        programs: knativePrograms(),
       },
       reader: apiSourceReader(this.api),
       backoff: backoffConfig(this.opts.backoff),
@@ -187,6 +200,12 @@ class ProcessKubelet implements Kubelet, Faults {
   }
 
   async start(): Promise<void> {
+    if (this.opts.podNetwork)
+      this.node.network = await PodNetwork.start({
+        apiServer: this.api.server,
+        log: this.log,
+        serviceCidr: this.opts.serviceCidr,
+      });
     await this.setUpDns();
     const ctl = this.opts.controllers ?? {};
     if (ctl.pvcs !== false)
@@ -218,6 +237,19 @@ class ProcessKubelet implements Kubelet, Faults {
     this.scheduler = new Scheduler(this.api, informers, this.nodeNames, this.log);
     this.controllers.push(this.scheduler);
     this.controllers.push(...[this.pods, this.services, this.endpoints, this.pvcs, this.storageClasses]);
+    const network = this.node.network;
+    if (network) {
+      const informers = { pods: this.pods, services: this.services, endpoints: this.endpoints };
+      this.controllers.push(new EndpointsWriter(this.api, informers, ip => network.contains(ip), this.log));
+      const view = {
+        services: () => this.services.list(),
+        endpoints: () => this.computedEndpoints(),
+      };
+      const proxy = (this.serviceProxy = new ServiceProxy(network.bridge, view, this.log));
+      const sync = { upsert: () => proxy.sync(), deleted: () => proxy.sync() };
+      this.services.on(sync);
+      this.pods.on(sync);
+    }
     this.pods.on({ upsert: pod => this.onPod(pod), deleted: pod => this.onPodDeleted(pod) });
     const refresh = { upsert: () => this.dns?.refresh(), deleted: () => this.dns?.refresh() };
     this.services.on(refresh);
@@ -232,6 +264,18 @@ class ProcessKubelet implements Kubelet, Faults {
       nodes.start(),
       volumes.start(),
     ]);
+    if (this.opts.clusterEgressSocket) {
+      const egress = await startClusterEgress(
+        this.opts.clusterEgressSocket,
+        {
+          services: () => this.services.list(),
+          endpoints: () => this.computedEndpoints(),
+          local: ip => ip.startsWith('127.') || !!this.node.network?.contains(ip),
+        },
+        this.log,
+      );
+      this.closeEgress = () => egress.close();
+    }
     let kubeletPort: number | undefined;
     if (this.opts.serving) {
       const server = await startKubeletServer(this, this.opts.serving);
@@ -272,6 +316,8 @@ class ProcessKubelet implements Kubelet, Faults {
           [...this.workers.values()].map(w => ({ namespace: w.namespace, ip: w.podIP, ...w.dnsIdentity })),
         endpoints: () => this.computedEndpoints(),
         service: (ns, name) => this.services.get(ns, name),
+        services: () => this.services.list(),
+        clusterIP: (ns, name) => this.serviceProxy?.clusterIP(ns, name),
       },
       this.opts.clusterDomain,
     );
@@ -284,7 +330,10 @@ class ProcessKubelet implements Kubelet, Faults {
       // slow lookup as a lost peer, which restarts its 5 s wait before the next membership change.
       const nameserver = await this.startNameServer();
       const resolv = join(dirname(this.hostsFile), 'resolv.conf');
-      writeFileSync(resolv, `nameserver ${nameserver}\noptions timeout:1 attempts:1\n`);
+      const gateway = await this.startGatewayNameServer();
+      // Inside a Pod namespace the first address is unreachable (refused at once): the second answers.
+      const second = gateway ? `nameserver ${gateway}\n` : '';
+      writeFileSync(resolv, `nameserver ${nameserver}\n${second}options timeout:1 attempts:1\n`);
       await bindHostsFile(resolv, '/etc/resolv.conf');
       this.bound.push('/etc/resolv.conf');
       if (this.nameServer) this.dns.servedByNameServer();
@@ -310,6 +359,15 @@ class ProcessKubelet implements Kubelet, Faults {
       this.log(`no name server (${(err as Error).message}): names come from the hosts file alone`);
       return '127.0.0.1';
     }
+  }
+
+  /** The same name server on the pod network's gateway, for Pods in namespaces of their own. */
+  private async startGatewayNameServer(): Promise<string | undefined> {
+    const network = this.node.network;
+    if (!network || !this.nameServer) return undefined;
+    const dns = this.dns!;
+    this.gatewayNameServer = await startNameServer([network.gateway], name => dns.lookup(name, true));
+    return network.gateway;
   }
 
   /**
@@ -440,10 +498,14 @@ class ProcessKubelet implements Kubelet, Faults {
     this.thaw?.resolve();
     await this.closeControl?.();
     await this.closeServing?.();
+    await this.closeEgress?.();
     const grace = this.opts.stopGraceMs ?? 2000;
     await Promise.all([...this.workers.values()].map(w => w.shutdown(grace)));
     this.workers.clear();
     await this.nameServer?.close();
+    await this.gatewayNameServer?.close();
+    await this.serviceProxy?.stop();
+    await this.node.network?.stop();
     // Before the sandbox's directory goes: a later sandbox in this process binds its own files.
     for (const target of this.bound.splice(0).reverse()) {
       try {

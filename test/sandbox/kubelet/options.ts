@@ -22,12 +22,26 @@ export interface KubeletOptions {
    * processes as a lost machine would
    */
   extraNodes?: string[];
+  /**
+   * run the Pods that ask for it (pod-network.ts) in network namespaces of their own, on a bridge
+   * with a private /24 (needs root and iproute2); default off: every Pod gets a loopback IP
+   */
+  podNetwork?: boolean;
+  /** the API server's service CIDR: Pod namespaces route it to the kubelet's Service proxy */
+  serviceCidr?: string;
+  /**
+   * serve kube-apiserver's "cluster" egress (cluster-egress.ts) on this Unix socket: webhooks'
+   * Services reached at their ClusterIPs, and nothing off the machine
+   */
+  clusterEgressSocket?: string;
   /** status.hostIP of every Pod (default 127.0.0.1) */
   hostIP?: string;
   /** local etcd releases; default: every release test/support/etcd-binaries.ts finds (one per exact version) */
   etcdBinaries?: EtcdBinaries[];
   /** argv that runs the operator's agent (the operator image's entry point) */
   agentCommand?: string[];
+  /** argv of the function server, for the operator image's `node dist/functions/serve.js` */
+  functionCommand?: string[];
   /** repositories or `*` patterns of the operator's image (default $ETCDFN_IMAGE's repository, ghcr.io/etcdfn/etcdfn) */
   agentImages?: string[];
   /** images whose commands run as host programs (default busybox, alpine, debian, ubuntu, bash) */

@@ -8,6 +8,8 @@ import { errorText, isNotFound, mergePatch } from './api.ts';
 import { ContainerRunner } from './container.ts';
 import type { RunnerHost, RuntimeConfig } from './container.ts';
 import type { PodIpAllocator } from './ipam.ts';
+import { wantsPodNetwork } from './pod-network.ts';
+import type { PodNetns, PodNetwork } from './pod-network.ts';
 import { Conditions, podPhase, qosClass, updateConditions } from './status.ts';
 import type { Phase } from './status.ts';
 import type { Logger, Pod, PodStatusJson, Pvc } from './types.ts';
@@ -26,6 +28,8 @@ export interface NodeContext {
   nodeName: string;
   hostIP: string;
   ipam: PodIpAllocator;
+  /** namespaces for the Pods that ask for one (pod-network.ts); undefined: every Pod on loopback */
+  network?: PodNetwork;
   pvc(namespace: string, name: string): Pvc | undefined;
   /** a Pod's IP or DNS identity changed: rewrite the hosts file */
   dnsChanged(): void;
@@ -41,6 +45,8 @@ export interface NodeContext {
 
 export class PodWorker {
   podIP: string | undefined;
+  /** the Pod's own network namespace, when it runs in one */
+  private netns: PodNetns | undefined;
   private startTime: string | undefined;
   private readonly conditions = new Conditions();
   private init: ContainerRunner[] = [];
@@ -153,6 +159,7 @@ export class PodWorker {
     if (this.writeTimer) clearTimeout(this.writeTimer);
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     await Promise.all(this.containers().map(c => c.stop(graceMs)));
+    if (this.netns) this.releaseAddress();
   }
 
   describe(): string {
@@ -160,12 +167,10 @@ export class PodWorker {
   }
 
   private async run(): Promise<void> {
-    const ports = this.pod.spec.containers.flatMap(c => (c.ports ?? []).map(p => p.containerPort));
-    this.podIP = await this.node.ipam.allocate(ports);
+    await this.allocateAddress();
     if (this.terminating) {
       // Forgotten at once: cleanup() would release it again, maybe after another Pod got it.
-      this.node.ipam.release(this.podIP);
-      this.podIP = undefined;
+      this.releaseAddress();
       return;
     }
     this.startTime = nowIso();
@@ -187,11 +192,32 @@ export class PodWorker {
     this.finished();
   }
 
+  /** A loopback IP, or (asked for, and the node has a pod network) a network namespace of its own. */
+  private async allocateAddress(): Promise<void> {
+    if (this.node.network && wantsPodNetwork(this.pod)) {
+      this.netns = await this.node.network.attach(this.uid);
+      this.podIP = this.netns.ip;
+      return;
+    }
+    if (wantsPodNetwork(this.pod))
+      this.node.log(`pod ${this.describe()}: asks for a network namespace, but the pod network is off`);
+    const ports = this.pod.spec.containers.flatMap(c => (c.ports ?? []).map(p => p.containerPort));
+    this.podIP = await this.node.ipam.allocate(ports);
+  }
+
+  private releaseAddress(): void {
+    if (this.netns) void this.node.network?.detach(this.uid);
+    else if (this.podIP) this.node.ipam.release(this.podIP);
+    this.netns = undefined;
+    this.podIP = undefined;
+  }
+
   private runnerHost(): RunnerHost {
     return {
       cfg: this.node.cfg,
       pod: () => this.pod,
       podIP: () => this.podIP ?? '',
+      netns: () => this.netns,
       hostIP: this.node.hostIP,
       nodeName: this.node.nodeName,
       podDir: this.podDir,
@@ -320,8 +346,7 @@ export class PodWorker {
     if (this.terminating) return;
     this.changed();
     if (this.podIP) {
-      this.node.ipam.release(this.podIP);
-      this.podIP = undefined;
+      this.releaseAddress();
       this.node.dnsChanged();
     }
   }
@@ -367,8 +392,7 @@ export class PodWorker {
     this.cleaned = true;
     if (this.writeTimer) clearTimeout(this.writeTimer);
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
-    if (this.podIP) this.node.ipam.release(this.podIP);
-    this.podIP = undefined;
+    this.releaseAddress();
     this.node.dnsChanged();
     tearDownVolumes(this.podDir);
     rmSync(this.podDir, { recursive: true, force: true });

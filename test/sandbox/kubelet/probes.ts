@@ -29,6 +29,12 @@ function resolvePort(port: number | string | undefined, ports: V1ContainerPort[]
   return named.containerPort;
 }
 
+/** The request path of an httpGet probe: like the kubelet's URL, rooted even when `path` is not ("health"). */
+export function probePath(path: string | undefined): string {
+  if (!path) return '/';
+  return path.startsWith('/') ? path : `/${path}`;
+}
+
 function httpProbe(probe: NonNullable<V1Probe['httpGet']>, target: ProbeTarget, timeoutMs: number) {
   return new Promise<ProbeResult>(resolve => {
     const secure = probe.scheme === 'HTTPS';
@@ -39,7 +45,7 @@ function httpProbe(probe: NonNullable<V1Probe['httpGet']>, target: ProbeTarget, 
       {
         host: probe.host || target.podIP,
         port: resolvePort(probe.port, target.ports),
-        path: probe.path ?? '/',
+        path: probePath(probe.path),
         method: 'GET',
         headers,
         rejectUnauthorized: false,

@@ -21,6 +21,7 @@ const program = new Command()
   .option('--ip-base <ip>', 'Pod IPs are counted up from this 127.x.y.z address')
   .option('--agent-command <json>', 'argv of the operator agent, as a JSON array')
   .option('--backoff-max-ms <ms>', 'cap of the restart back-off')
+  .option('--pod-network', 'run Pods that ask for it in network namespaces of their own (root)')
   .option('--persist', "keep the control plane's etcd data (<dir>/control-plane/etcd) across restarts")
   .option('--watch-stdin', 'stop when stdin closes')
   .option('--remove-dir', 'remove --dir when stopping');
@@ -33,6 +34,7 @@ const o = program.opts<{
   agentCommand?: string;
   backoffMaxMs?: string;
   persist?: boolean;
+  podNetwork?: boolean;
   watchStdin?: boolean;
   removeDir?: boolean;
 }>();
@@ -45,6 +47,7 @@ const core = await startCore({
   agentCommand: o.agentCommand ? (JSON.parse(o.agentCommand) as string[]) : undefined,
   backoffMaxMs: o.backoffMaxMs ? Number(o.backoffMaxMs) : undefined,
   persist: o.persist ?? false,
+  podNetwork: o.podNetwork ?? false,
 });
 const { kubelet, kubeconfig } = core;
 
