@@ -400,6 +400,82 @@ describe('reconcile-cluster: unclaimed steps and their status', () => {
   });
 });
 
+describe('reconcile-cluster: recovery steps and their crash points', () => {
+  const restoreWorld = () =>
+    formed(o => {
+      specOf(o).inPlaceRestore = { requestID: 'r1', snapshotRef: { name: 'snap' } };
+      o.push(
+        {
+          apiVersion: 'etcdfn.io/v1alpha1',
+          kind: 'EtcdSnapshot',
+          metadata: { name: 'snap', namespace: 'prod' },
+          spec: { clusterRef: { name: 'demo' }, destination: { pvc: { claimName: 'pc' } } },
+          status: {
+            phase: 'Complete',
+            artifact: { uri: 'pvc://pc/s.db', revision: 3 },
+            conditions: [{ type: 'Verified', status: 'True' }],
+          },
+        } as KubeObject,
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'pc', namespace: 'prod' },
+        } as KubeObject,
+      );
+    });
+  const forceWorld = () =>
+    formed(o => {
+      specOf(o).recovery = { policy: 'ForceNewCluster' };
+      for (const n of [1, 2])
+        o.splice(
+          o.findIndex(x => x.kind === 'Pod' && x.metadata.name === `demo-${n}`),
+          1,
+        );
+    });
+  const down = () =>
+    fakeEtcd(three(), { listMembers: () => ({ kind: 'unavailable', message: 'no leader' }) }).etcd;
+  const stepOf = (kube: StoreKube) => {
+    const status = clusterIn(kube)?.status;
+    return status?.inPlaceRestore?.step ?? status?.forceNewCluster?.step;
+  };
+
+  it('an in-place restore accepted: its step written first, with cluster:restore-step-written after that write', async () => {
+    const kube = restoreWorld();
+    const r = await withCrashArmed(
+      'cluster:restore-step-written',
+      () => reconcileCluster(ctxOf(kube, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF),
+      () => stepOf(kube),
+    );
+    assert.deepEqual(r, { killed: true, at: 'Stopping' });
+    const plain = restoreWorld();
+    const p = await withCrashArmed(
+      'cluster:status-written',
+      () => reconcileCluster(ctxOf(plain, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF),
+      () => 0,
+    );
+    assert.equal(p.killed, false, 'a restore step is not an ordinary status write');
+    assert.equal(stepOf(plain), 'Stopping');
+  });
+
+  it('quorum lost under ForceNewCluster: the recovery’s step written, with cluster:force-step-written after it', async () => {
+    const kube = forceWorld();
+    const r = await withCrashArmed(
+      'cluster:force-step-written',
+      () => reconcileCluster(ctxOf(kube, down(), { chainSteps: 1 }), REF),
+      () => stepOf(kube),
+    );
+    assert.deepEqual(r, { killed: true, at: 'Waiting' });
+    const plain = forceWorld();
+    const p = await withCrashArmed(
+      'cluster:status-written',
+      () => reconcileCluster(ctxOf(plain, down(), { chainSteps: 1 }), REF),
+      () => 0,
+    );
+    assert.equal(p.killed, false);
+    assert.equal(stepOf(plain), 'Waiting');
+  });
+});
+
 describe('reconcile-cluster: auth after the step', () => {
   const withAuth = (o: KubeObject[]) => {
     specOf(o).auth = { enabled: true, rootCredentialsSecretRef: { name: 'demo-root' } };
