@@ -420,7 +420,7 @@ describe('reconcile-cluster: recovery steps and their crash points', () => {
           apiVersion: 'v1',
           kind: 'PersistentVolumeClaim',
           metadata: { name: 'pc', namespace: 'prod' },
-        } as KubeObject,
+        },
       );
     });
   const forceWorld = () =>
