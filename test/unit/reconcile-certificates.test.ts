@@ -76,6 +76,8 @@ describe('keepCertificates', () => {
     );
     const events = eventsOf(kube);
     assert.equal(events[0], 'Normal CertificateAuthorityCreated: created the cluster CA for auto TLS');
+    const first = kube.calls.find(c => c.kind === 'Event')?.body as { reportingInstance?: string };
+    assert.equal(first.reportingInstance, 'reconcile-cluster');
     assert.deepEqual(events.slice(1).sort(), [
       'Normal CertificateIssued: issued the operator-client certificate into Secret demo-operator-client-tls (first issue)',
       'Normal CertificateIssued: issued the peer certificate into Secret demo-peer-tls (first issue)',

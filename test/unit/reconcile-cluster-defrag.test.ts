@@ -56,7 +56,9 @@ function fakeEtcd(o: Partial<Record<string, (...a: never[]) => unknown>> = {}) {
 
 const clusterIn = (kube: StoreKube) => kube.stored<Cluster>('EtcdCluster', 'prod', 'demo');
 const events = (kube: StoreKube) =>
-  kube.calls.filter(c => c.kind === 'Event').map(c => c.body as { reason: string; message: string });
+  kube.calls
+    .filter(c => c.kind === 'Event')
+    .map(c => c.body as { type: string; reason: string; message: string; reportingInstance: string });
 
 describe('observeSpace', () => {
   it('asks each running member itself; a dormant one is not asked, one that fails is unknown', async () => {
@@ -88,8 +90,15 @@ describe('defragmentMember', () => {
       `memberStatus ${client(1)}`,
     ]);
     assert.deepEqual(
-      events(w.kube).map(e => [e.reason, e.message]),
-      [['MemberDefragmented', 'defragmented demo-1: 8 MiB → 2 MiB (fragmented)']],
+      events(w.kube).map(e => [e.type, e.reason, e.message, e.reportingInstance]),
+      [
+        [
+          'Normal',
+          'MemberDefragmented',
+          'defragmented demo-1: 8 MiB → 2 MiB (fragmented)',
+          'reconcile-cluster',
+        ],
+      ],
     );
     assert.equal(clusterIn(w.kube)?.status?.operation, undefined);
     assert.equal(clusterIn(w.kube)?.status?.clusterToken, 'prod-demo-uid-1');
@@ -159,6 +168,11 @@ describe('defragmentMember', () => {
     const m = await defragmentMember(storeContext(moved.kube, fakeEtcd().etcd), moved.state, action);
     assert.equal(m.ok, true);
     assert.equal(moved.kube.lines.includes('replaceStatus EtcdCluster demo'), false);
+
+    const dropped = world(locked(3));
+    const d = await defragmentMember(storeContext(dropped.kube, fakeEtcd().etcd), dropped.state, action);
+    assert.equal(d.ok, true, 'a claim already dropped (by another invocation) is left so');
+    assert.equal(dropped.kube.lines.includes('replaceStatus EtcdCluster demo'), false);
 
     const gone = world();
     gone.kube.script('replaceStatus', { kind: 'conflict', message: 'x' });

@@ -326,6 +326,19 @@ describe('observeCluster: etcd', () => {
       'demo-0': { raftIndex: 10, applied: 9 },
       'demo-1': { raftIndex: 11, applied: 10 },
     });
+    const notReady = world({
+      members,
+      spec: { version: '3.6.0' },
+      status: { observed: { ...locked(3).observed, version: '3.6.0' } },
+    });
+    notReady.put(
+      readyPod('demo-2', { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] } }),
+    );
+    const asked = fakeEtcd();
+    await observeCluster(storeContext(notReady, asked.etcd), REF);
+    assert.deepEqual(asked.calls.filter(c => c.startsWith('clusterStatus')).slice(-1), [
+      `clusterStatus ${client(0)},${client(1)}`,
+    ]);
   });
 });
 
@@ -479,6 +492,95 @@ describe('observeCluster: restore sources', () => {
   });
 });
 
+describe('observeCluster: edges the survivors showed', () => {
+  it('a new cluster (no status) with a restore source: read, nothing throws; bootstrap without restore reads nothing', async () => {
+    const s3 = {
+      bucket: 'b',
+      key: 'k',
+      endpoint: 'https://s3.example',
+      credentialsSecretRef: { name: 'creds' },
+    };
+    const fresh = new StoreKube([etcdCluster({ spec: { bootstrap: { restore: { source: { s3 } } } } })]);
+    const state = await observeCluster(storeContext(fresh, fakeEtcd().etcd), REF);
+    assert.equal(state?.restore?.kind, 'blocked');
+    const empty = new StoreKube([etcdCluster({ spec: { bootstrap: {} } })]);
+    const e = await observeCluster(storeContext(empty, fakeEtcd().etcd), REF);
+    assert.equal(e?.restore, undefined);
+    assert.equal(
+      empty.calls.some(c => c.kind === 'Secret' || c.kind === 'EtcdSnapshot'),
+      false,
+    );
+  });
+
+  it('a PVC restore source reads no Secret', async () => {
+    const kube = world({
+      status: { clusterID: undefined },
+      spec: { bootstrap: { restore: { source: { pvc: { claimName: 'backups', path: 's.db' } } } } },
+    });
+    await observeCluster(storeContext(kube, fakeEtcd().etcd), REF);
+    assert.equal(
+      kube.calls.some(c => c.kind === 'Secret'),
+      false,
+    );
+  });
+
+  it('in place: a snapshot that is gone blocks; a PVC-only one reads no Secret, an S3-only one no claim', async () => {
+    const request = { inPlaceRestore: { requestID: 'r1', snapshotRef: { name: 'snap' } } };
+    const gone = world({ spec: request });
+    const g = await observeCluster(storeContext(gone, fakeEtcd().etcd), REF);
+    assert.equal(g?.inPlaceRestore?.kind, 'blocked');
+    assert.equal(
+      gone.calls.some(c => c.kind === 'Secret' || c.kind === 'PersistentVolumeClaim'),
+      false,
+    );
+    const snap = (destination: object) =>
+      ({
+        apiVersion: 'etcdfn.io/v1alpha1',
+        kind: 'EtcdSnapshot',
+        metadata: { name: 'snap', namespace: 'prod' },
+        spec: { clusterName: 'demo', destination },
+      }) as KubeObject;
+    const pvc = world({ spec: request, extra: [snap({ pvc: { claimName: 'pc' } })] });
+    await observeCluster(storeContext(pvc, fakeEtcd().etcd), REF);
+    assert.equal(
+      pvc.calls.some(c => c.kind === 'Secret'),
+      false,
+    );
+    assert.equal(
+      pvc.calls.some(c => c.kind === 'PersistentVolumeClaim'),
+      true,
+    );
+    const s3only = world({
+      spec: request,
+      extra: [snap({ s3: { bucket: 'b', key: 'k', credentialsSecretRef: { name: 'c' } } })],
+    });
+    await observeCluster(storeContext(s3only, fakeEtcd().etcd), REF);
+    assert.equal(
+      s3only.calls.some(c => c.kind === 'PersistentVolumeClaim'),
+      false,
+    );
+    assert.equal(
+      s3only.calls.some(c => c.kind === 'Secret'),
+      true,
+    );
+  });
+
+  it('quorum lost: the recovery snapshot under RestoreLatestSnapshot, the self reports under ForceNewCluster', async () => {
+    const lostWorld = (policy: string) => {
+      const kube = world({ spec: { recovery: { policy } } });
+      for (const n of [1, 2]) kube.objects.delete(`Pod/prod/demo-${n}`);
+      return kube;
+    };
+    const down = () => fakeEtcd({ listMembers: () => ({ kind: 'unavailable', message: 'no leader' }) });
+    const restore = await observeCluster(storeContext(lostWorld('RestoreLatestSnapshot'), down().etcd), REF);
+    assert.equal(restore?.recoverySnapshot?.kind, 'none');
+    const { etcd, calls } = down();
+    const force = await observeCluster(storeContext(lostWorld('ForceNewCluster'), etcd), REF);
+    assert.deepEqual(Object.keys(force?.selfReports ?? {}), ['demo-0']);
+    assert.ok(calls.includes(`memberStatus ${client(0)}`));
+  });
+});
+
 describe('podFacts', () => {
   const pod = (o: Partial<V1Pod>): V1Pod => ({ metadata: { name: 'demo-0' }, ...o });
 
@@ -498,6 +600,15 @@ describe('podFacts', () => {
       true,
     );
     assert.equal(podFacts(pod({ status: { phase: 'Failed' } })).phase, 'Failed');
+    const readyAmongOthers = pod({
+      status: {
+        conditions: [
+          { type: 'PodScheduled', status: 'True' },
+          { type: 'Ready', status: 'True' },
+        ],
+      },
+    });
+    assert.equal(podFacts(readyAmongOthers).ready, true);
     assert.equal(podFacts(pod({ metadata: { name: 'x', deletionTimestamp: new Date() } })).deleting, true);
     assert.equal(
       podFacts(pod({ metadata: { name: 'x', deletionTimestamp: null as never } })).deleting,
@@ -545,6 +656,8 @@ describe('podFacts', () => {
     assert.equal(podSnapshotCount(etcd(['etcd'], ['--snapshot-count', '7'])), 7);
     assert.equal(podSnapshotCount(etcd(['etcd', '--snapshot-count=lots'])), undefined);
     assert.equal(podSnapshotCount(etcd(['etcd', '--snapshot-count=5x'])), undefined);
+    assert.equal(podSnapshotCount(etcd(['etcd', '--snapshot-count=x5'])), undefined);
+    assert.equal(podSnapshotCount(etcd(['etcd', '--quota-backend-bytes', '1024'])), undefined);
     assert.equal(podSnapshotCount(etcd(['etcd', '--snapshot-count'])), undefined);
     assert.equal(podSnapshotCount(etcd(['--snapshot-count=9'], [], 'sidecar')), undefined);
     assert.equal('snapshotCount' in podFacts(etcd(['etcd'])), false);
@@ -573,6 +686,22 @@ describe('podFacts', () => {
         reason: 'SnapshotNotFound',
         message: 'no such key',
       },
+    );
+    const earlierPass = {
+      name: 'restore',
+      state: { running: {} },
+      lastState: { terminated: { exitCode: 0, message: 'SnapshotNotFound: old words' } },
+    };
+    assert.equal(
+      'restoreFailure' in podFacts(init([earlierPass])),
+      false,
+      'an earlier run that passed is no failure',
+    );
+    const noState = podFacts(init([{ name: 'restore-fetch' }]));
+    assert.equal('restoreFailure' in noState, false);
+    assert.equal(
+      'problem' in podFacts(pod({ status: { containerStatuses: [{ name: 'etcd' } as never] } })),
+      false,
     );
     const running = { name: 'restore-commit', state: { running: {} } };
     assert.equal('restoreFailure' in podFacts(init([running, failedFetch])), false);

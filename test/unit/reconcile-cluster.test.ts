@@ -166,6 +166,17 @@ describe('reconcile-cluster: the steps one event takes', () => {
     assert.deepEqual(eventsOf(kube), [
       'Normal SeedCreated: created the initial members demo-0, demo-1, demo-2 together (static bootstrap)',
     ]);
+    const event = kube.calls.find(c => c.kind === 'Event')?.body as { reportingInstance?: string };
+    assert.equal(event.reportingInstance, 'reconcile-cluster');
+  });
+
+  it('woken: only the first step of a chain looks for its wake-up', async () => {
+    const kube = new StoreKube([newCluster()]);
+    const result = await reconcileCluster(ctxOf(kube, fakeEtcd(three()).etcd), REF, { woken: true });
+    assert.deepEqual(result.result === 'done' && result.details, {
+      action: ['none', 'ensure-services', 'ensure-network-policy', 'claim', 'wait'],
+    });
+    assert.equal(kube.lines.filter(l => l === 'get PingSource demo-etcdfn-cluster-wake').length, 1);
   });
 
   it('one step per event when chainSteps is 1: its summary and its action alone', async () => {
@@ -305,6 +316,11 @@ describe('reconcile-cluster: claimed steps', () => {
       () => writes(kube),
     );
     assert.deepEqual(r, { killed: true, at: ['replaceStatus EtcdCluster demo'] });
+    // The next event resumes the claimed operation: no second claim, the learner added, the claim cleared.
+    kube.calls = [];
+    await reconcileCluster(ctxOf(kube, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF);
+    assert.deepEqual(writes(kube).slice(0, 2), ['create EtcdMember demo-3', 'mergePatch EtcdMember demo-3']);
+    assert.equal(clusterIn(kube)?.status?.operation, undefined);
   });
 });
 
@@ -369,6 +385,13 @@ describe('reconcile-cluster: unclaimed steps and their status', () => {
       details: { action: 'mark-voter' },
     });
     assert.doesNotMatch(progressing(done) ?? '', /retrying/);
+    const chained = formed(unmarked);
+    const two = await reconcileCluster(ctxOf(chained, fakeEtcd(three()).etcd, { chainSteps: 2 }), REF);
+    assert.deepEqual(
+      two.result === 'done' && two.details,
+      { action: ['mark-voter', 'none'] },
+      'a step that changed something is followed at once',
+    );
   });
 
   it('crash point cluster:status-written follows an ordinary status write; cluster-id-latched the first clusterID', async () => {
@@ -397,6 +420,82 @@ describe('reconcile-cluster: unclaimed steps and their status', () => {
       () => 0,
     );
     assert.equal(q.killed, false, 'no write, no crash point');
+  });
+});
+
+describe('reconcile-cluster: recovery steps and their crash points', () => {
+  const restoreWorld = () =>
+    formed(o => {
+      specOf(o).inPlaceRestore = { requestID: 'r1', snapshotRef: { name: 'snap' } };
+      o.push(
+        {
+          apiVersion: 'etcdfn.io/v1alpha1',
+          kind: 'EtcdSnapshot',
+          metadata: { name: 'snap', namespace: 'prod' },
+          spec: { clusterRef: { name: 'demo' }, destination: { pvc: { claimName: 'pc' } } },
+          status: {
+            phase: 'Complete',
+            artifact: { uri: 'pvc://pc/s.db', revision: 3 },
+            conditions: [{ type: 'Verified', status: 'True' }],
+          },
+        } as KubeObject,
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'pc', namespace: 'prod' },
+        },
+      );
+    });
+  const forceWorld = () =>
+    formed(o => {
+      specOf(o).recovery = { policy: 'ForceNewCluster' };
+      for (const n of [1, 2])
+        o.splice(
+          o.findIndex(x => x.kind === 'Pod' && x.metadata.name === `demo-${n}`),
+          1,
+        );
+    });
+  const down = () =>
+    fakeEtcd(three(), { listMembers: () => ({ kind: 'unavailable', message: 'no leader' }) }).etcd;
+  const stepOf = (kube: StoreKube) => {
+    const status = clusterIn(kube)?.status;
+    return status?.inPlaceRestore?.step ?? status?.forceNewCluster?.step;
+  };
+
+  it('an in-place restore accepted: its step written first, with cluster:restore-step-written after that write', async () => {
+    const kube = restoreWorld();
+    const r = await withCrashArmed(
+      'cluster:restore-step-written',
+      () => reconcileCluster(ctxOf(kube, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF),
+      () => stepOf(kube),
+    );
+    assert.deepEqual(r, { killed: true, at: 'Stopping' });
+    const plain = restoreWorld();
+    const p = await withCrashArmed(
+      'cluster:status-written',
+      () => reconcileCluster(ctxOf(plain, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF),
+      () => 0,
+    );
+    assert.equal(p.killed, false, 'a restore step is not an ordinary status write');
+    assert.equal(stepOf(plain), 'Stopping');
+  });
+
+  it('quorum lost under ForceNewCluster: the recovery’s step written, with cluster:force-step-written after it', async () => {
+    const kube = forceWorld();
+    const r = await withCrashArmed(
+      'cluster:force-step-written',
+      () => reconcileCluster(ctxOf(kube, down(), { chainSteps: 1 }), REF),
+      () => stepOf(kube),
+    );
+    assert.deepEqual(r, { killed: true, at: 'Waiting' });
+    const plain = forceWorld();
+    const p = await withCrashArmed(
+      'cluster:status-written',
+      () => reconcileCluster(ctxOf(plain, down(), { chainSteps: 1 }), REF),
+      () => 0,
+    );
+    assert.equal(p.killed, false);
+    assert.equal(stepOf(plain), 'Waiting');
   });
 });
 
@@ -462,6 +561,22 @@ describe('reconcile-cluster: wake-ups', () => {
       spec: { sink: unknown };
     };
     assert.ok(JSON.stringify(ping.spec.sink).includes('etcdfn-system/etcdfn'));
+  });
+
+  it('the defragmentation PingSource comes with the very step that sees the schedule; maintenance without defrag has none', async () => {
+    const kube = formed(o => (specOf(o).maintenance = { defrag: { schedule: '0 3 * * *' } }));
+    const result = await reconcileCluster(ctxOf(kube, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF);
+    assert.match(
+      result.result === 'done' ? result.summary : '',
+      /PingSource demo-defrag-etcdfn-cluster-wake created/,
+    );
+    const none = formed(o => (specOf(o).maintenance = {}));
+    const quiet = await reconcileCluster(ctxOf(none, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF);
+    assert.equal(quiet.result, 'done');
+    assert.equal(
+      none.lines.some(l => l.includes('PingSource')),
+      false,
+    );
   });
 
   it('a wake-up left when nothing waits is deleted on its own event (woken); not read otherwise', async () => {
