@@ -393,6 +393,21 @@ describe('guard: deleting the member that holds the only data', () => {
     assert.deepEqual(plan.action, { kind: 'set-dormant', member: 'demo-0', dormant: false, seed: true });
   });
 
+  it('paused, a member deleted while the others are dormant too: the cluster waits on the held deletion, saying why', () => {
+    const c = cluster({ replicas: 0 }, locked(0));
+    const members = [
+      member(0, { dormant: true }),
+      member(1, { dormant: true }),
+      member(2, { deleting: true, dormant: true }),
+    ];
+    const plan = planCluster(state(c, members, { ready: [] }));
+    assert.deepEqual(plan.action, {
+      kind: 'wait',
+      reason:
+        "member demo-2 was deleted but holds the only copy of the cluster's data, so its deletion is held (its PVC is kept); delete the EtcdCluster to delete the data",
+    });
+  });
+
   it('with no member left at all, no member is added (it could only start an empty cluster)', () => {
     const c = cluster({ replicas: 3 }, locked(3));
     const plan = planCluster(state(c, []));
