@@ -164,6 +164,13 @@ describe('finalize-member and reconcile-member for the seed', () => {
     });
   });
 
+  it('the mark is the annotation etcdfn.io/resume-seed as stored in the API server (it outlives an operator upgrade)', () => {
+    const m = mw.member({}, undefined, true);
+    const stored = { ...m, metadata: { ...m.metadata, annotations: { 'etcdfn.io/resume-seed': 'true' } } };
+    assert.equal(planFinalize({ member: stored, cluster: mw.cluster(), others: [], tried: [] }).kind, 'keep');
+    assert.equal(planMember(mw.running(stored)).action.kind, 'create-pod');
+  });
+
   it("reconcile-member starts the seed's Pod although it is being deleted; not an unmarked one", () => {
     const seedPlan = planMember(mw.running(seedMember()));
     assert.equal(seedPlan.action.kind, 'create-pod');

@@ -233,7 +233,7 @@ describe('guard: a Pod left by an earlier member of the same name is not this me
     m.metadata.uid = uid;
     return m;
   };
-  const pod = (name: string, controller?: { kind: string; uid: string }) => ({
+  const pod = (name: string, controller?: { kind: string; uid: string; controller?: boolean }) => ({
     metadata: {
       name,
       ...(controller && {
@@ -245,6 +245,21 @@ describe('guard: a Pod left by an earlier member of the same name is not this me
     {
       name: 'controlled by the member of its name',
       pod: pod('demo-0', { kind: 'EtcdMember', uid: 'm-0' }),
+      counts: true,
+    },
+    {
+      name: 'controlled by the member of its name, not the first member listed',
+      pod: pod('demo-1', { kind: 'EtcdMember', uid: 'm-1' }),
+      counts: true,
+    },
+    {
+      name: 'controlled by something other than an EtcdMember',
+      pod: pod('demo-0', { kind: 'ReplicaSet', uid: 'rs-1' }),
+      counts: true,
+    },
+    {
+      name: 'owned by an earlier EtcdMember, but not as its controller',
+      pod: pod('demo-0', { kind: 'EtcdMember', uid: 'm-old', controller: false }),
       counts: true,
     },
     {
