@@ -176,6 +176,40 @@ describe('one at a time', () => {
     assert.deepEqual(condition(plan, 'Progressing'), ['True', 'ReplacingMember', why]);
     assert.deepEqual(plan.status.replacement, replacement, 'the record of the first stays');
   });
+  it('so does a member that crash-loops with a start setting the cluster no longer asks for', () => {
+    const replacement: MemberReplacementStatus = {
+      member: 'demo-1',
+      oldID: idOf(1),
+      reason: LOSS,
+      newMember: 'demo-3',
+      startedAt: '2026-11-22T09:59:00Z',
+    };
+    const looping = member(2);
+    looping.spec.options = { autoCompactionRetention: '3000000h' };
+    looping.status = {
+      ...looping.status,
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'CrashLooping',
+          message: 'etcd keeps exiting',
+          lastTransitionTime: '2026-11-22T09:59:00Z',
+        },
+      ],
+    };
+    const plan = planCluster(
+      state(formed(3, { nextMemberOrdinal: 4, replacement }), [member(0), looping, member(3)], {
+        ready: [0],
+        etcd: etcdOf([membership(0), membership(2), membership(3)]),
+      }),
+    );
+    const why =
+      'member demo-2 crash-loops too; it is replaced once the replacement of demo-1 is done (one at a time)';
+    assert.deepEqual(plan.action, { kind: 'wait', reason: why });
+    assert.deepEqual(condition(plan, 'Progressing'), ['True', 'ReplacingMember', why]);
+    assert.deepEqual(plan.status.replacement, replacement, 'the record of the first stays');
+  });
   it('the member whose replacement is recorded but not yet removed (a crash in between) is removed now', () => {
     const replacement: MemberReplacementStatus = {
       member: 'demo-1',

@@ -154,6 +154,21 @@ describe('finalize-member and reconcile-member for the seed', () => {
     const action = planFinalize({ member: seedMember(), cluster: mw.cluster(), others, tried: [] });
     assert.equal(action.kind, 'keep');
     assert.match((action as { reason: string }).reason, /runs as the seed/);
+    // The whole answer, the Event a user reads in `kubectl describe` included.
+    const message =
+      "deletion of demo-1 is held: it runs as the seed of EtcdCluster demo's resume (it had the only copy of the data); it is removed from etcd once the other members have joined it";
+    assert.deepEqual(action, {
+      kind: 'keep',
+      reason: message,
+      event: { type: 'Normal', reason: 'DeletionHeld', message },
+    });
+  });
+
+  it('the mark is the annotation etcdfn.io/resume-seed as stored in the API server (it outlives an operator upgrade)', () => {
+    const m = mw.member({}, undefined, true);
+    const stored = { ...m, metadata: { ...m.metadata, annotations: { 'etcdfn.io/resume-seed': 'true' } } };
+    assert.equal(planFinalize({ member: stored, cluster: mw.cluster(), others: [], tried: [] }).kind, 'keep');
+    assert.equal(planMember(mw.running(stored)).action.kind, 'create-pod');
   });
 
   it("reconcile-member starts the seed's Pod although it is being deleted; not an unmarked one", () => {

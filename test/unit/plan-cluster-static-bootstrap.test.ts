@@ -71,6 +71,33 @@ describe('static bootstrap', () => {
     ]);
   });
 
+  it('as many members as the initial ones, but one a stranger: not this bootstrap either', () => {
+    const stranger = {
+      ...membership(5),
+      name: 'other-0',
+      peerURLs: ['http://other-0.other.prod.svc:2380'],
+    };
+    const s = state(cluster({}, locked(3, { nextMemberOrdinal: 3 })), initial(3), {
+      etcd: etcdOf([membership(0), membership(1), stranger]),
+    });
+    const plan = planCluster(s);
+    assert.equal(plan.status.clusterID, undefined);
+    assert.equal(plan.action.kind, 'wait');
+  });
+
+  it('every initial member started: waits for etcd to answer, naming its error', () => {
+    const world = (etcd?: { reachable: false; error: string }) =>
+      state(cluster({}, locked(3, { nextMemberOrdinal: 3 })), initial(3), etcd ? { etcd } : {});
+    const refused = planCluster(world({ reachable: false, error: 'connection refused' }));
+    const why = 'waiting for the initial members to answer: connection refused';
+    assert.deepEqual(refused.action, { kind: 'wait', reason: why });
+    assert.deepEqual(progressing(refused), ['True', 'WaitingForSeed', why]);
+    assert.deepEqual(planCluster(world()).action, {
+      kind: 'wait',
+      reason: 'waiting for the initial members to answer: no answer yet',
+    });
+  });
+
   it('a different membership is not this bootstrap: no cluster ID is latched', () => {
     const s = state(cluster({}, locked(3, { nextMemberOrdinal: 3 })), initial(3), {
       etcd: etcdOf([membership(0), membership(1)]),

@@ -233,7 +233,7 @@ describe('guard: a Pod left by an earlier member of the same name is not this me
     m.metadata.uid = uid;
     return m;
   };
-  const pod = (name: string, controller?: { kind: string; uid: string }) => ({
+  const pod = (name: string, controller?: { kind: string; uid: string; controller?: boolean }) => ({
     metadata: {
       name,
       ...(controller && {
@@ -245,6 +245,21 @@ describe('guard: a Pod left by an earlier member of the same name is not this me
     {
       name: 'controlled by the member of its name',
       pod: pod('demo-0', { kind: 'EtcdMember', uid: 'm-0' }),
+      counts: true,
+    },
+    {
+      name: 'controlled by the member of its name, not the first member listed',
+      pod: pod('demo-1', { kind: 'EtcdMember', uid: 'm-1' }),
+      counts: true,
+    },
+    {
+      name: 'controlled by something other than an EtcdMember',
+      pod: pod('demo-0', { kind: 'ReplicaSet', uid: 'rs-1' }),
+      counts: true,
+    },
+    {
+      name: 'owned by an earlier EtcdMember, but not as its controller',
+      pod: pod('demo-0', { kind: 'EtcdMember', uid: 'm-old', controller: false }),
       counts: true,
     },
     {
@@ -391,6 +406,21 @@ describe('guard: deleting the member that holds the only data', () => {
     const c = cluster({ replicas: 3 }, locked(3));
     const plan = planCluster(state(c, [member(0, { deleting: true, dormant: true })]));
     assert.deepEqual(plan.action, { kind: 'set-dormant', member: 'demo-0', dormant: false, seed: true });
+  });
+
+  it('paused, a member deleted while the others are dormant too: the cluster waits on the held deletion, saying why', () => {
+    const c = cluster({ replicas: 0 }, locked(0));
+    const members = [
+      member(0, { dormant: true }),
+      member(1, { dormant: true }),
+      member(2, { deleting: true, dormant: true }),
+    ];
+    const plan = planCluster(state(c, members, { ready: [] }));
+    assert.deepEqual(plan.action, {
+      kind: 'wait',
+      reason:
+        "member demo-2 was deleted but holds the only copy of the cluster's data, so its deletion is held (its PVC is kept); delete the EtcdCluster to delete the data",
+    });
   });
 
   it('with no member left at all, no member is added (it could only start an empty cluster)', () => {

@@ -106,6 +106,12 @@ describe('an upgrade stops the Pod only once the member says it follows', () => 
 
   it('whether it leads is always read fresh when an upgrade is pending', () => {
     assert.equal(needsEtcd({ member: m, cluster: cluster(), pod: oldPod() }), true);
+    // Even when the member's status already records all there is to know about the old Pod.
+    const recorded = member(
+      { version: '3.5.16' },
+      { memberID: ID, isVoter: true, version: '3.4.23', podUID: 'old-pod' },
+    );
+    assert.equal(needsEtcd({ member: recorded, cluster: cluster(), pod: oldPod() }), true);
     const current = {
       ...oldPod(),
       spec: { containers: [{ name: 'etcd', image: 'quay.io/coreos/etcd:v3.5.16' }] },

@@ -399,6 +399,31 @@ describe('a crash-looping member with start settings the cluster no longer asks 
       /^replacing member demo-3 \(ID [0-9a-f]+\), which crash-looped \(it crash-loops/,
     );
   });
+  it('every start setting the spec no longer has is named, comma-separated', () => {
+    const m = looping(3, bad);
+    m.spec.resources = { limits: { memory: '64Mi' } };
+    const plan = planCluster(state(formedCluster(4), m));
+    assert.match(
+      plan.status.replacement?.reason ?? '',
+      /^it crash-loops with spec\.options, spec\.resources the cluster no longer asks for, /,
+    );
+  });
+  it('its Ready condition is found among its others (a VolumeExpanded one listed first)', () => {
+    const m = looping(3, bad);
+    m.status!.conditions = [
+      {
+        type: 'VolumeExpanded',
+        status: 'True',
+        reason: 'Expanded',
+        message: 'the volume of demo-3 was expanded',
+        lastTransitionTime: '2026-11-22T09:58:00Z',
+      },
+      ...(m.status!.conditions ?? []),
+    ];
+    const plan = planCluster(state(formedCluster(4), m));
+    assert.equal(plan.status.replacement?.member, 'demo-3');
+    assert.equal(plan.status.replacement?.cause, 'CrashLoop');
+  });
   it('the spec still has that option: not replaced (a new member would fail the same way)', () => {
     const c = formedCluster(4);
     c.spec.options = bad;
