@@ -107,8 +107,12 @@ async function reconcileStep(
   }
   const acted = await act(withClusterEtcd(ctx, cluster), state, plan.action, plan.owned);
   const { result, authEnabled, events } = await authAfter(ctx, state, cluster, plan, acted);
-  let wrote = claims;
-  if (!claims) {
+  // A resumed addition that went through cleared its operation with a status write of its own
+  // (cluster-act.ts clearOperation), which brings the next event: the status planned before that
+  // write would only conflict with it (or, written, bring the cleared operation back).
+  const cleared = plan.action.kind === 'resume' && result.ok;
+  let wrote = claims || cleared;
+  if (!claims && !cleared) {
     const retrying = !result.ok && result.outcome.result === 'retry' ? result.outcome.reason : undefined;
     const outcome = {
       ...(authEnabled !== undefined && { authEnabled }),

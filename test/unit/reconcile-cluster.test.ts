@@ -322,6 +322,29 @@ describe('reconcile-cluster: claimed steps', () => {
     assert.deepEqual(writes(kube).slice(0, 2), ['create EtcdMember demo-3', 'mergePatch EtcdMember demo-3']);
     assert.equal(clusterIn(kube)?.status?.operation, undefined);
   });
+
+  it('a resumed addition says what it did: the learner added, MemberAdded recorded, the claim stays cleared', async () => {
+    const kube = await scaled();
+    await withCrashArmed(
+      'cluster:claimed',
+      () => reconcileCluster(ctxOf(kube, fakeEtcd(three()).etcd), REF),
+      () => writes(kube),
+    );
+    kube.calls = [];
+    const result = await reconcileCluster(ctxOf(kube, fakeEtcd(three()).etcd, { chainSteps: 1 }), REF);
+    assert.deepEqual(result, {
+      result: 'done',
+      summary: 'added learner demo-3',
+      details: { action: 'resume' },
+    });
+    assert.deepEqual(eventsOf(kube), ['Normal MemberAdded: added demo-3 to etcd as a learner']);
+    assert.equal(clusterIn(kube)?.status?.operation, undefined);
+    assert.equal(
+      writes(kube).filter(l => l.startsWith('replaceStatus')).length,
+      1,
+      'only the clear: the status planned before it is not written over it',
+    );
+  });
 });
 
 describe('reconcile-cluster: unclaimed steps and their status', () => {
