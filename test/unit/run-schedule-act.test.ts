@@ -153,6 +153,10 @@ describe('run-snapshot for a schedule: a run falling due', () => {
     assert.deepEqual(w.kube.events, [
       `Normal SnapshotScheduled: created EtcdSnapshot ${runName} for the run at 2026-11-23T03:00:00Z`,
     ]);
+    assert.equal(
+      (w.kube.created.find(o => o.kind === 'Event') as { reportingInstance?: string }).reportingInstance,
+      'run-snapshot',
+    );
   });
 
   it('the snapshot already there (a duplicate invocation): said', async () => {
@@ -168,6 +172,11 @@ describe('run-snapshot for a schedule: a run falling due', () => {
     const message = `EtcdSnapshot ${runName} was refused by the API server: quota exceeded`;
     assert.match(summaryOf(outcome) ?? '', new RegExp(`; ${message}$`));
     assert.deepEqual(w.kube.events.at(-1), `Warning SnapshotCreateFailed: ${message}`);
+    assert.equal(
+      (w.kube.created.filter(o => o.kind === 'Event').at(-1) as { reportingInstance?: string })
+        .reportingInstance,
+      'run-snapshot',
+    );
   });
 
   it('the claim lost to another invocation: nothing created', async () => {
@@ -236,6 +245,11 @@ describe('run-snapshot for a schedule: retention', () => {
       w.kube.events.join('\n'),
     );
     assert.match(summaryOf(outcome) ?? '', /; pruned 1$/);
+    assert.ok(
+      w.kube.created
+        .filter(o => o.kind === 'Event')
+        .every(o => (o as { reportingInstance?: string }).reportingInstance === 'run-snapshot'),
+    );
     assert.equal(condition(w.kube, 'RetentionApplied')?.status ?? 'True', 'True');
   });
 

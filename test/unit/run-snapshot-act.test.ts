@@ -174,6 +174,12 @@ describe('run-snapshot: an EtcdSnapshot to S3, start to finish', () => {
       ['Normal SnapshotStarted', 'Normal SnapshotComplete'],
     );
     assert.deepEqual(
+      w.kube.created
+        .filter(o => o.kind === 'Event')
+        .map(o => (o as { reportingInstance?: string }).reportingInstance),
+      ['run-snapshot', 'run-snapshot'],
+    );
+    assert.deepEqual(
       w.kube.writes.filter(c => !c.includes('Event')),
       ['replaceStatus EtcdSnapshot prod/before-upgrade', 'replaceStatus EtcdSnapshot prod/before-upgrade'],
     );
