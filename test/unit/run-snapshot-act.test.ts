@@ -13,6 +13,7 @@ import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdAdapter } from '../../shared/etcd/adapter.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
+import { metrics } from '../../shared/runtime/metrics.ts';
 import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
 import { crashAt } from '../support/crash-at.ts';
@@ -781,5 +782,54 @@ describe('run-snapshot: a crash just after each step', () => {
     assert.equal(await crashAt('snapshot:object-deleted', w.run), 'crashed');
     assert.equal(s3.objects.has(`etcd/${KEY}`), false);
     assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/snapshot-object']);
+  });
+});
+
+describe('run-snapshot: etcdfn_snapshots_total and _bytes_total', () => {
+  const count = async (outcome?: string) => {
+    const { values } = await metrics.snapshots.get();
+    return values.find(v => v.labels.outcome === outcome)?.value ?? 0;
+  };
+  const bytes = async () => (await metrics.snapshotBytes.get()).values[0]?.value ?? 0;
+
+  it('a Complete snapshot counted once, with its size', async () => {
+    const [complete, failed, b] = [await count('Complete'), await count('Failed'), await bytes()];
+    const data = snapshotBytes(4);
+    const w = world(full(), { bytes: data });
+    await w.run();
+    assert.equal((await count('Complete')) - complete, 1);
+    assert.equal((await count('Failed')) - failed, 0);
+    assert.equal((await bytes()) - b, data.length);
+    await w.run();
+    assert.equal((await count('Complete')) - complete, 1, 'not again once finished');
+  });
+
+  it('a Failed one counted as Failed, no bytes', async () => {
+    const [complete, failed, b] = [await count('Complete'), await count('Failed'), await bytes()];
+    const w = world([snapshot(), cluster, ...members, ...pods]);
+    await w.run();
+    assert.equal((await count('Failed')) - failed, 1);
+    assert.equal((await count('Complete')) - complete, 0);
+    assert.equal((await bytes()) - b, 0);
+  });
+
+  it('an attempt back to Pending: not counted', async () => {
+    const [complete, failed] = [await count('Complete'), await count('Failed')];
+    const w = world(full());
+    s3.fail('PUT', 503, 'ServiceUnavailable');
+    s3.fail('PUT', 503, 'ServiceUnavailable');
+    await w.run();
+    assert.equal(stored(w.kube)?.status?.phase, 'Pending');
+    assert.equal((await count('Complete')) - complete + (await count('Failed')) - failed, 0);
+  });
+
+  it('a Failed result written after a conflict: counted once', async () => {
+    const failed = await count('Failed');
+    const w = world(full());
+    s3.fail('PUT', 403, 'AccessDenied');
+    w.kube.script('replaceStatus', 'EtcdSnapshot', null, { kind: 'conflict', message: 'labels' });
+    await w.run();
+    assert.equal(stored(w.kube)?.status?.phase, 'Failed');
+    assert.equal((await count('Failed')) - failed, 1);
   });
 });
