@@ -14,6 +14,8 @@ import type { EtcdAdapter } from '../../shared/etcd/adapter.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
 import { metrics } from '../../shared/runtime/metrics.ts';
+import { snapshotJobName } from '../../shared/builders/snapshot-job.ts';
+import { SAVE_CONTAINER, savedMessage } from '../../shared/snapshot-file/result.ts';
 import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
 import { crashAt } from '../support/crash-at.ts';
@@ -683,6 +685,99 @@ describe('run-snapshot: a snapshot to a PVC', () => {
     assert.equal(stored(w.kube)?.status?.phase, 'Started');
     assert.equal(w.kube.created.filter(o => o.kind === 'Job').length, 1);
     assert.deepEqual(w.etcdCalls, []);
+  });
+
+  const STARTED = '2026-11-22T10:01:00Z';
+  const finishedJob = (snap: EtcdSnapshot & KubeObject, report: string, succeeded = true) => {
+    const name = snapshotJobName(snap, STARTED);
+    const job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name,
+        namespace: 'prod',
+        uid: 'job-uid',
+        ownerReferences: [
+          { apiVersion: 'etcdfn.io/v1alpha1', kind: 'EtcdSnapshot', name: 'before-upgrade', uid: 'snap-uid' },
+        ],
+      },
+      status: { conditions: [{ type: succeeded ? 'Complete' : 'Failed', status: 'True' }] },
+    };
+    const jobPod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${name}-x`,
+        namespace: 'prod',
+        labels: { 'batch.kubernetes.io/job-name': name },
+        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: 'job-uid' }],
+      },
+      status: {
+        containerStatuses: [
+          { name: SAVE_CONTAINER, state: { terminated: { exitCode: 0, message: report, finishedAt: NOW } } },
+        ],
+      },
+    };
+    return { name, objects: [job, jobPod] };
+  };
+  const saved = {
+    path: 'before-upgrade-snap-uid.db',
+    member: 'demo-1',
+    revision: 42,
+    sizeBytes: 1056,
+    sha256: 'ab'.repeat(32),
+    totalKey: 3,
+    dbRevision: 42,
+  };
+
+  it('its Job finished: the result recorded, then the Job deleted (its Pod with it)', async () => {
+    const snap = pvcSnapshot({ phase: 'Started', startTime: STARTED });
+    const job = finishedJob(snap, savedMessage(saved));
+    const w = world([snap, claim, cluster, ...members, ...pods, ...job.objects]);
+    const outcome = await w.run();
+    assert.match(summaryOf(outcome) ?? '', new RegExp(`; Job ${job.name} deleted$`));
+    assert.equal(stored(w.kube)?.status?.phase, 'Complete');
+    assert.deepEqual(w.kube.deletes, [
+      {
+        ref: { apiVersion: 'batch/v1', kind: 'Job', namespace: 'prod', name: job.name },
+        options: { propagationPolicy: 'Background' },
+      },
+    ]);
+    assert.ok(
+      w.kube.calls.indexOf('replaceStatus EtcdSnapshot prod/before-upgrade') <
+        w.kube.calls.indexOf(`delete Job prod/${job.name}`),
+      'the result first',
+    );
+  });
+
+  it('its result not written (the snapshot gone): the Job kept', async () => {
+    const snap = pvcSnapshot({ phase: 'Started', startTime: STARTED });
+    const job = finishedJob(snap, savedMessage(saved));
+    const w = world([snap, claim, cluster, ...members, ...pods, ...job.objects]);
+    w.kube.script('replaceStatus', 'EtcdSnapshot', { kind: 'not-found' });
+    assert.deepEqual(await w.run(), {
+      result: 'done',
+      summary: 'EtcdSnapshot before-upgrade: gone; result not recorded',
+    });
+    assert.deepEqual(w.kube.deletes, []);
+  });
+
+  it('a Job of another snapshot of the same name is not its own', async () => {
+    const snap = pvcSnapshot({ phase: 'Started', startTime: STARTED });
+    const job = finishedJob(snap, savedMessage(saved));
+    (
+      job.objects[0] as { metadata: { ownerReferences: { uid: string }[] } }
+    ).metadata.ownerReferences[0].uid = 'old-uid';
+    const w = world([snap, claim, cluster, ...members, ...pods, ...job.objects]);
+    await w.run();
+    assert.deepEqual(w.kube.deletes, []);
+    assert.notEqual(stored(w.kube)?.status?.phase, 'Complete');
+  });
+
+  it('a PVC that does not exist: Failed ClaimNotFound', async () => {
+    const w = world([pvcSnapshot(), cluster, ...members, ...pods]);
+    await w.run();
+    assert.equal(readyOf(w.kube)?.reason, 'ClaimNotFound');
   });
 
   it('its Job missing while Started: created again', async () => {
