@@ -19,6 +19,8 @@ import { scheduleTimingsFromEnv } from '../../shared/runtime/timings.ts';
 import { pvcUri, snapshotFilePath } from '../../shared/snapshot-file/result.ts';
 import { crashAt } from '../support/crash-at.ts';
 import { FakeKube, fakeContext } from '../support/fake-kube.ts';
+import { snapshotDeleteJobName } from '../../shared/builders/snapshot-job.ts';
+import { DELETE_CONTAINER, deleteMessage } from '../../shared/snapshot-file/result.ts';
 import { FakeS3, snapshotBytes } from '../support/fake-s3.ts';
 import { etcdCluster } from '../support/etcd-objects.ts';
 
@@ -410,8 +412,155 @@ describe('run-snapshot for a schedule: retention of files on a PVC', () => {
     const jobs = w.kube.created.filter(o => o.kind === 'Job');
     assert.equal(jobs.length, 1, summaryOf(outcome) ?? '');
     assert.match(summaryOf(outcome) ?? '', /waiting: Job .* removes its file from claim backups$/);
+    assert.equal(
+      w.kube.calls.filter(c => c.startsWith('replaceStatus')).length,
+      1,
+      'the run’s status only: retention is not recorded while a file is being removed',
+    );
     assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!), 'kept until the Job reports');
     assert.deepEqual(w.kube.deletes, []);
+  });
+
+  const deleteJob = (snap: EtcdSnapshot & KubeObject, report: string | undefined, succeeded = true) => {
+    const name = snapshotDeleteJobName(snap);
+    return [
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: {
+          name,
+          namespace: 'prod',
+          uid: `job-${name}`,
+          ownerReferences: [
+            {
+              apiVersion: 'etcdfn.io/v1alpha1',
+              kind: 'EtcdSnapshot',
+              name: snap.metadata.name,
+              uid: snap.metadata.uid,
+            },
+          ],
+        },
+        status: {
+          conditions: [
+            {
+              type: succeeded ? 'Complete' : 'Failed',
+              status: 'True',
+              reason: succeeded ? undefined : 'BackoffLimitExceeded',
+            },
+          ],
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `${name}-p`,
+          namespace: 'prod',
+          labels: { 'batch.kubernetes.io/job-name': name },
+          ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: `job-${name}` }],
+        },
+        status: {
+          containerStatuses: [
+            {
+              name: DELETE_CONTAINER,
+              state: { terminated: { exitCode: 0, ...(report && { message: report }), finishedAt: LATER } },
+            },
+          ],
+        },
+      },
+    ];
+  };
+
+  it('its Job reported the file deleted: the EtcdSnapshot goes, the Event names the file', async () => {
+    const pvcSchedule = {
+      ...schedule(),
+      spec: { ...schedule().spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const snaps = ['2026-11-20', '2026-11-21', '2026-11-22'].map(onPvc);
+    const w = world(
+      [
+        pvcSchedule,
+        cluster,
+        ...snaps,
+        ...deleteJob(snaps[0], deleteMessage({ kind: 'deleted', message: 'removed x.db' })),
+      ],
+      LATER,
+    );
+    const outcome = await w.run();
+    assert.match(summaryOf(outcome) ?? '', /pruned 1$/);
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!), undefined);
+    assert.ok(
+      w.kube.events.includes(
+        `Normal SnapshotPruned: deleted EtcdSnapshot ${snaps[0].metadata.name} and pvc://backups: removed x.db: beyond retention.keepLast 2`,
+      ),
+      w.kube.events.join('\n'),
+    );
+  });
+
+  it('its Job reported the file kept: the EtcdSnapshot goes, the reason said', async () => {
+    const pvcSchedule = {
+      ...schedule(),
+      spec: { ...schedule().spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const snaps = ['2026-11-20', '2026-11-21', '2026-11-22'].map(onPvc);
+    const w = world(
+      [
+        pvcSchedule,
+        cluster,
+        ...snaps,
+        ...deleteJob(snaps[0], deleteMessage({ kind: 'kept', message: 'changed since written' })),
+      ],
+      LATER,
+    );
+    await w.run();
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!), undefined);
+    assert.ok(
+      w.kube.events.includes(
+        `Normal SnapshotPruned: deleted EtcdSnapshot ${snaps[0].metadata.name}: beyond retention.keepLast 2; changed since written`,
+      ),
+      w.kube.events.join('\n'),
+    );
+  });
+
+  it('its Job failed without a report: a problem, the EtcdSnapshot kept', async () => {
+    const pvcSchedule = {
+      ...schedule(),
+      spec: { ...schedule().spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const snaps = ['2026-11-20', '2026-11-21', '2026-11-22'].map(onPvc);
+    const w = world([pvcSchedule, cluster, ...snaps, ...deleteJob(snaps[0], undefined, false)], LATER);
+    const outcome = await w.run();
+    assert.match(summaryOf(outcome) ?? '', /retention stopped: Job .* failed \(BackoffLimitExceeded\)/);
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!));
+  });
+
+  it('after the file was pruned, a crash: the EtcdSnapshot still there', async () => {
+    const pvcSchedule = {
+      ...schedule(),
+      spec: { ...schedule().spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const snaps = ['2026-11-20', '2026-11-21', '2026-11-22'].map(onPvc);
+    const w = world(
+      [
+        pvcSchedule,
+        cluster,
+        ...snaps,
+        ...deleteJob(snaps[0], deleteMessage({ kind: 'deleted', message: 'removed' })),
+      ],
+      LATER,
+    );
+    assert.equal(await crashAt('schedule:file-pruned', w.run), 'crashed');
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!));
+    const gone = world(
+      [
+        pvcSchedule,
+        cluster,
+        ...snaps,
+        ...deleteJob(snaps[0], deleteMessage({ kind: 'gone', message: 'not there' })),
+      ],
+      LATER,
+    );
+    assert.notEqual(await crashAt('schedule:file-pruned', gone.run), 'crashed');
   });
 
   it('the Job refused: a problem, the EtcdSnapshot kept', async () => {
