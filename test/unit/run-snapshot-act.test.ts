@@ -765,9 +765,8 @@ describe('run-snapshot: a snapshot to a PVC', () => {
   it('a Job of another snapshot of the same name is not its own', async () => {
     const snap = pvcSnapshot({ phase: 'Started', startTime: STARTED });
     const job = finishedJob(snap, savedMessage(saved));
-    (
-      job.objects[0] as { metadata: { ownerReferences: { uid: string }[] } }
-    ).metadata.ownerReferences[0].uid = 'old-uid';
+    (job.objects[0] as { metadata: { ownerReferences: { uid: string }[] } }).metadata.ownerReferences[0].uid =
+      'old-uid';
     const w = world([snap, claim, cluster, ...members, ...pods, ...job.objects]);
     await w.run();
     assert.deepEqual(w.kube.deletes, []);
@@ -778,6 +777,113 @@ describe('run-snapshot: a snapshot to a PVC', () => {
     const w = world([pvcSnapshot(), cluster, ...members, ...pods]);
     await w.run();
     assert.equal(readyOf(w.kube)?.reason, 'ClaimNotFound');
+  });
+
+  it('the attempt’s Job: the operator’s image, the subPath without its trailing slashes, followers first, the attempt’s deadline', async () => {
+    const s = pvcSnapshot();
+    const snap = {
+      ...s,
+      spec: { ...s.spec, destination: { pvc: { claimName: 'backups', subPath: 'etcd/prod//' } } },
+    };
+    const w = world([snap, claim, cluster, ...members, ...pods], {
+      settings: {
+        operatorImage: 'registry.example/etcdfn:9',
+        snapshot: { ...snapshotTimingsFromEnv({}), attemptTimeoutMs: 540_000 },
+      },
+    });
+    await w.run();
+    const job = w.kube.created.find(o => o.kind === 'Job') as KubeObject & {
+      spec: {
+        activeDeadlineSeconds: number;
+        template: { spec: { containers: { image: string; args: string[] }[] } };
+      };
+    };
+    const save = job.spec.template.spec.containers[0];
+    assert.equal(save.image, 'registry.example/etcdfn:9');
+    assert.equal(job.spec.activeDeadlineSeconds, 540);
+    assert.ok(save.args.includes('--dir=/snapshots/etcd/prod'), save.args.join(' '));
+    assert.deepEqual(
+      save.args.filter(a => a.startsWith('--source=')),
+      [
+        '--source=demo-1=http://demo-1.demo.prod.svc:2379',
+        '--source=demo-2=http://demo-2.demo.prod.svc:2379',
+        '--source=demo-0=http://demo-0.demo.prod.svc:2379',
+      ],
+    );
+    assert.equal(
+      save.args.some(a => a.startsWith('--tls-') || a.startsWith('--auth-')),
+      false,
+      'a plain cluster',
+    );
+  });
+
+  it('a deadline under a second is one second', async () => {
+    const w = world([pvcSnapshot(), claim, cluster, ...members, ...pods], {
+      settings: { snapshot: { ...snapshotTimingsFromEnv({}), attemptTimeoutMs: 200 } },
+    });
+    await w.run();
+    const job = w.kube.created.find(o => o.kind === 'Job') as KubeObject & {
+      spec: { activeDeadlineSeconds: number };
+    };
+    assert.equal(job.spec.activeDeadlineSeconds, 1);
+  });
+
+  it('a TLS cluster with auth on: the Job logs in with the client certificate and as root', async () => {
+    const tlsCluster = {
+      ...cluster,
+      spec: {
+        ...cluster.spec,
+        tls: {
+          client: { serverSecretRef: { name: 'demo-server' }, operatorClientSecretRef: { name: 'demo-op' } },
+        },
+      },
+      status: { ...cluster.status, authEnabled: true },
+    };
+    const w = world([pvcSnapshot(), claim, tlsCluster, ...members, ...pods]);
+    await w.run();
+    const job = w.kube.created.find(o => o.kind === 'Job') as KubeObject & {
+      spec: {
+        template: {
+          spec: { containers: { args: string[] }[]; volumes: { secret?: { secretName: string } }[] };
+        };
+      };
+    };
+    const args = job.spec.template.spec.containers[0].args;
+    assert.ok(args.includes('--tls-cert=/etc/etcdfn/etcd-tls/client/tls.crt'), args.join(' '));
+    assert.ok(args.includes('--auth-user=root'), args.join(' '));
+    const secrets = job.spec.template.spec.volumes.map(v => v.secret?.secretName).filter(Boolean);
+    assert.ok(secrets.includes('demo-server') && secrets.includes('demo-op'), secrets.join());
+  });
+
+  it('a TLS cluster without an operator client certificate: server CA only', async () => {
+    const tlsCluster = {
+      ...cluster,
+      spec: { ...cluster.spec, tls: { client: { serverSecretRef: { name: 'demo-server' } } } },
+    };
+    const w = world([pvcSnapshot(), claim, tlsCluster, ...members, ...pods]);
+    await w.run();
+    const job = w.kube.created.find(o => o.kind === 'Job') as KubeObject & {
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    };
+    const args = job.spec.template.spec.containers[0].args;
+    assert.ok(
+      args.some(a => a.startsWith('--tls-ca=')),
+      args.join(' '),
+    );
+    assert.equal(
+      args.some(a => a.startsWith('--tls-cert=') || a.startsWith('--auth-')),
+      false,
+      args.join(' '),
+    );
+  });
+
+  it('the Job already there: said; refused: thrown', async () => {
+    const w = world([pvcSnapshot(), claim, cluster, ...members, ...pods]);
+    w.kube.script('create', 'Job', { kind: 'already-exists' });
+    assert.match(summaryOf(await w.run()) ?? '', /: Job .* already exists$/);
+    const r = world([pvcSnapshot(), claim, cluster, ...members, ...pods]);
+    r.kube.script('create', 'Job', { kind: 'invalid', message: 'quota' });
+    await assert.rejects(r.run(), /Job .* refused: quota/);
   });
 
   it('its Job missing while Started: created again', async () => {
