@@ -475,6 +475,16 @@ describe('finalize-member: its Events come from finalize-member', () => {
     assert.deepEqual(instances(w.kube), ['finalize-member', 'finalize-member']);
   });
 
+  it('about a cluster with no uid (nothing to attach it to): no Event, the deletion still held', async () => {
+    const dormant = { ...member('demo-0'), spec: { ...member('demo-0').spec, dormant: true } };
+    const noUid = { ...demo(), metadata: { ...demo().metadata, uid: undefined } };
+    const w = world([noUid, dormant, member('demo-2')]);
+    const outcome = await w.run();
+    assert.match(outcome.result === 'done' ? outcome.summary : '', /^deletion of demo-2 is held/);
+    assert.deepEqual(w.kube.events, []);
+    assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/member-cleanup']);
+  });
+
   it('DeletionHeld', async () => {
     const dormant = { ...member('demo-0'), spec: { ...member('demo-0').spec, dormant: true } };
     const w = world([demo(), dormant, member('demo-2')]);
