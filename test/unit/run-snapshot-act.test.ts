@@ -1034,3 +1034,74 @@ describe('run-snapshot: etcdfn_snapshots_total and _bytes_total', () => {
     assert.equal((await count('Failed')) - failed, 1);
   });
 });
+
+describe('run-snapshot: what it reads and writes beyond the step', () => {
+  it('a snapshot waiting for a source: said once in status, then nothing written', async () => {
+    const notReady = pods.map(p => ({
+      ...p,
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] },
+    }));
+    const w = world([snapshot(), cluster, ...members, ...notReady, secret]);
+    const first = await w.run();
+    assert.match(summaryOf(first) ?? '', /^EtcdSnapshot before-upgrade: .*no ready voting member/);
+    const writes = w.kube.writes.length;
+    const again = await w.run();
+    assert.match(summaryOf(again) ?? '', /no ready voting member/);
+    assert.equal(w.kube.writes.length, writes);
+  });
+
+  it('a Failed step answers its reason', async () => {
+    const w = world([snapshot(), cluster, ...members, ...pods]);
+    assert.match(summaryOf(await w.run()) ?? '', /^EtcdSnapshot before-upgrade: .*Secret backup-creds/);
+  });
+
+  it('an S3 snapshot, even Started, reads no Job; a PVC snapshot reads its Job only once Started', async () => {
+    const w = world(full(snapshot({ status: { phase: 'Started', startTime: '2026-11-22T09:00:00Z' } })));
+    await w.run();
+    assert.equal(w.kube.calls.filter(c => c.startsWith('get Job')).length, 0, w.kube.calls.join());
+    const s = snapshot();
+    const pvcSnap = { ...s, spec: { ...s.spec, destination: { pvc: { claimName: 'backups' } } } };
+    const claim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'backups', namespace: 'prod' },
+    };
+    const p = world([pvcSnap, claim, cluster, ...members, ...pods]);
+    await p.run();
+    assert.equal(p.kube.calls.filter(c => c.startsWith('get Job')).length, 0, p.kube.calls.join());
+  });
+
+  it('a TLS cluster whose client Secret is missing: streamed from nobody, the Secret named, retried', async () => {
+    const tls = {
+      ...cluster,
+      spec: { ...cluster.spec, tls: { client: { serverSecretRef: { name: 'demo-server' } } } },
+    };
+    const w = world([snapshot(), tls, ...members, ...pods, secret]);
+    await w.run();
+    assert.deepEqual(w.etcdCalls, [], 'the plain adapter never used for a TLS cluster');
+    assert.equal(stored(w.kube)?.status?.phase, 'Pending');
+    assert.match(readyOf(w.kube)?.message ?? '', /demo-server/);
+  });
+
+  it('the result re-read after a conflict: finished by someone else with the same start: claim lost', async () => {
+    const w = world(full());
+    w.kube.script('replaceStatus', 'EtcdSnapshot', null, { kind: 'conflict', message: 'x' });
+    const claimedAt = '2026-11-22T10:02:00Z';
+    const other = { ...snapshot(), status: { phase: 'Complete', startTime: claimedAt } };
+    w.kube.script('get', 'EtcdSnapshot', null, { kind: 'found', object: other });
+    assert.deepEqual(await w.run(), {
+      result: 'done',
+      summary: 'EtcdSnapshot before-upgrade: claim lost; result not recorded',
+    });
+  });
+
+  it('the result re-read after a conflict: its status gone: claim lost', async () => {
+    const w = world(full());
+    w.kube.script('replaceStatus', 'EtcdSnapshot', null, { kind: 'conflict', message: 'x' });
+    w.kube.script('get', 'EtcdSnapshot', null, { kind: 'found', object: snapshot() });
+    assert.deepEqual(await w.run(), {
+      result: 'done',
+      summary: 'EtcdSnapshot before-upgrade: claim lost; result not recorded',
+    });
+  });
+});
