@@ -1014,14 +1014,27 @@ describe('run-snapshot: etcdfn_snapshots_total and _bytes_total', () => {
     assert.equal((await bytes()) - b, 0);
   });
 
-  it('an attempt back to Pending: not counted', async () => {
-    const [complete, failed] = [await count('Complete'), await count('Failed')];
+  const total = async () => (await metrics.snapshots.get()).values.reduce((n, v) => n + v.value, 0);
+
+  it('a claim and an attempt back to Pending: nothing counted, under any outcome', async () => {
+    const before = await total();
     const w = world(full());
     s3.fail('PUT', 503, 'ServiceUnavailable');
     s3.fail('PUT', 503, 'ServiceUnavailable');
     await w.run();
     assert.equal(stored(w.kube)?.status?.phase, 'Pending');
-    assert.equal((await count('Complete')) - complete + (await count('Failed')) - failed, 0);
+    assert.equal(await total(), before);
+  });
+
+  it('Failed with the object kept (verification failed): counted Failed, no bytes', async () => {
+    const [failed, b, before] = [await count('Failed'), await bytes(), await total()];
+    const w = world(full(), { bytes: Buffer.from('not an etcd snapshot') });
+    await w.run();
+    assert.equal(stored(w.kube)?.status?.phase, 'Failed');
+    assert.ok(stored(w.kube)?.status?.artifact, 'the artifact recorded');
+    assert.equal((await count('Failed')) - failed, 1);
+    assert.equal((await total()) - before, 1);
+    assert.equal((await bytes()) - b, 0);
   });
 
   it('a Failed result written after a conflict: counted once', async () => {
