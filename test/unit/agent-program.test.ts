@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, describe, it, mock } from 'node:test';
 import { AGENT_STEPS, agentProgram, runAgent, type AgentSteps } from '../../agent/program.ts';
 import { RestoreFailure } from '../../shared/restore/layout.ts';
 import { SaveFailure } from '../../shared/snapshot-file/result.ts';
@@ -499,5 +499,59 @@ describe('etcdfn-agent <command> --help: what a person reads', () => {
   it('the program is etcdfn-agent', () => {
     const program = agentProgram(AGENT_STEPS, { log: () => {}, error: () => {}, env: {} }, () => {});
     assert.equal(program.name(), 'etcdfn-agent');
+  });
+});
+
+describe('etcdfn-agent with the process’s own output and environment (as agent/main.ts runs it)', () => {
+  it('prints its line on stdout, its failure on stderr, and reads the key pair from process.env', async () => {
+    const log = mock.method(console, 'log', () => {});
+    const error = mock.method(console, 'error', () => {});
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, key: process.env.AWS_SECRET_ACCESS_KEY };
+    process.env.AWS_ACCESS_KEY_ID = 'AKIDENV';
+    process.env.AWS_SECRET_ACCESS_KEY = 'envsecret';
+    try {
+      const seen: unknown[] = [];
+      const steps = {
+        ...AGENT_STEPS,
+        fetchSnapshot: async (req: unknown) => {
+          seen.push(req);
+          return { kind: 'already-restored' as const };
+        },
+        commitRestore: async () => {
+          throw new Error('disk gone');
+        },
+      } as AgentSteps;
+      assert.equal(
+        await runAgent(
+          ['node', 'etcdfn-agent', 'restore-fetch', '--data-dir=/d', '--etcd-version=3.5.16'],
+          steps,
+        ),
+        0,
+      );
+      assert.deepEqual(
+        log.mock.calls.map(c => c.arguments),
+        [['already restored: the data directory is kept as it is']],
+      );
+      assert.deepEqual((seen[0] as { source: { credentials: unknown } }).source.credentials, {
+        accessKeyId: 'AKIDENV',
+        secretAccessKey: 'envsecret',
+      });
+      const code = await runAgent(
+        ['node', 'etcdfn-agent', 'restore-commit', '--data-dir=/d', `--termination-log=${logFile()}`],
+        steps,
+      );
+      assert.equal(code, 1);
+      assert.deepEqual(
+        error.mock.calls.map(c => c.arguments),
+        [['RestoreFailed: disk gone']],
+      );
+    } finally {
+      log.mock.restore();
+      error.mock.restore();
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+      else process.env.AWS_ACCESS_KEY_ID = saved.id;
+      if (saved.key === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+      else process.env.AWS_SECRET_ACCESS_KEY = saved.key;
+    }
   });
 });
