@@ -91,7 +91,8 @@ async function step(
   }
 }
 
-function agentProgram(steps: AgentSteps, io: AgentIo, fail: () => void): Command {
+/** The agent's commands, bound to `steps` and `io`; `fail` is called when a step fails. */
+export function agentProgram(steps: AgentSteps, io: AgentIo, fail: () => void): Command {
   const program = new Command().name('etcdfn-agent');
 
   program

@@ -118,6 +118,10 @@ export class FakeKube {
     this.calls.push(`list ${kind} ${namespace}${labelSelector ? ` ${labelSelector}` : ''}`);
     const answer = this.take('list', kind);
     if (answer) return answer as never;
+    const other = [...this.objects.values()].find(
+      o => o.kind === kind && o.apiVersion && o.apiVersion !== apiVersion,
+    );
+    if (other) throw new Error(`no ${kind} in apiVersion "${apiVersion}" (it is ${other.apiVersion})`);
     const wanted = (labelSelector ?? '')
       .split(',')
       .filter(Boolean)

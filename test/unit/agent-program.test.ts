@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { runAgent, type AgentSteps } from '../../agent/program.ts';
+import { after, describe, it, mock } from 'node:test';
+import { AGENT_STEPS, agentProgram, runAgent, type AgentSteps } from '../../agent/program.ts';
 import { RestoreFailure } from '../../shared/restore/layout.ts';
 import { SaveFailure } from '../../shared/snapshot-file/result.ts';
 
@@ -419,5 +419,139 @@ describe('etcdfn-agent snapshot-delete', () => {
   it('no termination log: the outcome unchanged', async () => {
     const a = agent();
     assert.equal(await a.run(...deleteArgs(join(dir, 'none', 'log'))), 0);
+  });
+});
+
+describe('etcdfn-agent <command> --help: what a person reads', () => {
+  const help = (command: string) => {
+    const program = agentProgram(AGENT_STEPS, { log: () => {}, error: () => {}, env: {} }, () => {});
+    const found = program.commands.find(c => c.name() === command);
+    assert.ok(found, command);
+    return found.helpInformation().replace(/\s+/g, ' ');
+  };
+
+  it('restore-fetch', () => {
+    const text = help('restore-fetch');
+    for (const part of [
+      'fetch and verify the snapshot a new cluster is restored from',
+      '--data-dir <dir>',
+      '--etcd-version <version>',
+      '--termination-log <file> (default: "/dev/termination-log")',
+      '--source-mount <dir> where the claim holding --source-file is mounted (default: "/restore-source")',
+      '--sha256 <hex>',
+      '--s3-endpoint <url>',
+      '--s3-bucket <bucket>',
+      '--s3-key <key>',
+      '--s3-region <region>',
+      '--s3-path-style <bool>',
+      '--s3-secret <name>',
+      '--source-file <path>',
+      '--source-name <uri>',
+    ])
+      assert.ok(text.includes(part), `${part} in: ${text}`);
+  });
+
+  it('restore-commit', () => {
+    const text = help('restore-commit');
+    for (const part of [
+      "move etcd's restored data into place and mark the restore complete",
+      '--termination-log <file> (default: "/dev/termination-log")',
+      '--source-name <uri> (default: "")',
+    ])
+      assert.ok(text.includes(part), `${part} in: ${text}`);
+  });
+
+  for (const command of ['snapshot-save', 'snapshot-delete'])
+    it(command, () => {
+      const text = help(command);
+      for (const part of [
+        '--mount <dir> --dir/--file must resolve inside this mount of the claim (default: "/snapshots")',
+        '--dir <dir> the directory on the mounted claim',
+        '--recorded-path <path> the path relative to the claim, as the status records it',
+        '--termination-log <file> (default: "/dev/termination-log")',
+        "--tls-ca <file> the CA of etcd's serving certificate (client TLS)",
+        '--tls-cert <file> client certificate (mTLS)',
+        "--tls-key <file> the client certificate's key",
+      ])
+        assert.ok(text.includes(part), `${part} in: ${text}`);
+    });
+
+  it('snapshot-save: its sources and login', () => {
+    const text = help('snapshot-save');
+    for (const part of [
+      'stream a snapshot from etcd to a file on a mounted PVC, then read it back and verify it',
+      '--source <member=url...> members to stream from, in order of preference',
+      '--auth-user <name> the etcd user to log in as (auth clusters)',
+      "--auth-password-file <file> the file holding that user's password (a mounted Secret key)",
+    ])
+      assert.ok(text.includes(part), `${part} in: ${text}`);
+  });
+
+  it('snapshot-delete: only its own file, unchanged', () => {
+    const text = help('snapshot-delete');
+    for (const part of [
+      'remove a snapshot file from a mounted PVC, only if this EtcdSnapshot wrote it and it is unchanged',
+      '--sha256 <hex> the checksum the status records',
+    ])
+      assert.ok(text.includes(part), `${part} in: ${text}`);
+  });
+
+  it('the program is etcdfn-agent', () => {
+    const program = agentProgram(AGENT_STEPS, { log: () => {}, error: () => {}, env: {} }, () => {});
+    assert.equal(program.name(), 'etcdfn-agent');
+  });
+});
+
+describe('etcdfn-agent with the process’s own output and environment (as agent/main.ts runs it)', () => {
+  it('prints its line on stdout, its failure on stderr, and reads the key pair from process.env', async () => {
+    const log = mock.method(console, 'log', () => {});
+    const error = mock.method(console, 'error', () => {});
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, key: process.env.AWS_SECRET_ACCESS_KEY };
+    process.env.AWS_ACCESS_KEY_ID = 'AKIDENV';
+    process.env.AWS_SECRET_ACCESS_KEY = 'envsecret';
+    try {
+      const seen: unknown[] = [];
+      const steps = {
+        ...AGENT_STEPS,
+        fetchSnapshot: async (req: unknown) => {
+          seen.push(req);
+          return { kind: 'already-restored' as const };
+        },
+        commitRestore: async () => {
+          throw new Error('disk gone');
+        },
+      } as AgentSteps;
+      assert.equal(
+        await runAgent(
+          ['node', 'etcdfn-agent', 'restore-fetch', '--data-dir=/d', '--etcd-version=3.5.16'],
+          steps,
+        ),
+        0,
+      );
+      assert.deepEqual(
+        log.mock.calls.map(c => c.arguments),
+        [['already restored: the data directory is kept as it is']],
+      );
+      assert.deepEqual((seen[0] as { source: { credentials: unknown } }).source.credentials, {
+        accessKeyId: 'AKIDENV',
+        secretAccessKey: 'envsecret',
+      });
+      const code = await runAgent(
+        ['node', 'etcdfn-agent', 'restore-commit', '--data-dir=/d', `--termination-log=${logFile()}`],
+        steps,
+      );
+      assert.equal(code, 1);
+      assert.deepEqual(
+        error.mock.calls.map(c => c.arguments),
+        [['RestoreFailed: disk gone']],
+      );
+    } finally {
+      log.mock.restore();
+      error.mock.restore();
+      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+      else process.env.AWS_ACCESS_KEY_ID = saved.id;
+      if (saved.key === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+      else process.env.AWS_SECRET_ACCESS_KEY = saved.key;
+    }
   });
 });

@@ -434,3 +434,61 @@ describe('finalize-member: a crash just after each step', () => {
     assert.notEqual(await crashAt('finalize:leader-moved', w.run), 'crashed');
   });
 });
+
+describe('finalize-member: etcd reached only with the cluster’s own access', () => {
+  it('a TLS cluster whose client Secret is missing: nothing removed, the Secret named, retried', async () => {
+    const tls = {
+      ...demo(),
+      spec: { ...demo().spec, tls: { client: { serverSecretRef: { name: 'demo-client-tls' } } } },
+    };
+    const w = world([tls, member('demo-0'), member('demo-1'), member('demo-2')]);
+    const outcome = await w.run();
+    assert.equal(outcome.result, 'retry');
+    assert.match(outcome.result === 'retry' ? outcome.reason : '', /demo-client-tls/);
+    assert.deepEqual(w.etcdCalls, [], 'the fake stands for plain access only: never called');
+    assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/member-cleanup']);
+  });
+});
+
+describe('finalize-member: waiting for etcd to allow a removal', () => {
+  it('no wait configured: asked once, the refusal answered at once', async () => {
+    let calls = 0;
+    const w = world(
+      scaleDown(),
+      { removal: () => (calls++, { kind: 'unhealthy-cluster', message: 'not yet' }) },
+      { unhealthyWaitMs: 0 },
+    );
+    assert.equal((await w.run()).result, 'retry');
+    assert.equal(calls, 1);
+  });
+});
+
+describe('finalize-member: its Events come from finalize-member', () => {
+  const instances = (kube: FakeKube) =>
+    kube.created
+      .filter(o => o.kind === 'Event')
+      .map(o => (o as { reportingInstance?: string }).reportingInstance);
+
+  it('LeaderMoved and MemberRemoved', async () => {
+    const w = world(scaleDown(), { leader: 'demo-2' });
+    await w.run();
+    assert.deepEqual(instances(w.kube), ['finalize-member', 'finalize-member']);
+  });
+
+  it('about a cluster with no uid (nothing to attach it to): no Event, the deletion still held', async () => {
+    const dormant = { ...member('demo-0'), spec: { ...member('demo-0').spec, dormant: true } };
+    const noUid = { ...demo(), metadata: { ...demo().metadata, uid: undefined } };
+    const w = world([noUid, dormant, member('demo-2')]);
+    const outcome = await w.run();
+    assert.match(outcome.result === 'done' ? outcome.summary : '', /^deletion of demo-2 is held/);
+    assert.deepEqual(w.kube.events, []);
+    assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/member-cleanup']);
+  });
+
+  it('DeletionHeld', async () => {
+    const dormant = { ...member('demo-0'), spec: { ...member('demo-0').spec, dormant: true } };
+    const w = world([demo(), dormant, member('demo-2')]);
+    await w.run();
+    assert.deepEqual(instances(w.kube), ['finalize-member']);
+  });
+});

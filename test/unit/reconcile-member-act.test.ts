@@ -400,7 +400,7 @@ describe('reconcile-member: a Pod on a node that is gone', () => {
       ['Warning NodeLost'],
     );
     const event = w.kube.created.find(o => o.kind === 'Event');
-    assert.match(JSON.stringify(event), /"reconcile-member"/);
+    assert.equal((event as { reportingInstance?: string }).reportingInstance, 'reconcile-member');
     assert.equal(w.kube.calls.filter(c => c.startsWith('create Pod')).length, 0);
   });
 
@@ -791,7 +791,7 @@ describe('reconcile-member: Events', () => {
       { kind: 'EtcdMember', name: 'demo-1', namespace: 'prod', uid: 'member-uid' },
     );
     assert.equal(event.metadata.namespace, 'prod');
-    assert.match(JSON.stringify(event), /reconcile-member/);
+    assert.equal(event.reportingInstance, 'reconcile-member');
   });
 });
 

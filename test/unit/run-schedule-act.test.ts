@@ -19,6 +19,8 @@ import { scheduleTimingsFromEnv } from '../../shared/runtime/timings.ts';
 import { pvcUri, snapshotFilePath } from '../../shared/snapshot-file/result.ts';
 import { crashAt } from '../support/crash-at.ts';
 import { FakeKube, fakeContext } from '../support/fake-kube.ts';
+import { snapshotDeleteJobName } from '../../shared/builders/snapshot-job.ts';
+import { DELETE_CONTAINER, deleteMessage } from '../../shared/snapshot-file/result.ts';
 import { FakeS3, snapshotBytes } from '../support/fake-s3.ts';
 import { etcdCluster } from '../support/etcd-objects.ts';
 
@@ -153,6 +155,10 @@ describe('run-snapshot for a schedule: a run falling due', () => {
     assert.deepEqual(w.kube.events, [
       `Normal SnapshotScheduled: created EtcdSnapshot ${runName} for the run at 2026-11-23T03:00:00Z`,
     ]);
+    assert.equal(
+      (w.kube.created.find(o => o.kind === 'Event') as { reportingInstance?: string }).reportingInstance,
+      'run-snapshot',
+    );
   });
 
   it('the snapshot already there (a duplicate invocation): said', async () => {
@@ -168,6 +174,11 @@ describe('run-snapshot for a schedule: a run falling due', () => {
     const message = `EtcdSnapshot ${runName} was refused by the API server: quota exceeded`;
     assert.match(summaryOf(outcome) ?? '', new RegExp(`; ${message}$`));
     assert.deepEqual(w.kube.events.at(-1), `Warning SnapshotCreateFailed: ${message}`);
+    assert.equal(
+      (w.kube.created.filter(o => o.kind === 'Event').at(-1) as { reportingInstance?: string })
+        .reportingInstance,
+      'run-snapshot',
+    );
   });
 
   it('the claim lost to another invocation: nothing created', async () => {
@@ -236,7 +247,12 @@ describe('run-snapshot for a schedule: retention', () => {
       w.kube.events.join('\n'),
     );
     assert.match(summaryOf(outcome) ?? '', /; pruned 1$/);
-    assert.equal(condition(w.kube, 'RetentionApplied')?.status ?? 'True', 'True');
+    assert.ok(
+      w.kube.created
+        .filter(o => o.kind === 'Event')
+        .every(o => (o as { reportingInstance?: string }).reportingInstance === 'run-snapshot'),
+    );
+    assert.equal(condition(w.kube, 'Retention')?.status, 'True', 'retention recorded as applied');
   });
 
   it('the object deleted before the EtcdSnapshot, never after', async () => {
@@ -359,7 +375,7 @@ describe('run-snapshot for a schedule: retention', () => {
     const w = world([schedule(), cluster, secret, snap('2026-11-20'), failed, snap('2026-11-22')], LATER);
     await w.run();
     assert.equal(w.kube.stored('EtcdSnapshot', 'prod', failed.metadata.name!), undefined);
-    assert.equal(s3.requests.filter(r => r.startsWith('DELETE')).length, 0);
+    assert.deepEqual(s3.requests, [], 'not even a HEAD: a Failed run stored nothing');
     assert.ok(
       w.kube.events.some(e =>
         e.startsWith(`Normal SnapshotPruned: deleted EtcdSnapshot ${failed.metadata.name}: Failed`),
@@ -396,8 +412,155 @@ describe('run-snapshot for a schedule: retention of files on a PVC', () => {
     const jobs = w.kube.created.filter(o => o.kind === 'Job');
     assert.equal(jobs.length, 1, summaryOf(outcome) ?? '');
     assert.match(summaryOf(outcome) ?? '', /waiting: Job .* removes its file from claim backups$/);
+    assert.equal(
+      w.kube.calls.filter(c => c.startsWith('replaceStatus')).length,
+      1,
+      'the run’s status only: retention is not recorded while a file is being removed',
+    );
     assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!), 'kept until the Job reports');
     assert.deepEqual(w.kube.deletes, []);
+  });
+
+  const deleteJob = (snap: EtcdSnapshot & KubeObject, report: string | undefined, succeeded = true) => {
+    const name = snapshotDeleteJobName(snap);
+    return [
+      {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: {
+          name,
+          namespace: 'prod',
+          uid: `job-${name}`,
+          ownerReferences: [
+            {
+              apiVersion: 'etcdfn.io/v1alpha1',
+              kind: 'EtcdSnapshot',
+              name: snap.metadata.name,
+              uid: snap.metadata.uid,
+            },
+          ],
+        },
+        status: {
+          conditions: [
+            {
+              type: succeeded ? 'Complete' : 'Failed',
+              status: 'True',
+              reason: succeeded ? undefined : 'BackoffLimitExceeded',
+            },
+          ],
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `${name}-p`,
+          namespace: 'prod',
+          labels: { 'batch.kubernetes.io/job-name': name },
+          ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: `job-${name}` }],
+        },
+        status: {
+          containerStatuses: [
+            {
+              name: DELETE_CONTAINER,
+              state: { terminated: { exitCode: 0, ...(report && { message: report }), finishedAt: LATER } },
+            },
+          ],
+        },
+      },
+    ];
+  };
+
+  it('its Job reported the file deleted: the EtcdSnapshot goes, the Event names the file', async () => {
+    const pvcSchedule = {
+      ...schedule(),
+      spec: { ...schedule().spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const snaps = ['2026-11-20', '2026-11-21', '2026-11-22'].map(onPvc);
+    const w = world(
+      [
+        pvcSchedule,
+        cluster,
+        ...snaps,
+        ...deleteJob(snaps[0], deleteMessage({ kind: 'deleted', message: 'removed x.db' })),
+      ],
+      LATER,
+    );
+    const outcome = await w.run();
+    assert.match(summaryOf(outcome) ?? '', /pruned 1$/);
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!), undefined);
+    assert.ok(
+      w.kube.events.includes(
+        `Normal SnapshotPruned: deleted EtcdSnapshot ${snaps[0].metadata.name} and pvc://backups: removed x.db: beyond retention.keepLast 2`,
+      ),
+      w.kube.events.join('\n'),
+    );
+  });
+
+  it('its Job reported the file kept: the EtcdSnapshot goes, the reason said', async () => {
+    const pvcSchedule = {
+      ...schedule(),
+      spec: { ...schedule().spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const snaps = ['2026-11-20', '2026-11-21', '2026-11-22'].map(onPvc);
+    const w = world(
+      [
+        pvcSchedule,
+        cluster,
+        ...snaps,
+        ...deleteJob(snaps[0], deleteMessage({ kind: 'kept', message: 'changed since written' })),
+      ],
+      LATER,
+    );
+    await w.run();
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!), undefined);
+    assert.ok(
+      w.kube.events.includes(
+        `Normal SnapshotPruned: deleted EtcdSnapshot ${snaps[0].metadata.name}: beyond retention.keepLast 2; changed since written`,
+      ),
+      w.kube.events.join('\n'),
+    );
+  });
+
+  it('its Job failed without a report: a problem, the EtcdSnapshot kept', async () => {
+    const pvcSchedule = {
+      ...schedule(),
+      spec: { ...schedule().spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const snaps = ['2026-11-20', '2026-11-21', '2026-11-22'].map(onPvc);
+    const w = world([pvcSchedule, cluster, ...snaps, ...deleteJob(snaps[0], undefined, false)], LATER);
+    const outcome = await w.run();
+    assert.match(summaryOf(outcome) ?? '', /retention stopped: Job .* failed \(BackoffLimitExceeded\)/);
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!));
+  });
+
+  it('after the file was pruned, a crash: the EtcdSnapshot still there', async () => {
+    const pvcSchedule = {
+      ...schedule(),
+      spec: { ...schedule().spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const snaps = ['2026-11-20', '2026-11-21', '2026-11-22'].map(onPvc);
+    const w = world(
+      [
+        pvcSchedule,
+        cluster,
+        ...snaps,
+        ...deleteJob(snaps[0], deleteMessage({ kind: 'deleted', message: 'removed' })),
+      ],
+      LATER,
+    );
+    assert.equal(await crashAt('schedule:file-pruned', w.run), 'crashed');
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!));
+    const gone = world(
+      [
+        pvcSchedule,
+        cluster,
+        ...snaps,
+        ...deleteJob(snaps[0], deleteMessage({ kind: 'gone', message: 'not there' })),
+      ],
+      LATER,
+    );
+    assert.notEqual(await crashAt('schedule:file-pruned', gone.run), 'crashed');
   });
 
   it('the Job refused: a problem, the EtcdSnapshot kept', async () => {
@@ -448,5 +611,106 @@ describe('run-snapshot for a schedule: a crash just after each step', () => {
     s3.objects.delete(keyOf(oldest));
     const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
     assert.notEqual(await crashAt('schedule:object-pruned', w.run), 'crashed');
+  });
+});
+
+describe('run-snapshot for a schedule: retention, against what could go wrong', () => {
+  it('whatever order the API server lists them in, each deletion acts on its own snapshot', async () => {
+    const [oldest, ...kept] = [snap('2026-11-20'), snap('2026-11-21'), snap('2026-11-22')];
+    const w = world([schedule(), cluster, secret, ...kept.reverse(), oldest], LATER);
+    await w.run();
+    assert.equal(s3.objects.has(keyOf(oldest)), false, 'the oldest’s object deleted');
+    for (const s of kept) assert.ok(s3.objects.has(keyOf(s)));
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!), undefined);
+  });
+
+  it('a Complete snapshot whose status records no ETag: its object is never deleted, though it names the snapshot', async () => {
+    const [oldest, ...kept] = [snap('2026-11-20'), snap('2026-11-21'), snap('2026-11-22')];
+    delete (oldest.status!.artifact as { etag?: string }).etag;
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
+    await w.run();
+    assert.ok(s3.objects.has(keyOf(oldest)), 'kept');
+    assert.equal(s3.requests.filter(r => r.includes(keyOf(oldest))).length, 0);
+    assert.equal(
+      w.kube.stored('EtcdSnapshot', 'prod', oldest.metadata.name!),
+      undefined,
+      'the EtcdSnapshot goes',
+    );
+  });
+
+  it('two to prune, each with its own Secret: the missing one keeps its snapshot, the other is pruned', async () => {
+    const snaps = [snap('2026-11-19'), snap('2026-11-20'), snap('2026-11-21'), snap('2026-11-22')];
+    const other = snaps[1];
+    const s3Dest = other.spec.destination.s3!;
+    other.spec = {
+      ...other.spec,
+      destination: { s3: { ...s3Dest, credentialsSecretRef: { name: 'missing-creds' } } },
+    };
+    const w = world([schedule(), cluster, secret, ...snaps], LATER);
+    const outcome = await w.run();
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', snaps[0].metadata.name!), undefined);
+    assert.ok(w.kube.stored('EtcdSnapshot', 'prod', other.metadata.name!), 'its Secret is missing');
+    assert.ok(s3.objects.has(keyOf(other)));
+    assert.match(summaryOf(outcome) ?? '', /Secret missing-creds is missing/);
+  });
+
+  it('two problems: both said, one after the other', async () => {
+    const snaps = [snap('2026-11-19'), snap('2026-11-20'), snap('2026-11-21'), snap('2026-11-22')];
+    const w = world([schedule(), cluster, ...snaps], LATER);
+    const outcome = await w.run();
+    const summary = summaryOf(outcome) ?? '';
+    const missing = (s: EtcdSnapshot) =>
+      `of EtcdSnapshot ${s.metadata.name}: Secret backup-creds is missing or lacks AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; restore it (the EtcdSnapshot is kept until its object is deleted)`;
+    assert.ok(summary.includes(`${missing(snaps[1])}; cannot delete `), summary);
+    assert.ok(summary.endsWith(missing(snaps[0])), summary);
+  });
+
+  it('a PVC snapshot whose status records no checksum: no delete Job, the EtcdSnapshot goes', async () => {
+    const s = snap('2026-11-20');
+    const onPvc = {
+      ...s,
+      spec: { ...s.spec, destination: { pvc: { claimName: 'backups' } } },
+      status: { ...s.status, artifact: { uri: 'pvc://backups/x.db', sizeBytes: 1 } },
+    } as EtcdSnapshot & KubeObject;
+    const pvcSchedule = {
+      ...schedule(),
+      spec: { ...schedule().spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const w = world([pvcSchedule, cluster, onPvc, snap('2026-11-21'), snap('2026-11-22')], LATER);
+    await w.run();
+    assert.equal(w.kube.created.filter(o => o.kind === 'Job').length, 0);
+    assert.equal(w.kube.stored('EtcdSnapshot', 'prod', onPvc.metadata.name!), undefined);
+  });
+
+  it('two files being removed: both waited for, said one after the other', async () => {
+    const pvcSchedule = {
+      ...schedule(1),
+      spec: { ...schedule(1).spec, destination: { pvc: { claimName: 'backups' } } },
+    };
+    const onPvc = (day: string) => {
+      const s = snap(day);
+      const uri = pvcUri(
+        'backups',
+        snapshotFilePath(undefined, { name: s.metadata.name ?? '', uid: s.metadata.uid ?? '' }),
+      );
+      return {
+        ...s,
+        spec: { ...s.spec, destination: { pvc: { claimName: 'backups' } } },
+        status: { ...s.status, artifact: { uri, sizeBytes: 1, checksum: `sha256:${'a'.repeat(64)}` } },
+      } as EtcdSnapshot & KubeObject;
+    };
+    const snaps = ['2026-11-20', '2026-11-21', '2026-11-22'].map(onPvc);
+    const w = world([pvcSchedule, cluster, ...snaps], LATER);
+    const outcome = await w.run();
+    assert.match(
+      summaryOf(outcome) ?? '',
+      /waiting: Job \S+ removes its file from claim backups; Job \S+ removes its file from claim backups$/,
+    );
+  });
+
+  it('a status write without a run to create is no crash point of the claim', async () => {
+    const [oldest, ...kept] = [snap('2026-11-20'), snap('2026-11-21'), snap('2026-11-22')];
+    const w = world([schedule(), cluster, secret, oldest, ...kept], LATER);
+    assert.notEqual(await crashAt('schedule:claimed', w.run), 'crashed');
   });
 });

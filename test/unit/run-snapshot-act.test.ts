@@ -13,6 +13,9 @@ import { findCondition } from '../../shared/conditions.ts';
 import type { EtcdAdapter } from '../../shared/etcd/adapter.ts';
 import type { KubeObject } from '../../shared/k8s/objects.ts';
 import { reconcileSnapshot } from '../../shared/reconcile/snapshot.ts';
+import { metrics } from '../../shared/runtime/metrics.ts';
+import { snapshotJobName } from '../../shared/builders/snapshot-job.ts';
+import { SAVE_CONTAINER, savedMessage } from '../../shared/snapshot-file/result.ts';
 import { parseAllowList } from '../../shared/s3/endpoint-policy.ts';
 import { snapshotTimingsFromEnv } from '../../shared/runtime/timings.ts';
 import { crashAt } from '../support/crash-at.ts';
@@ -172,6 +175,12 @@ describe('run-snapshot: an EtcdSnapshot to S3, start to finish', () => {
     assert.deepEqual(
       w.kube.events.map(e => e.split(':')[0]),
       ['Normal SnapshotStarted', 'Normal SnapshotComplete'],
+    );
+    assert.deepEqual(
+      w.kube.created
+        .filter(o => o.kind === 'Event')
+        .map(o => (o as { reportingInstance?: string }).reportingInstance),
+      ['run-snapshot', 'run-snapshot'],
     );
     assert.deepEqual(
       w.kube.writes.filter(c => !c.includes('Event')),
@@ -678,6 +687,205 @@ describe('run-snapshot: a snapshot to a PVC', () => {
     assert.deepEqual(w.etcdCalls, []);
   });
 
+  const STARTED = '2026-11-22T10:01:00Z';
+  const finishedJob = (snap: EtcdSnapshot & KubeObject, report: string, succeeded = true) => {
+    const name = snapshotJobName(snap, STARTED);
+    const job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name,
+        namespace: 'prod',
+        uid: 'job-uid',
+        ownerReferences: [
+          { apiVersion: 'etcdfn.io/v1alpha1', kind: 'EtcdSnapshot', name: 'before-upgrade', uid: 'snap-uid' },
+        ],
+      },
+      status: { conditions: [{ type: succeeded ? 'Complete' : 'Failed', status: 'True' }] },
+    };
+    const jobPod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${name}-x`,
+        namespace: 'prod',
+        labels: { 'batch.kubernetes.io/job-name': name },
+        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: 'job-uid' }],
+      },
+      status: {
+        containerStatuses: [
+          { name: SAVE_CONTAINER, state: { terminated: { exitCode: 0, message: report, finishedAt: NOW } } },
+        ],
+      },
+    };
+    return { name, objects: [job, jobPod] };
+  };
+  const saved = {
+    path: 'before-upgrade-snap-uid.db',
+    member: 'demo-1',
+    revision: 42,
+    sizeBytes: 1056,
+    sha256: 'ab'.repeat(32),
+    totalKey: 3,
+    dbRevision: 42,
+  };
+
+  it('its Job finished: the result recorded, then the Job deleted (its Pod with it)', async () => {
+    const snap = pvcSnapshot({ phase: 'Started', startTime: STARTED });
+    const job = finishedJob(snap, savedMessage(saved));
+    const w = world([snap, claim, cluster, ...members, ...pods, ...job.objects]);
+    const outcome = await w.run();
+    assert.match(summaryOf(outcome) ?? '', new RegExp(`; Job ${job.name} deleted$`));
+    assert.equal(stored(w.kube)?.status?.phase, 'Complete');
+    assert.deepEqual(w.kube.deletes, [
+      {
+        ref: { apiVersion: 'batch/v1', kind: 'Job', namespace: 'prod', name: job.name },
+        options: { propagationPolicy: 'Background' },
+      },
+    ]);
+    assert.ok(
+      w.kube.calls.indexOf('replaceStatus EtcdSnapshot prod/before-upgrade') <
+        w.kube.calls.indexOf(`delete Job prod/${job.name}`),
+      'the result first',
+    );
+  });
+
+  it('its result not written (the snapshot gone): the Job kept', async () => {
+    const snap = pvcSnapshot({ phase: 'Started', startTime: STARTED });
+    const job = finishedJob(snap, savedMessage(saved));
+    const w = world([snap, claim, cluster, ...members, ...pods, ...job.objects]);
+    w.kube.script('replaceStatus', 'EtcdSnapshot', { kind: 'not-found' });
+    assert.deepEqual(await w.run(), {
+      result: 'done',
+      summary: 'EtcdSnapshot before-upgrade: gone; result not recorded',
+    });
+    assert.deepEqual(w.kube.deletes, []);
+  });
+
+  it('a Job of another snapshot of the same name is not its own', async () => {
+    const snap = pvcSnapshot({ phase: 'Started', startTime: STARTED });
+    const job = finishedJob(snap, savedMessage(saved));
+    (job.objects[0] as { metadata: { ownerReferences: { uid: string }[] } }).metadata.ownerReferences[0].uid =
+      'old-uid';
+    const w = world([snap, claim, cluster, ...members, ...pods, ...job.objects]);
+    await w.run();
+    assert.deepEqual(w.kube.deletes, []);
+    assert.notEqual(stored(w.kube)?.status?.phase, 'Complete');
+  });
+
+  it('a PVC that does not exist: Failed ClaimNotFound', async () => {
+    const w = world([pvcSnapshot(), cluster, ...members, ...pods]);
+    await w.run();
+    assert.equal(readyOf(w.kube)?.reason, 'ClaimNotFound');
+  });
+
+  it('the attempt’s Job: the operator’s image, the subPath without its trailing slashes, followers first, the attempt’s deadline', async () => {
+    const s = pvcSnapshot();
+    const snap = {
+      ...s,
+      spec: { ...s.spec, destination: { pvc: { claimName: 'backups', subPath: 'etcd/prod//' } } },
+    };
+    const w = world([snap, claim, cluster, ...members, ...pods], {
+      settings: {
+        operatorImage: 'registry.example/etcdfn:9',
+        snapshot: { ...snapshotTimingsFromEnv({}), attemptTimeoutMs: 540_000 },
+      },
+    });
+    await w.run();
+    const job = w.kube.created.find(o => o.kind === 'Job') as KubeObject & {
+      spec: {
+        activeDeadlineSeconds: number;
+        template: { spec: { containers: { image: string; args: string[] }[] } };
+      };
+    };
+    const save = job.spec.template.spec.containers[0];
+    assert.equal(save.image, 'registry.example/etcdfn:9');
+    assert.equal(job.spec.activeDeadlineSeconds, 540);
+    assert.ok(save.args.includes('--dir=/snapshots/etcd/prod'), save.args.join(' '));
+    assert.deepEqual(
+      save.args.filter(a => a.startsWith('--source=')),
+      [
+        '--source=demo-1=http://demo-1.demo.prod.svc:2379',
+        '--source=demo-2=http://demo-2.demo.prod.svc:2379',
+        '--source=demo-0=http://demo-0.demo.prod.svc:2379',
+      ],
+    );
+    assert.equal(
+      save.args.some(a => a.startsWith('--tls-') || a.startsWith('--auth-')),
+      false,
+      'a plain cluster',
+    );
+  });
+
+  it('a deadline under a second is one second', async () => {
+    const w = world([pvcSnapshot(), claim, cluster, ...members, ...pods], {
+      settings: { snapshot: { ...snapshotTimingsFromEnv({}), attemptTimeoutMs: 200 } },
+    });
+    await w.run();
+    const job = w.kube.created.find(o => o.kind === 'Job') as KubeObject & {
+      spec: { activeDeadlineSeconds: number };
+    };
+    assert.equal(job.spec.activeDeadlineSeconds, 1);
+  });
+
+  it('a TLS cluster with auth on: the Job logs in with the client certificate and as root', async () => {
+    const tlsCluster = {
+      ...cluster,
+      spec: {
+        ...cluster.spec,
+        tls: {
+          client: { serverSecretRef: { name: 'demo-server' }, operatorClientSecretRef: { name: 'demo-op' } },
+        },
+      },
+      status: { ...cluster.status, authEnabled: true },
+    };
+    const w = world([pvcSnapshot(), claim, tlsCluster, ...members, ...pods]);
+    await w.run();
+    const job = w.kube.created.find(o => o.kind === 'Job') as KubeObject & {
+      spec: {
+        template: {
+          spec: { containers: { args: string[] }[]; volumes: { secret?: { secretName: string } }[] };
+        };
+      };
+    };
+    const args = job.spec.template.spec.containers[0].args;
+    assert.ok(args.includes('--tls-cert=/etc/etcdfn/etcd-tls/client/tls.crt'), args.join(' '));
+    assert.ok(args.includes('--auth-user=root'), args.join(' '));
+    const secrets = job.spec.template.spec.volumes.map(v => v.secret?.secretName).filter(Boolean);
+    assert.ok(secrets.includes('demo-server') && secrets.includes('demo-op'), secrets.join());
+  });
+
+  it('a TLS cluster without an operator client certificate: server CA only', async () => {
+    const tlsCluster = {
+      ...cluster,
+      spec: { ...cluster.spec, tls: { client: { serverSecretRef: { name: 'demo-server' } } } },
+    };
+    const w = world([pvcSnapshot(), claim, tlsCluster, ...members, ...pods]);
+    await w.run();
+    const job = w.kube.created.find(o => o.kind === 'Job') as KubeObject & {
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    };
+    const args = job.spec.template.spec.containers[0].args;
+    assert.ok(
+      args.some(a => a.startsWith('--tls-ca=')),
+      args.join(' '),
+    );
+    assert.equal(
+      args.some(a => a.startsWith('--tls-cert=') || a.startsWith('--auth-')),
+      false,
+      args.join(' '),
+    );
+  });
+
+  it('the Job already there: said; refused: thrown', async () => {
+    const w = world([pvcSnapshot(), claim, cluster, ...members, ...pods]);
+    w.kube.script('create', 'Job', { kind: 'already-exists' });
+    assert.match(summaryOf(await w.run()) ?? '', /: Job .* already exists$/);
+    const r = world([pvcSnapshot(), claim, cluster, ...members, ...pods]);
+    r.kube.script('create', 'Job', { kind: 'invalid', message: 'quota' });
+    await assert.rejects(r.run(), /Job .* refused: quota/);
+  });
+
   it('its Job missing while Started: created again', async () => {
     const w = world([
       pvcSnapshot({ phase: 'Started', startTime: '2026-11-22T10:01:00Z' }),
@@ -775,5 +983,138 @@ describe('run-snapshot: a crash just after each step', () => {
     assert.equal(await crashAt('snapshot:object-deleted', w.run), 'crashed');
     assert.equal(s3.objects.has(`etcd/${KEY}`), false);
     assert.deepEqual(stored(w.kube)?.metadata.finalizers, ['etcdfn.io/snapshot-object']);
+  });
+});
+
+describe('run-snapshot: etcdfn_snapshots_total and _bytes_total', () => {
+  const count = async (outcome?: string) => {
+    const { values } = await metrics.snapshots.get();
+    return values.find(v => v.labels.outcome === outcome)?.value ?? 0;
+  };
+  const bytes = async () => (await metrics.snapshotBytes.get()).values[0]?.value ?? 0;
+
+  it('a Complete snapshot counted once, with its size', async () => {
+    const [complete, failed, b] = [await count('Complete'), await count('Failed'), await bytes()];
+    const data = snapshotBytes(4);
+    const w = world(full(), { bytes: data });
+    await w.run();
+    assert.equal((await count('Complete')) - complete, 1);
+    assert.equal((await count('Failed')) - failed, 0);
+    assert.equal((await bytes()) - b, data.length);
+    await w.run();
+    assert.equal((await count('Complete')) - complete, 1, 'not again once finished');
+  });
+
+  it('a Failed one counted as Failed, no bytes', async () => {
+    const [complete, failed, b] = [await count('Complete'), await count('Failed'), await bytes()];
+    const w = world([snapshot(), cluster, ...members, ...pods]);
+    await w.run();
+    assert.equal((await count('Failed')) - failed, 1);
+    assert.equal((await count('Complete')) - complete, 0);
+    assert.equal((await bytes()) - b, 0);
+  });
+
+  const total = async () => (await metrics.snapshots.get()).values.reduce((n, v) => n + v.value, 0);
+
+  it('a claim and an attempt back to Pending: nothing counted, under any outcome', async () => {
+    const before = await total();
+    const w = world(full());
+    s3.fail('PUT', 503, 'ServiceUnavailable');
+    s3.fail('PUT', 503, 'ServiceUnavailable');
+    await w.run();
+    assert.equal(stored(w.kube)?.status?.phase, 'Pending');
+    assert.equal(await total(), before);
+  });
+
+  it('Failed with the object kept (verification failed): counted Failed, no bytes', async () => {
+    const [failed, b, before] = [await count('Failed'), await bytes(), await total()];
+    const w = world(full(), { bytes: Buffer.from('not an etcd snapshot') });
+    await w.run();
+    assert.equal(stored(w.kube)?.status?.phase, 'Failed');
+    assert.ok(stored(w.kube)?.status?.artifact, 'the artifact recorded');
+    assert.equal((await count('Failed')) - failed, 1);
+    assert.equal((await total()) - before, 1);
+    assert.equal((await bytes()) - b, 0);
+  });
+
+  it('a Failed result written after a conflict: counted once', async () => {
+    const failed = await count('Failed');
+    const w = world(full());
+    s3.fail('PUT', 403, 'AccessDenied');
+    w.kube.script('replaceStatus', 'EtcdSnapshot', null, { kind: 'conflict', message: 'labels' });
+    await w.run();
+    assert.equal(stored(w.kube)?.status?.phase, 'Failed');
+    assert.equal((await count('Failed')) - failed, 1);
+  });
+});
+
+describe('run-snapshot: what it reads and writes beyond the step', () => {
+  it('a snapshot waiting for a source: said once in status, then nothing written', async () => {
+    const notReady = pods.map(p => ({
+      ...p,
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] },
+    }));
+    const w = world([snapshot(), cluster, ...members, ...notReady, secret]);
+    const first = await w.run();
+    assert.match(summaryOf(first) ?? '', /^EtcdSnapshot before-upgrade: .*no ready voting member/);
+    const writes = w.kube.writes.length;
+    const again = await w.run();
+    assert.match(summaryOf(again) ?? '', /no ready voting member/);
+    assert.equal(w.kube.writes.length, writes);
+  });
+
+  it('a Failed step answers its reason', async () => {
+    const w = world([snapshot(), cluster, ...members, ...pods]);
+    assert.match(summaryOf(await w.run()) ?? '', /^EtcdSnapshot before-upgrade: .*Secret backup-creds/);
+  });
+
+  it('an S3 snapshot, even Started, reads no Job; a PVC snapshot reads its Job only once Started', async () => {
+    const w = world(full(snapshot({ status: { phase: 'Started', startTime: '2026-11-22T09:00:00Z' } })));
+    await w.run();
+    assert.equal(w.kube.calls.filter(c => c.startsWith('get Job')).length, 0, w.kube.calls.join());
+    const s = snapshot();
+    const pvcSnap = { ...s, spec: { ...s.spec, destination: { pvc: { claimName: 'backups' } } } };
+    const claim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'backups', namespace: 'prod' },
+    };
+    const p = world([pvcSnap, claim, cluster, ...members, ...pods]);
+    await p.run();
+    assert.equal(p.kube.calls.filter(c => c.startsWith('get Job')).length, 0, p.kube.calls.join());
+  });
+
+  it('a TLS cluster whose client Secret is missing: streamed from nobody, the Secret named, retried', async () => {
+    const tls = {
+      ...cluster,
+      spec: { ...cluster.spec, tls: { client: { serverSecretRef: { name: 'demo-server' } } } },
+    };
+    const w = world([snapshot(), tls, ...members, ...pods, secret]);
+    await w.run();
+    assert.deepEqual(w.etcdCalls, [], 'the plain adapter never used for a TLS cluster');
+    assert.equal(stored(w.kube)?.status?.phase, 'Pending');
+    assert.match(readyOf(w.kube)?.message ?? '', /demo-server/);
+  });
+
+  it('the result re-read after a conflict: finished by someone else with the same start: claim lost', async () => {
+    const w = world(full());
+    w.kube.script('replaceStatus', 'EtcdSnapshot', null, { kind: 'conflict', message: 'x' });
+    const claimedAt = '2026-11-22T10:02:00Z';
+    const other = { ...snapshot(), status: { phase: 'Complete', startTime: claimedAt } };
+    w.kube.script('get', 'EtcdSnapshot', null, { kind: 'found', object: other });
+    assert.deepEqual(await w.run(), {
+      result: 'done',
+      summary: 'EtcdSnapshot before-upgrade: claim lost; result not recorded',
+    });
+  });
+
+  it('the result re-read after a conflict: its status gone: claim lost', async () => {
+    const w = world(full());
+    w.kube.script('replaceStatus', 'EtcdSnapshot', null, { kind: 'conflict', message: 'x' });
+    w.kube.script('get', 'EtcdSnapshot', null, { kind: 'found', object: snapshot() });
+    assert.deepEqual(await w.run(), {
+      result: 'done',
+      summary: 'EtcdSnapshot before-upgrade: claim lost; result not recorded',
+    });
   });
 });
