@@ -136,12 +136,26 @@ describe('volumes grow (etcd 3.5.16)', { timeout: 900_000 }, () => {
     assert.equal(cond?.status, 'False');
     assert.equal(cond?.reason, 'VolumeExpansionRefused');
     assert.equal(member.status?.volume?.refused?.size, '2Gi');
-    const events = await kube().list<KubeObject & { reason?: string; involvedObject?: { kind?: string } }>(
-      'v1',
-      'Event',
-      NS,
+    // Each function writes its Event after its status write, so the condition can be seen first.
+    const warnedKinds = async () =>
+      (
+        await kube().list<KubeObject & { reason?: string; involvedObject?: { kind?: string } }>(
+          'v1',
+          'Event',
+          NS,
+        )
+      )
+        .filter(e => e.reason === 'VolumeExpansionRefused')
+        .map(e => e.involvedObject?.kind);
+    const warned = await waitFor(
+      'VolumeExpansionRefused Events on the EtcdMember and the EtcdCluster',
+      async () => {
+        const kinds = await warnedKinds();
+        return kinds.includes('EtcdMember') && kinds.includes('EtcdCluster') ? kinds : undefined;
+      },
+      { timeoutMs: 30_000 },
+      async () => `Events: ${(await warnedKinds()).join(', ')}`,
     );
-    const warned = events.filter(e => e.reason === 'VolumeExpansionRefused').map(e => e.involvedObject?.kind);
     assert.ok(
       warned.includes('EtcdMember') && warned.includes('EtcdCluster'),
       `Events: ${warned.join(', ')}`,
