@@ -290,7 +290,17 @@ describe('quorum-loss recovery by restore (sandbox, etcd 3.5.16, s3rver)', { tim
     assert.match(condition(blocked, 'Available')?.message ?? '', /no verified EtcdSnapshot of this cluster/);
     assert.equal(blocked.status?.inPlaceRestore, undefined);
     assert.deepEqual(await memberNames(BARE), members, 'no member deleted or added');
-    assert.equal(said(await clusterEvents(BARE, 'RecoveryBlocked')), 1, 'one RecoveryBlocked Event');
+    // reconcile-cluster writes its Event after the status write that carries the condition.
+    const blockedEvents = await waitFor(
+      `${BARE}: a RecoveryBlocked Event`,
+      async () => {
+        const events = await clusterEvents(BARE, 'RecoveryBlocked');
+        return said(events) > 0 ? events : false;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+      describeWorld(BARE),
+    );
+    assert.equal(said(blockedEvents), 1, 'one RecoveryBlocked Event');
     assert.equal(said(await clusterEvents(BARE, 'QuorumLossRecovery')), 0);
   });
 });
