@@ -241,18 +241,14 @@ export function agentProgram(steps: AgentSteps, io: AgentIo, fail: () => void): 
     .option('--tls-cert <file>', 'client certificate (mTLS)')
     .option('--tls-key <file>', "the client certificate's key")
     .action(
-      async (o: {
-        tlsCa?: string;
-        tlsCert?: string;
-        tlsKey?: string;
-        mount: string;
-        dir: string;
-        file: string;
-        recordedPath: string;
-        ownerUid: string;
-        sha256: string;
-        terminationLog: string;
-      }) => {
+      async (
+        o: Parameters<typeof deleteSnapshotFile>[0] & {
+          tlsCa?: string;
+          tlsCert?: string;
+          tlsKey?: string;
+          terminationLog: string;
+        },
+      ) => {
         let report: string;
         try {
           const deleted = await steps.deleteSnapshotFile(o);
